@@ -1,0 +1,227 @@
+"""The shipped data folder, its MANIFEST and the checks behind ``finenvs data verify``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from finenvs.data.schema import PriceSeries, check_ohlcv
+from finenvs.errors import DataError, DataFileError
+
+MANIFEST_NAME = "MANIFEST.json"
+
+
+def shipped_data_dir() -> Path:
+    """Folder of the shipped data (``envs_data/`` in a checkout, ``finenvs/envs_data`` installed)."""
+    import finenvs.envs_data as pkg
+
+    return Path(pkg.__file__).resolve().parent
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One shipped file: what it holds, where it came from, and its fingerprint."""
+
+    file: str
+    kind: str  # "prices" | "rates"
+    dataset: str
+    sha256: str
+    rows: int
+    date_min: str
+    date_max: str
+    symbols: tuple[str, ...]
+    source: str
+    licence: str
+    description: str = ""
+    transform: str = ""
+    excluded_rows: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Parsed MANIFEST.json plus the folder it describes."""
+
+    root: Path
+    entries: tuple[ManifestEntry, ...]
+    digest: str  # sha256 of the MANIFEST.json bytes: the catalog's cache key
+
+    def datasets(self, kind: str = "prices") -> dict[str, ManifestEntry]:
+        """Entries of one kind keyed by dataset name."""
+        return {e.dataset: e for e in self.entries if e.kind == kind}
+
+
+def load_manifest(root: Path | None = None) -> Manifest:
+    """Read and check the structure of ``root/MANIFEST.json``.
+
+    Raises:
+        DataFileError: The manifest is missing, not JSON, or lacks a required field.
+    """
+    root = Path(root) if root is not None else shipped_data_dir()
+    path = root / MANIFEST_NAME
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise DataFileError(f"{path}: data manifest not found") from exc
+    try:
+        doc = json.loads(raw)
+        entries = []
+        for item in doc["files"]:
+            entries.append(
+                ManifestEntry(
+                    file=item["file"],
+                    kind=item["kind"],
+                    dataset=item["dataset"],
+                    sha256=item["sha256"],
+                    rows=int(item["rows"]),
+                    date_min=item["date_min"],
+                    date_max=item["date_max"],
+                    symbols=tuple(item["symbols"]),
+                    source=item["source"],
+                    licence=item["licence"],
+                    description=item.get("description", ""),
+                    transform=item.get("transform", ""),
+                    excluded_rows=tuple(item.get("excluded_rows", ())),
+                )
+            )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DataFileError(f"{path}: malformed manifest ({type(exc).__name__}: {exc})") from exc
+    return Manifest(root=root, entries=tuple(entries), digest=hashlib.sha256(raw).hexdigest())
+
+
+def read_table(path: Path, columns: str) -> dict[str, np.ndarray]:
+    """Read a Parquet file's columns (file order kept) into numpy arrays.
+
+    Raises:
+        DataFileError: The file is missing or not a readable Parquet file.
+    """
+    import duckdb
+
+    if not path.is_file():
+        raise DataFileError(f"{path}: data file not found")
+    con = duckdb.connect()
+    try:
+        return con.execute(f"SELECT {columns} FROM read_parquet(?)", [str(path)]).fetchnumpy()
+    except duckdb.Error as exc:
+        raise DataFileError(f"{path}: cannot be read as Parquet ({exc})") from exc
+    finally:
+        con.close()
+
+
+def split_price_table(table: dict[str, np.ndarray], source: str) -> dict[str, PriceSeries]:
+    """Group a long price table by symbol (file order kept) and check each symbol's bars."""
+    symbols = np.asarray(table["symbol"]).astype(str)
+    out: dict[str, PriceSeries] = {}
+    # the shipped files are sorted by symbol: contiguous blocks, but do not rely on it
+    for sym in dict.fromkeys(symbols.tolist()):
+        rows = np.flatnonzero(symbols == sym)
+        series = PriceSeries.from_arrays(
+            sym,
+            np.asarray(table["date"])[rows],
+            table["open"][rows],
+            table["high"][rows],
+            table["low"][rows],
+            table["close"][rows],
+            table["volume"][rows],
+            validate=False,
+        )
+        check_ohlcv(series, source=source, rows=rows)
+        out[sym] = series
+    return out
+
+
+def check_rate_table(table: dict[str, np.ndarray], source: str) -> None:
+    """Rates: dates sorted and unique, values finite."""
+    dates = np.asarray(table["date"]).astype("datetime64[D]")
+    values = np.asarray(table["value"], dtype=np.float64)
+    if dates.size == 0:
+        raise DataError(f"{source}: no rows")
+    step = np.diff(dates).astype(np.int64)
+    if (step <= 0).any():
+        i = int(np.flatnonzero(step <= 0)[0]) + 1
+        raise DataError(f"{source}: row {i + 1} ({dates[i]}): dates must be sorted and unique")
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(f"{source}: row {i + 1} ({dates[i]}): rate value is not finite")
+
+
+@dataclass
+class VerifyResult:
+    """Outcome of :func:`verify_data`: one line per file, problems first."""
+
+    checked: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify_entry(manifest: Manifest, entry: ManifestEntry) -> str:
+    """Verify one manifest entry: hash, row count, coverage and schema invariants.
+
+    Returns:
+        A one-line summary of the file when it passes.
+
+    Raises:
+        DataFileError: Missing file or hash/row mismatch.
+        DataError: A schema invariant broken (names file and row).
+    """
+    path = manifest.root / entry.file
+    if not path.is_file():
+        raise DataFileError(f"{entry.file}: listed in {MANIFEST_NAME} but not found")
+    digest = sha256_file(path)
+    if digest != entry.sha256:
+        raise DataFileError(
+            f"{entry.file}: sha256 {digest[:16]}... does not match the manifest's {entry.sha256[:16]}... "
+            "(file changed or corrupt)"
+        )
+    if entry.kind == "prices":
+        table = read_table(path, "symbol, date, open, high, low, close, volume")
+        series = split_price_table(table, entry.file)
+        symbols = tuple(sorted(series))
+        if symbols != tuple(sorted(entry.symbols)):
+            raise DataError(f"{entry.file}: symbols {symbols} differ from the manifest's {entry.symbols}")
+    elif entry.kind == "rates":
+        table = read_table(path, "date, value")
+        check_rate_table(table, entry.file)
+    else:
+        raise DataFileError(f"{entry.file}: unknown kind {entry.kind!r} in {MANIFEST_NAME}")
+    rows = len(table["date"])
+    if rows != entry.rows:
+        raise DataError(f"{entry.file}: {rows} rows, the manifest says {entry.rows}")
+    dates = np.asarray(table["date"]).astype("datetime64[D]")
+    lo, hi = str(dates.min()), str(dates.max())
+    if (lo, hi) != (entry.date_min, entry.date_max):
+        raise DataError(f"{entry.file}: dates {lo}..{hi}, the manifest says {entry.date_min}..{entry.date_max}")
+    return f"{entry.file}: ok ({rows} rows, {lo}..{hi}, sha256 {digest[:12]})"
+
+
+def verify_data(root: Path | None = None) -> VerifyResult:
+    """Check every file in the manifest; collect the first problem of each file."""
+    result = VerifyResult()
+    try:
+        manifest = load_manifest(root)
+    except DataError as exc:
+        result.problems.append(str(exc))
+        return result
+    for entry in manifest.entries:
+        try:
+            result.checked.append(verify_entry(manifest, entry))
+        except DataError as exc:
+            result.problems.append(str(exc))
+    return result

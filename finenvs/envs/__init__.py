@@ -1,0 +1,1 @@
+"""Environment cores and their Gymnasium shells."""

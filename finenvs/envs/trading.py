@@ -1,0 +1,458 @@
+"""FinTrading-v0: one asset, one SELL/HOLD/BUY decision per trading day.
+
+The Gymnasium shell around :mod:`finenvs.envs.trading_core`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from finenvs.data.asof import AsOfView, LookAheadCounter
+from finenvs.data.schema import PriceSeries
+from finenvs.data.splits import SPLITS, split_bounds, window_indices
+from finenvs.data.synthetic import SyntheticSpec, simulate
+from finenvs.envs.features import FEATURE_BOUND, FEATURE_NAMES, N_FEATURES, WARMUP
+from finenvs.envs.trading_core import (
+    ACTION_NAMES,
+    FILLS,
+    REWARDS,
+    SCALAR_NAMES,
+    MarketData,
+    TradingParams,
+    TradingState,
+    initial_state,
+    observe,
+    transition,
+)
+from finenvs.errors import DataError, WindowError
+
+SOURCES = ("real", "synthetic")
+RESET_OPTIONS = ("symbol", "start", "end")
+DEFAULT_SYNTHETIC_LENGTH = 252
+_POSITION_NAMES = {-1: "SHORT", 0: "FLAT", 1: "LONG"}
+
+
+class FinTradingEnv(gym.Env):
+    """Trade one asset daily: each close, choose the position for the next day.
+
+    ## Description
+    HERCULEAN's trading task as a Gymnasium env. At the close of every trading
+    day of a window the agent picks SELL, HOLD or BUY, read as the target
+    position for the next day: short, flat or long the whole equity. Prices are
+    split- and dividend-adjusted closes of the shipped data (or a user's data,
+    or a synthetic GBM/Heston/Merton path).
+
+    ## Data
+    ``source="real"``: the shipped catalog (``dataset="core"``: AAPL ADBE AMZN
+    GOOGL META MSFT NVDA TSLA SPY QQQ, 2024-01-02 .. 2026-09/10) or ``data=`` a
+    CSV/Parquet path or DataFrame in the finenvs schema. ``source="synthetic"``:
+    a fresh path from ``self.np_random`` every reset (``synthetic={"model": ...}``).
+
+    ## Action Space
+    ``Discrete(3)``: 0 = SELL (short; flat if ``allow_short=False``), 1 = HOLD
+    (flat), 2 = BUY (long). Anything else (out of range, float, bool, NaN,
+    array of the wrong shape) raises ``ValueError`` naming the valid set.
+
+    ## Observation Space
+    ``Box(-10, 10, (window * 6 + 3,), float32)``:
+
+    | index | content |
+    |---|---|
+    | ``0 .. window*6-1`` | the last ``window`` days of features, oldest first, 6 per day: log_return, overnight_gap, log_range, close_location, volume_z, trend_20 (see ``finenvs.envs.features``) |
+    | ``-3`` | position: -1 short, 0 flat, +1 long |
+    | ``-2`` | time remaining: 1 at the first decision, 0 at the last close |
+    | ``-1`` | log(equity / equity at entry) of the open position, 0 when flat |
+
+    ## Rewards
+    ``reward="log_return"`` (default): log(E_{t+1}/E_t) of equity marked at
+    successive closes, fees included; rewards sum to log(final equity).
+    ``reward="dsr"``: the differential Sharpe ratio (Moody & Saffell), see
+    ``finenvs.envs.trading_core``.
+
+    ## Costs
+    ``fee_bps`` (default 5) of traded notional on every entry and every exit; a
+    reversal pays both. A position open at the window's last close is closed
+    there and pays the exit fee. Buy-and-hold therefore has equity 1 - fee after
+    entry and (1 - fee)^2 * last/first at the end (``fill="close"``).
+
+    ## Starting State
+    Flat, equity 1.0, at the close of the window's first trading day. The
+    symbol (when ``symbol`` is None) and, with ``episode_length``, the start of
+    a sub-window are drawn from ``self.np_random``; ``reset(options=...)``
+    accepts ``symbol``, ``start`` and ``end`` to choose them.
+
+    ## Episode End
+    ``terminated``: ruin (equity <= 0, possible only when short). ``truncated``:
+    the window's last close was reached (one step per trading day of the window
+    but the last).
+
+    ## Look-ahead Guarantee
+    The observation at day t reads feature rows t-window+1..t only, and every
+    feature row is computed from bars dated <= its own date; rewards and info up
+    to t depend on nothing after t. ``as_of_view()`` gives date-locked reads at
+    the current close; requests past it are counted in
+    ``info["look_ahead_attempts"]``. Tests perturb every bar after a random t
+    and check everything up to t is byte-identical.
+
+    ## Arguments
+    * ``symbol``: ticker, or None for a random one from ``symbols`` each reset.
+    * ``symbols``: universe for random choice (default: every symbol of the dataset).
+    * ``split``: ``"train"`` (2024-01-02..2025-12-31), ``"eval"``
+      (2026-01-02..2026-03-31), ``"live"`` (2026-04-01..2026-05-01) or None.
+    * ``start``, ``end``: explicit window (override the split's dates).
+    * ``episode_length``: decisions per episode; None = the whole window, an int
+      = a random sub-window of that many decisions.
+    * ``window``: days of features per observation (default 30).
+    * ``fee_bps``: fee in basis points of traded notional (default 5, 0 allowed).
+    * ``allow_short``: SELL shorts (True) or goes flat (False).
+    * ``fill``: ``"close"`` (default) or ``"next_open"``.
+    * ``reward``: ``"log_return"`` (default) or ``"dsr"``; ``dsr_eta``: its adaptation rate.
+    * ``source``: ``"real"`` or ``"synthetic"``; ``dataset``: catalog dataset (default ``"core"``).
+    * ``data``: path to a CSV/Parquet file or a DataFrame with the user's own bars.
+    * ``synthetic``: ``{"model": "gbm"|"heston"|"merton", "params": {...}, "bars": {...}}``.
+    * ``render_mode``: None, ``"ansi"`` or ``"rgb_array"`` (needs ``finenvs[plot]``).
+
+    Every observation needs ``window + 19`` days of history before the first
+    decision. A named split whose first days lack it starts at the first day
+    that has it (``train`` starts 2024-03-13 with the default window); an
+    explicit ``start`` without it is an error naming the earliest valid start.
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        symbol: str | None = None,
+        *,
+        symbols: list[str] | None = None,
+        split: str | None = "train",
+        start: Any = None,
+        end: Any = None,
+        episode_length: int | None = None,
+        window: int = 30,
+        fee_bps: float = 5.0,
+        allow_short: bool = True,
+        fill: str = "close",
+        reward: str = "log_return",
+        dsr_eta: float = 0.01,
+        source: str = "real",
+        dataset: str = "core",
+        data: Any = None,
+        synthetic: dict[str, Any] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}; valid: None or {self.metadata['render_modes']}")
+        if source not in SOURCES:
+            raise ValueError(f"source={source!r}; valid sources: {list(SOURCES)}")
+        if fill not in FILLS:
+            raise ValueError(f"fill={fill!r}; valid fills: {list(FILLS)}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward={reward!r}; valid rewards: {list(REWARDS)}")
+        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+            raise ValueError(f"window={window!r} must be an integer >= 1")
+        fee_value = float(fee_bps)
+        if not math.isfinite(fee_value) or not 0.0 <= fee_value < 10_000.0:
+            raise ValueError(f"fee_bps={fee_bps!r} must be a finite number in [0, 10000)")
+        if not (isinstance(dsr_eta, (int, float)) and 0.0 < float(dsr_eta) <= 1.0):
+            raise ValueError(f"dsr_eta={dsr_eta!r} must be in (0, 1]")
+        if episode_length is not None and (
+            isinstance(episode_length, bool)
+            or not isinstance(episode_length, (int, np.integer))
+            or episode_length < 1
+        ):
+            raise ValueError(f"episode_length={episode_length!r} must be None or an integer >= 1")
+        if source == "synthetic" and data is not None:
+            raise ValueError("data= is for source='real'; synthetic markets are generated")
+
+        self.params = TradingParams(
+            fee=fee_value / 10_000.0,
+            allow_short=bool(allow_short),
+            fill=fill,
+            reward=reward,
+            dsr_eta=float(dsr_eta),
+            window=int(window),
+        )
+        self.render_mode = render_mode
+        self.source = source
+        self.dataset = dataset
+        self.split = split
+        self._start, self._end = start, end
+        self.episode_length = None if episode_length is None else int(episode_length)
+        self._history_needed = WARMUP + self.params.window - 1  # first row index with a full observation
+
+        self.action_space = spaces.Discrete(3)
+        self.observation_space = spaces.Box(
+            low=-FEATURE_BOUND, high=FEATURE_BOUND, shape=(self.params.obs_size,), dtype=np.float32
+        )
+
+        self._series: dict[str, PriceSeries] = {}
+        self._markets: dict[str, MarketData] = {}
+        self._windows: dict[str, tuple[int, int]] = {}
+        if source == "synthetic":
+            self._synthetic = SyntheticSpec.from_dict(synthetic)
+            self._universe: tuple[str, ...] = (symbol or f"SYN-{self._synthetic.model.upper()}",)
+            if self.episode_length is None:
+                self.episode_length = DEFAULT_SYNTHETIC_LENGTH
+        else:
+            if synthetic is not None:
+                raise ValueError("synthetic= is for source='synthetic'")
+            self._synthetic = None
+            if data is not None:
+                from finenvs.data.catalog import load_prices
+
+                loaded = load_prices(data, symbol=symbol if symbol is not None else None)
+                self._series.update(loaded)
+                available = sorted(loaded)
+            else:
+                available = None
+            if symbol is not None:
+                universe = [symbol]
+            elif symbols is not None:
+                universe = list(symbols)
+                if not universe:
+                    raise ValueError("symbols=[] is empty; pass at least one symbol or None for all")
+            else:
+                universe = available if available is not None else self._catalog().symbols(dataset)
+            self._universe = tuple(universe)
+            lo, hi = split_bounds(split, start, end)
+            for sym in self._universe:
+                market = self._market(sym)
+                self._windows[sym] = self._resolve_window(market, lo, hi, explicit_start=start is not None)
+
+        self._lookahead = LookAheadCounter()
+        self._market_now: MarketData | None = None
+        self._episode_series: PriceSeries | None = None
+        self._state: TradingState | None = None
+        self._equity_hist: list[float] = []
+        self._held_hist: list[int] = []
+
+    # ------------------------------------------------------------------ data
+    def _catalog(self) -> Any:
+        from finenvs.data.catalog import default_catalog
+
+        return default_catalog()
+
+    def _market(self, symbol: str) -> MarketData:
+        market = self._markets.get(symbol)
+        if market is None:
+            series = self._series.get(symbol)
+            if series is None:
+                series = self._catalog().series(symbol, self.dataset)
+                self._series[symbol] = series
+            market = MarketData.from_series(series)
+            self._markets[symbol] = market
+        return market
+
+    def _resolve_window(
+        self, market: MarketData, lo: Any, hi: Any, *, explicit_start: bool
+    ) -> tuple[int, int]:
+        first, last = window_indices(market.dates, lo, hi)
+        need = self._history_needed
+        if first < need:
+            if explicit_start or need >= len(market):
+                earliest = market.dates[need] if need < len(market) else "none (series too short)"
+                raise WindowError(
+                    f"{market.symbol}: window starting {market.dates[first]} has {first} day(s) of history; "
+                    f"an observation needs {need} (window={self.params.window} + {WARMUP} warm-up days). "
+                    f"Earliest valid start: {earliest}"
+                )
+            first = need
+        if last - first < 1:
+            raise WindowError(
+                f"{market.symbol}: window {market.dates[first]}..{market.dates[last]} has {last - first + 1} "
+                "trading day(s) with full history; an episode needs at least 2"
+            )
+        if self.episode_length is not None and self.episode_length > last - first:
+            raise WindowError(
+                f"{market.symbol}: episode_length={self.episode_length} decisions does not fit the window "
+                f"{market.dates[first]}..{market.dates[last]} ({last - first} decisions)"
+            )
+        return first, last
+
+    # ------------------------------------------------------------------ gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; valid options: {list(RESET_OPTIONS)}")
+        rng = self.np_random
+        if self.source == "synthetic":
+            if "start" in options or "end" in options:
+                raise ValueError("start/end options apply to source='real' only")
+            symbol = str(options.get("symbol") or self._universe[0])
+            n_rows = self._history_needed + self.episode_length + 1
+            series = simulate(self._synthetic, n_rows, rng, symbol=symbol)
+            market = MarketData.from_series(series)
+            self._episode_series = series
+            first, last = self._history_needed, n_rows - 1
+        else:
+            symbol = options.get("symbol")
+            if symbol is None:
+                symbol = self._universe[0] if len(self._universe) == 1 else self._universe[int(rng.integers(len(self._universe)))]
+            market = self._market(str(symbol))
+            self._episode_series = self._series[market.symbol]
+            if "start" in options or "end" in options or symbol not in self._windows:
+                lo, hi = split_bounds(
+                    self.split, options.get("start", self._start), options.get("end", self._end)
+                )
+                first, last = self._resolve_window(
+                    market, lo, hi, explicit_start=options.get("start", self._start) is not None
+                )
+            else:
+                first, last = self._windows[symbol]
+        if self.episode_length is not None and self.episode_length < last - first:
+            first = first + int(rng.integers(0, last - first - self.episode_length + 1))
+            last = first + self.episode_length
+        self._market_now = market
+        self._state = initial_state(first, last)
+        self._lookahead.reset()
+        self._equity_hist = [1.0]
+        self._held_hist = [0]
+        obs = observe(market, self.params, self._state)
+        info = {
+            "date": market.date_strings[first],
+            "symbol": market.symbol,
+            "price": float(market.close[first]),
+            "position": 0,
+            "equity": 1.0,
+            "fees": 0.0,
+            "look_ahead_attempts": 0,
+            "window_start": market.date_strings[first],
+            "window_end": market.date_strings[last],
+            "n_decisions": last - first,
+        }
+        return obs, info
+
+    def _validate_action(self, action: Any) -> int:
+        if type(action) is int or isinstance(action, np.integer):
+            a = int(action)
+        elif (
+            isinstance(action, np.ndarray)
+            and action.dtype.kind in "iu"
+            and action.size == 1
+            and action.ndim <= 1
+        ):
+            a = int(action.reshape(-1)[0])
+        else:
+            raise ValueError(
+                f"invalid action {action!r} of type {type(action).__name__}; FinTrading-v0 takes an integer "
+                "in {0: SELL, 1: HOLD, 2: BUY}"
+            )
+        if not 0 <= a <= 2:
+            raise ValueError(f"invalid action {a}; FinTrading-v0 takes an integer in {{0: SELL, 1: HOLD, 2: BUY}}")
+        return a
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        state = self._state
+        if state is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if state.done:
+            raise gym.error.ResetNeeded("the episode has ended; call reset() before step()")
+        a = self._validate_action(action)
+        market = self._market_now
+        state, out = transition(market, self.params, state, a)
+        self._state = state
+        self._equity_hist.append(state.equity)
+        self._held_hist.append(out.held)
+        t = state.t
+        info = {
+            "date": market.date_strings[t],
+            "symbol": market.symbol,
+            "price": float(market.close[t]),
+            "position": out.held,
+            "equity": state.equity,
+            "equity_at_decision": out.equity_at_decision,
+            "fee": out.fee,
+            "fees": state.fees_paid,
+            "look_ahead_attempts": self._lookahead.attempts,
+        }
+        if out.closed_out:
+            info["closed_out"] = True
+        return observe(market, self.params, state), out.reward, out.terminated, out.truncated, info
+
+    # ------------------------------------------------------------------ extras
+    def as_of_view(self) -> AsOfView:
+        """Date-locked reads at the current close (look-ahead attempts are counted)."""
+        if self._state is None or self._market_now is None:
+            raise gym.error.ResetNeeded("call reset() before as_of_view()")
+        market = self._market_now
+        lookup = {market.symbol: self._episode_series}
+
+        def _lookup(sym: str) -> PriceSeries:
+            if sym not in lookup:
+                raise DataError(f"this episode trades {market.symbol}; no data for {sym!r}")
+            return lookup[sym]
+
+        return AsOfView(_lookup, market.dates[self._state.t], counter=self._lookahead)
+
+    @property
+    def state(self) -> TradingState | None:
+        """The current immutable core state (None before reset)."""
+        return self._state
+
+    @property
+    def market(self) -> MarketData | None:
+        """Arrays of the current episode's symbol."""
+        return self._market_now
+
+    @property
+    def universe(self) -> tuple[str, ...]:
+        return self._universe
+
+    @staticmethod
+    def action_names() -> tuple[str, ...]:
+        return ACTION_NAMES
+
+    @staticmethod
+    def feature_names() -> tuple[str, ...]:
+        return FEATURE_NAMES
+
+    @staticmethod
+    def scalar_names() -> tuple[str, ...]:
+        return SCALAR_NAMES
+
+    def render(self) -> Any:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        if self._state is None or self._market_now is None:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        if self.render_mode == "ansi":
+            return self._render_text()
+        from finenvs.envs.rendering import equity_chart
+
+        market = self._market_now
+        start = self._state.start
+        idx = slice(start, start + len(self._equity_hist))
+        return equity_chart(
+            dates=market.dates[idx],
+            close=market.close[idx],
+            equity=np.asarray(self._equity_hist),
+            positions=np.asarray(self._held_hist),
+            title=f"{market.symbol} {market.date_strings[start]}..{market.date_strings[self._state.end]}",
+        )
+
+    def _render_text(self) -> str:
+        state, market = self._state, self._market_now
+        peak = max(self._equity_hist)
+        drawdown = 1.0 - state.equity / peak if peak > 0 else 0.0
+        return (
+            f"{market.date_strings[state.t]} {market.symbol} close {market.close[state.t]:.2f} | "
+            f"position {_POSITION_NAMES[state.position]} | equity {state.equity:.4f} | "
+            f"drawdown {drawdown:.2%} | fees {state.fees_paid:.4f} | "
+            f"day {state.t - state.start}/{state.end - state.start}"
+        )
+
+
+__all__ = ["SPLITS", "FinTradingEnv", "N_FEATURES"]

@@ -1,0 +1,51 @@
+"""Every finenvs environment registers here, when ``import finenvs`` runs.
+
+Registry kwargs are JSON-serialisable (symbols, dates, fee levels), so
+``gymnasium.spec(id).to_json()`` round-trips.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+#: id -> (one-line description, task family)
+ENVIRONMENTS: dict[str, tuple[str, str]] = {
+    "FinTrading-v0": (
+        "One asset, daily SELL/HOLD/BUY target position; 5 bp fees; CR/SR/MDD (standard and herculean).",
+        "trading",
+    ),
+}
+
+_KWARGS = {
+    "FinTrading-v0": {
+        "symbol": None,
+        "split": "train",
+        "window": 30,
+        "fee_bps": 5.0,
+        "allow_short": True,
+        "fill": "close",
+        "reward": "log_return",
+        "source": "real",
+        "dataset": "core",
+    },
+}
+
+_ENTRY_POINTS = {"FinTrading-v0": "finenvs.envs.trading:FinTradingEnv"}
+
+
+def register_envs() -> None:
+    """Register every finenvs env with gymnasium (idempotent)."""
+    for env_id, entry_point in _ENTRY_POINTS.items():
+        if env_id in gym.registry:
+            continue
+        gym.register(
+            id=env_id,
+            entry_point=entry_point,
+            kwargs=dict(_KWARGS[env_id]),
+            disable_env_checker=False,
+        )
+
+
+def env_ids() -> list[str]:
+    """Ids of the registered finenvs envs."""
+    return list(ENVIRONMENTS)
