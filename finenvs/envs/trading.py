@@ -22,10 +22,12 @@ from finenvs.envs.trading_core import (
     FILLS,
     REWARDS,
     SCALAR_NAMES,
+    Episode,
     MarketData,
     TradingParams,
     TradingState,
     initial_state,
+    make_episode,
     observe,
     transition,
 )
@@ -231,10 +233,13 @@ class FinTradingEnv(gym.Env):
 
         self._lookahead = LookAheadCounter()
         self._market_now: MarketData | None = None
+        self._episode: Episode | None = None
         self._episode_series: PriceSeries | None = None
         self._state: TradingState | None = None
         self._equity_hist: list[float] = []
         self._held_hist: list[int] = []
+        self._record = render_mode is not None  # keep curves only when they can be rendered
+        self._done = True  # no episode until reset()
 
     # ------------------------------------------------------------------ data
     def _catalog(self) -> Any:
@@ -315,11 +320,13 @@ class FinTradingEnv(gym.Env):
             first = first + int(rng.integers(0, last - first - self.episode_length + 1))
             last = first + self.episode_length
         self._market_now = market
+        self._episode = make_episode(market, self.params)
         self._state = initial_state(first, last)
+        self._done = False
         self._lookahead.reset()
         self._equity_hist = [1.0]
         self._held_hist = [0]
-        obs = observe(market, self.params, self._state)
+        obs = observe(self._episode, self._state)
         info = {
             "date": market.date_strings[first],
             "symbol": market.symbol,
@@ -354,32 +361,39 @@ class FinTradingEnv(gym.Env):
         return a
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
-        state = self._state
-        if state is None:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        if state.done:
-            raise gym.error.ResetNeeded("the episode has ended; call reset() before step()")
-        a = self._validate_action(action)
-        market = self._market_now
-        state, out = transition(market, self.params, state, a)
+        if self._done:
+            raise gym.error.ResetNeeded(
+                "call reset() before step()" if self._state is None
+                else "the episode has ended; call reset() before step()"
+            )
+        if action.__class__ is not int or not 0 <= action <= 2:  # fast path: a valid Python int
+            action = self._validate_action(action)
+        ep = self._episode
+        state, (reward, _, held, equity_at_decision, fee, closed_out, terminated, truncated) = transition(
+            ep, self._state, action
+        )
         self._state = state
-        self._equity_hist.append(state.equity)
-        self._held_hist.append(out.held)
-        t = state.t
+        t = state[0]
+        if self._record:
+            self._equity_hist.append(state[6])
+            self._held_hist.append(held)
+        market = ep.market
         info = {
             "date": market.date_strings[t],
             "symbol": market.symbol,
-            "price": float(market.close[t]),
-            "position": out.held,
-            "equity": state.equity,
-            "equity_at_decision": out.equity_at_decision,
-            "fee": out.fee,
-            "fees": state.fees_paid,
+            "price": ep.close_values[t],
+            "position": held,
+            "equity": state[6],
+            "equity_at_decision": equity_at_decision,
+            "fee": fee,
+            "fees": state[8],
             "look_ahead_attempts": self._lookahead.attempts,
         }
-        if out.closed_out:
-            info["closed_out"] = True
-        return observe(market, self.params, state), out.reward, out.terminated, out.truncated, info
+        if terminated or truncated:
+            self._done = True
+            if closed_out:
+                info["closed_out"] = True
+        return observe(ep, state), reward, terminated, truncated, info
 
     # ------------------------------------------------------------------ extras
     def as_of_view(self) -> AsOfView:
@@ -394,12 +408,12 @@ class FinTradingEnv(gym.Env):
                 raise DataError(f"this episode trades {market.symbol}; no data for {sym!r}")
             return lookup[sym]
 
-        return AsOfView(_lookup, market.dates[self._state.t], counter=self._lookahead)
+        return AsOfView(_lookup, market.dates[self._state[0]], counter=self._lookahead)
 
     @property
     def state(self) -> TradingState | None:
-        """The current immutable core state (None before reset)."""
-        return self._state
+        """The current core state as a named tuple (None before reset)."""
+        return None if self._state is None else TradingState(*self._state)
 
     @property
     def market(self) -> MarketData | None:
@@ -433,18 +447,18 @@ class FinTradingEnv(gym.Env):
         from finenvs.envs.rendering import equity_chart
 
         market = self._market_now
-        start = self._state.start
+        start = self._state[1]
         idx = slice(start, start + len(self._equity_hist))
         return equity_chart(
             dates=market.dates[idx],
             close=market.close[idx],
             equity=np.asarray(self._equity_hist),
             positions=np.asarray(self._held_hist),
-            title=f"{market.symbol} {market.date_strings[start]}..{market.date_strings[self._state.end]}",
+            title=f"{market.symbol} {market.date_strings[start]}..{market.date_strings[self._state[2]]}",
         )
 
     def _render_text(self) -> str:
-        state, market = self._state, self._market_now
+        state, market = self.state, self._market_now
         peak = max(self._equity_hist)
         drawdown = 1.0 - state.equity / peak if peak > 0 else 0.0
         return (

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -51,6 +52,7 @@ ACTION_NAMES = ("SELL", "HOLD", "BUY")
 SCALAR_NAMES = ("position", "time_remaining", "position_log_return")
 N_SCALARS = len(SCALAR_NAMES)
 RUIN_LOG_RETURN = math.log(1e-9)
+_FLOAT32 = np.dtype(np.float32)
 DSR_MIN_VARIANCE = 1e-12
 FILLS = ("close", "next_open")
 REWARDS = ("log_return", "dsr")
@@ -86,7 +88,9 @@ class MarketData:
     """Read-only arrays of one symbol that an episode runs on.
 
     ``features`` is row-aligned with ``dates`` (see :mod:`finenvs.envs.features`);
-    ``flat_features`` is the same memory raveled for fast window slices.
+    ``flat_features`` is the same memory raveled for fast window slices;
+    ``open_values``/``close_values`` hold the prices as Python floats (a tuple
+    read is several times cheaper than a numpy scalar read in the step loop).
     """
 
     symbol: str
@@ -96,6 +100,8 @@ class MarketData:
     close: np.ndarray
     features: np.ndarray
     flat_features: np.ndarray
+    open_values: tuple[float, ...]
+    close_values: tuple[float, ...]
 
     @classmethod
     def from_series(cls, series: PriceSeries) -> MarketData:
@@ -110,15 +116,59 @@ class MarketData:
             close=series.close,
             features=feats,
             flat_features=flat,
+            open_values=tuple(series.open.tolist()),
+            close_values=tuple(series.close.tolist()),
         )
 
     def __len__(self) -> int:
         return int(self.dates.shape[0])
 
 
-@dataclass(frozen=True, slots=True)
-class TradingState:
-    """Everything that changes during an episode.
+@dataclass(frozen=True, slots=True, eq=False)
+class Episode:
+    """Constants of one episode: the market arrays and the params, flattened for the step loop.
+
+    Built once per reset by :func:`make_episode`; ``observe`` and ``transition``
+    read only this and the state (one attribute hop per constant).
+    """
+
+    market: MarketData
+    params: TradingParams
+    flat_features: np.ndarray
+    open_values: tuple[float, ...]
+    close_values: tuple[float, ...]
+    n_obs_features: int
+    fee: float
+    short_target: int
+    fill_at_close: bool
+    log_reward: bool
+    dsr_eta: float
+
+
+def make_episode(market: MarketData, params: TradingParams) -> Episode:
+    """Bundle a market and the params into the constants of an episode."""
+    return Episode(
+        market=market,
+        params=params,
+        flat_features=market.flat_features,
+        open_values=market.open_values,
+        close_values=market.close_values,
+        n_obs_features=params.window * N_FEATURES,
+        fee=params.fee,
+        short_target=-1 if params.allow_short else 0,
+        fill_at_close=params.fill == "close",
+        log_reward=params.reward == "log_return",
+        dsr_eta=params.dsr_eta,
+    )
+
+
+class TradingState(NamedTuple):
+    """Everything that changes during an episode: an immutable tuple in this field order.
+
+    ``transition`` returns states as plain tuples in this order (CPython's
+    fast paths for building, unpacking and indexing apply only to exact tuples,
+    and the step loop builds one per step); ``TradingState(*state)`` is the
+    named view, and every core function accepts either.
 
     Attributes:
         t: Row index of the current decision day (its close is "now").
@@ -152,9 +202,11 @@ class TradingState:
         return self.ruined or self.t >= self.end
 
 
-@dataclass(frozen=True, slots=True)
-class StepOutcome:
+class StepOutcome(NamedTuple):
     """What one transition produced besides the new state.
+
+    ``transition`` returns it as a plain tuple in this field order;
+    ``StepOutcome(*outcome)`` is the named view.
 
     Attributes:
         reward: Per ``TradingParams.reward``.
@@ -178,9 +230,9 @@ class StepOutcome:
     truncated: bool
 
 
-def initial_state(start: int, end: int) -> TradingState:
-    """Flat book with equity 1 at the close of row ``start``."""
-    return TradingState(t=start, start=start, end=end)
+def initial_state(start: int, end: int) -> tuple:
+    """Flat book with equity 1 at the close of row ``start`` (a TradingState-ordered tuple)."""
+    return tuple(TradingState(t=start, start=start, end=end))
 
 
 def target_position(action: int, params: TradingParams) -> int:
@@ -192,33 +244,7 @@ def target_position(action: int, params: TradingParams) -> int:
     return 0
 
 
-def _trade(
-    position: int, shares: float, cash: float, equity: float, target: int, price: float, fee: float
-) -> tuple[int, float, float, float, float]:
-    """Move the book to ``target`` at ``price`` (equity is marked at ``price``).
-
-    Returns:
-        (position, shares, cash, equity, fee paid)
-    """
-    paid = 0.0
-    if position != 0:
-        exit_fee = fee * abs(shares) * price
-        equity -= exit_fee
-        paid += exit_fee
-        shares = 0.0
-        cash = equity
-        position = 0
-    if target != 0:
-        entry_fee = fee * equity
-        equity -= entry_fee
-        paid += entry_fee
-        shares = target * equity / price
-        cash = equity - shares * price
-        position = target
-    return position, shares, cash, equity, paid
-
-
-def observe(market: MarketData, params: TradingParams, state: TradingState) -> np.ndarray:
+def observe(ep: Episode, state: tuple) -> np.ndarray:
     """Observation at the close of day ``state.t`` (a fresh float32 array).
 
     Layout: ``window`` rows of features, oldest first (rows t-window+1 .. t,
@@ -226,97 +252,94 @@ def observe(market: MarketData, params: TradingParams, state: TradingState) -> n
     (1 at the first decision, 0 at the last close) and ``position_log_return``
     (log of equity over equity at entry; 0 when flat). Only rows <= t are read.
     """
-    t = state.t
-    w = params.window
-    obs = np.empty(w * N_FEATURES + N_SCALARS, dtype=np.float32)
-    obs[: w * N_FEATURES] = market.flat_features[(t - w + 1) * N_FEATURES : (t + 1) * N_FEATURES]
-    span = state.end - state.start
-    obs[-3] = state.position
-    obs[-2] = (state.end - t) / span if span > 0 else 0.0
-    if state.position != 0 and state.equity > 0.0:
-        pr = math.log(state.equity / state.entry_equity)
-        obs[-1] = FEATURE_BOUND if pr > FEATURE_BOUND else (-FEATURE_BOUND if pr < -FEATURE_BOUND else pr)
+    t = state[0]
+    span = state[2] - state[1]
+    position = state[3]
+    n = ep.n_obs_features
+    stop = (t + 1) * N_FEATURES
+    obs = np.empty(n + N_SCALARS, _FLOAT32)
+    obs[:n] = ep.flat_features[stop - n : stop]
+    obs[n] = position
+    obs[n + 1] = (state[2] - t) / span if span > 0 else 0.0
+    if position != 0 and state[6] > 0.0:
+        pr = math.log(state[6] / state[7])
+        obs[n + 2] = FEATURE_BOUND if pr > FEATURE_BOUND else (-FEATURE_BOUND if pr < -FEATURE_BOUND else pr)
     else:
-        obs[-1] = 0.0
+        obs[n + 2] = 0.0
     return obs
 
 
-def transition(
-    market: MarketData, params: TradingParams, state: TradingState, action: int
-) -> tuple[TradingState, StepOutcome]:
+def transition(ep: Episode, state: tuple, action: int) -> tuple[tuple, tuple]:
     """Apply ``action`` at the close of day ``state.t`` and advance to the next close.
 
     ``action`` must already be validated (0, 1 or 2) and ``state`` not done.
+
+    Returns:
+        ``(new_state, outcome)``: tuples in :class:`TradingState` and
+        :class:`StepOutcome` field order.
     """
-    t = state.t
+    t, start, end, position, shares, cash, equity, entry_equity, fees_paid, dsr_a, dsr_b, _ = state
+    old_equity = equity
     nt = t + 1
-    fee = params.fee
-    position, shares, cash, equity = state.position, state.shares, state.cash, state.equity
-    entry_equity = state.entry_equity
-    target = target_position(action, params)
+    fee = ep.fee
+    target = 1 if action == BUY else (ep.short_target if action == SELL else 0)
     paid = 0.0
     ruined = False
-    if params.fill == "close":
-        if target != position:
-            position, shares, cash, equity, paid = _trade(
-                position, shares, cash, equity, target, float(market.close[t]), fee
-            )
-            entry_equity = equity
-        equity_at_decision = equity
-    else:  # next_open: hold to the open, trade there
-        equity_at_decision = equity
-        if target != position:
-            price_open = float(market.open[nt])
-            equity_open = cash + shares * price_open
-            if equity_open <= 0.0:
-                ruined = True
+    equity_at_decision = equity
+    if target != position:
+        # the whole book logic: exit the old position, then enter the new one, at one price
+        if ep.fill_at_close:
+            price = ep.close_values[t]
+            traded = equity
+        else:  # next_open: the old position is held to the open and trades there
+            price = ep.open_values[nt]
+            traded = cash + shares * price
+            ruined = traded <= 0.0
+        if not ruined:
+            if position != 0:  # exit: fee on the market value of the shares traded
+                exit_fee = fee * abs(shares) * price
+                traded -= exit_fee
+                paid = exit_fee
+            if target != 0:  # entry: fee on equity, the rest invested in full
+                entry_fee = fee * traded
+                traded -= entry_fee
+                paid += entry_fee
+                shares = target * traded / price
+                cash = traded - shares * price
             else:
-                position, shares, cash, _, paid = _trade(
-                    position, shares, cash, equity_open, target, price_open, fee
-                )
-                entry_equity = cash + shares * price_open
+                shares = 0.0
+                cash = traded
+            position = target
+            entry_equity = traded
+            if ep.fill_at_close:
+                equity_at_decision = traded
     held = position
-    price_close = float(market.close[nt])
+    price_close = ep.close_values[nt]
     new_equity = cash + shares * price_close
     if ruined or new_equity <= 0.0:
         ruined = True
         new_equity = 0.0
         position, shares, cash = 0, 0.0, 0.0
     closed_out = False
-    truncated = nt >= state.end and not ruined
-    if truncated and position != 0:
-        position, shares, cash, new_equity, exit_paid = _trade(
-            position, shares, cash, new_equity, 0, price_close, fee
-        )
-        paid += exit_paid
+    truncated = nt >= end and not ruined
+    if truncated and position != 0:  # the window's last close closes the position
+        exit_fee = fee * abs(shares) * price_close
+        new_equity -= exit_fee
+        paid += exit_fee
+        position, shares, cash = 0, 0.0, new_equity
         closed_out = True
-    old_equity = state.equity
     step_return = new_equity / old_equity - 1.0
-    dsr_a, dsr_b = state.dsr_a, state.dsr_b
-    if params.reward == "log_return":
+    if ep.log_reward:
         reward = math.log(new_equity / old_equity) if new_equity > 0.0 else RUIN_LOG_RETURN
     else:
         delta_a = step_return - dsr_a
         delta_b = step_return * step_return - dsr_b
         variance = dsr_b - dsr_a * dsr_a
         reward = (dsr_b * delta_a - 0.5 * dsr_a * delta_b) / variance**1.5 if variance > DSR_MIN_VARIANCE else 0.0
-        dsr_a += params.dsr_eta * delta_a
-        dsr_b += params.dsr_eta * delta_b
-    new_state = TradingState(
-        nt,
-        state.start,
-        state.end,
-        position,
-        shares,
-        cash,
-        new_equity,
-        entry_equity if position != 0 else 1.0,
-        state.fees_paid + paid,
-        dsr_a,
-        dsr_b,
-        ruined,
+        dsr_a += ep.dsr_eta * delta_a
+        dsr_b += ep.dsr_eta * delta_b
+    return (
+        (nt, start, end, position, shares, cash, new_equity, entry_equity if position != 0 else 1.0,
+         fees_paid + paid, dsr_a, dsr_b, ruined),
+        (reward, step_return, held, equity_at_decision, paid, closed_out, ruined, truncated),
     )
-    outcome = StepOutcome(
-        reward, step_return, held, equity_at_decision, paid, closed_out, ruined, truncated
-    )
-    return new_state, outcome

@@ -1,0 +1,407 @@
+"""``finenvs bench``: every registered env x every applicable baseline, one scorecard.
+
+Writes ``scorecard.json``, ``scorecard.md`` and PNG charts under
+``<out>/<run>/`` and returns the :class:`Scorecard`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import finenvs
+from finenvs.baselines.registry import applicable_policies, make_policy
+from finenvs.baselines.runner import EpisodeResult, run_episode
+from finenvs.data.splits import SPLITS
+from finenvs.registration import ENVIRONMENTS
+
+#: HERCULEAN paper, Table 2, buy-and-hold baseline ("BL") of the Trading workflow on the
+#: 2026-01-02..2026-03-31 window (CR %, SR, MDD %). Results licensed Apache-2.0.
+HERCULEAN_PUBLISHED_BUY_AND_HOLD: dict[str, dict[str, float]] = {
+    "MSFT": {"CR": -21.59, "SR": -2.92, "MDD": 26.04},
+    "TSLA": {"CR": -15.18, "SR": -1.72, "MDD": 21.34},
+    "AAPL": {"CR": -6.31, "SR": -0.96, "MDD": 11.24},
+    "NVDA": {"CR": -7.69, "SR": -0.72, "MDD": 15.54},
+}
+
+STANDARD_COLUMNS = (
+    ("cumulative_return", "CR %", 100.0),
+    ("sharpe", "SR", 1.0),
+    ("max_drawdown", "MDD %", 100.0),
+    ("sortino", "Sortino", 1.0),
+    ("calmar", "Calmar", 1.0),
+    ("turnover", "Turnover", 1.0),
+)
+HERCULEAN_COLUMNS = (
+    ("cumulative_return", "CR % (H)", 100.0),
+    ("sharpe", "SR (H)", 1.0),
+    ("max_drawdown", "MDD % (H)", 100.0),
+)
+
+
+@dataclass
+class BenchConfig:
+    """What ``finenvs bench`` runs.
+
+    Attributes:
+        split: Named split every env runs on.
+        symbols: Symbols for market envs (default: the env's whole universe).
+        envs: Env ids (default: every registered finenvs env).
+        seed: Seed of resets and stochastic policies.
+        out: Parent folder of the run folder.
+        run_name: Run folder name (default: a UTC timestamp).
+        plots: Write PNG charts (needs matplotlib).
+        progress: Show a progress bar.
+    """
+
+    split: str = "eval"
+    symbols: list[str] | None = None
+    envs: list[str] | None = None
+    seed: int = 0
+    out: Path = Path("finenvs-results")
+    run_name: str | None = None
+    plots: bool = True
+    progress: bool = True
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Scorecard:
+    """Everything a bench run measured."""
+
+    config: dict[str, Any]
+    results: list[EpisodeResult]
+    errors: list[dict[str, str]]
+    reproduction: list[dict[str, Any]]
+    run_dir: Path
+    seconds: float
+    files: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "config": self.config,
+            "rows": [r.row() for r in self.results],
+            "means": mean_rows(self.results),
+            "errors": self.errors,
+            "reproduction_check": self.reproduction,
+            "seconds": self.seconds,
+        }
+
+
+def _fmt(value: float, scale: float = 1.0) -> str:
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    return f"{value * scale:.2f}"
+
+
+def mean_rows(results: list[EpisodeResult]) -> list[dict[str, Any]]:
+    """Per (env, policy): the mean of each metric over symbols (nan-aware, count kept)."""
+    groups: dict[tuple[str, str], list[EpisodeResult]] = {}
+    for r in results:
+        groups.setdefault((r.env_id, r.policy), []).append(r)
+    rows = []
+    for (env_id, policy), items in groups.items():
+        row: dict[str, Any] = {"env": env_id, "policy": policy, "n": len(items), "standard": {}, "herculean": {}}
+        for preset in ("standard", "herculean"):
+            keys = getattr(items[0], preset).keys()
+            for key in keys:
+                vals = np.array([getattr(i, preset)[key] for i in items], dtype=float)
+                finite = vals[np.isfinite(vals)]
+                row[preset][key] = float(finite.mean()) if finite.size else math.nan
+        rows.append(row)
+    return rows
+
+
+def reproduction_check(results: list[EpisodeResult], split: str) -> list[dict[str, Any]]:
+    """Compare finenvs' herculean buy-and-hold with HERCULEAN's published baseline."""
+    if split != "eval":
+        return []
+    out = []
+    for r in results:
+        if r.env_id != "FinTrading-v0" or r.policy != "buy_and_hold":
+            continue
+        pub = HERCULEAN_PUBLISHED_BUY_AND_HOLD.get(r.symbol)
+        if pub is None:
+            continue
+        ours = {
+            "CR": round(100.0 * r.herculean["cumulative_return"], 2),
+            "SR": round(r.herculean["sharpe"], 2),
+            "MDD": round(100.0 * r.herculean["max_drawdown"], 2),
+        }
+        out.append({"symbol": r.symbol, "published": pub, "finenvs": ours, "match": ours == pub})
+    return out
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
+    return "\n".join([line, sep, *body])
+
+
+def _metric_cells(metrics: dict[str, float], columns: tuple[tuple[str, str, float], ...]) -> list[str]:
+    return [_fmt(metrics.get(key, math.nan), scale) for key, _, scale in columns]
+
+
+def render_markdown(card: Scorecard) -> str:
+    cfg = card.config
+    lines = [
+        f"# finenvs scorecard — {cfg['run']}",
+        "",
+        f"Split `{cfg['split']}` ({cfg['split_dates']}), seed {cfg['seed']}, finenvs {cfg['finenvs_version']}, "
+        f"data manifest `{cfg['data_manifest'][:16]}`, {card.seconds:.1f} s on {cfg['machine']}.",
+        "",
+        "Standard columns: wealth path from 1.0 before the first trade, every close after it "
+        "(Sharpe ddof=1, sqrt(252), rf=0; MDD of that path). (H) columns: the HERCULEAN paper's "
+        "convention (entry fee in the first value, exit fee in the last, Sharpe over non-zero days).",
+        "",
+    ]
+    headers_std = [c[1] for c in STANDARD_COLUMNS]
+    headers_h = [c[1] for c in HERCULEAN_COLUMNS]
+    for env_id in dict.fromkeys(r.env_id for r in card.results):
+        lines += [f"## {env_id}", "", "### Mean over symbols", ""]
+        mean = [m for m in mean_rows(card.results) if m["env"] == env_id]
+        lines.append(
+            _table(
+                ["policy", "n", *headers_std, *headers_h],
+                [
+                    [m["policy"], str(m["n"]), *_metric_cells(m["standard"], STANDARD_COLUMNS),
+                     *_metric_cells(m["herculean"], HERCULEAN_COLUMNS)]
+                    for m in mean
+                ],
+            )
+        )
+        lines += ["", "### Per symbol", ""]
+        rows = sorted((r for r in card.results if r.env_id == env_id), key=lambda r: (r.symbol, r.policy))
+        lines.append(
+            _table(
+                ["symbol", "policy", *headers_std, *headers_h, "look-ahead"],
+                [
+                    [r.symbol, r.policy, *_metric_cells(r.standard, STANDARD_COLUMNS),
+                     *_metric_cells(r.herculean, HERCULEAN_COLUMNS), str(r.look_ahead_attempts)]
+                    for r in rows
+                ],
+            )
+        )
+        lines.append("")
+    if card.reproduction:
+        lines += [
+            "## Reproduction check: HERCULEAN Table 2 buy-and-hold baseline",
+            "",
+            "finenvs' `herculean` preset on the shipped data beside the figures the paper publishes "
+            "(CR %, SR, MDD %; rounded to 2 decimals as published).",
+            "",
+            _table(
+                ["symbol", "CR pub", "CR finenvs", "SR pub", "SR finenvs", "MDD pub", "MDD finenvs", "match"],
+                [
+                    [c["symbol"], f"{c['published']['CR']:.2f}", f"{c['finenvs']['CR']:.2f}",
+                     f"{c['published']['SR']:.2f}", f"{c['finenvs']['SR']:.2f}",
+                     f"{c['published']['MDD']:.2f}", f"{c['finenvs']['MDD']:.2f}",
+                     "yes" if c["match"] else "NO"]
+                    for c in card.reproduction
+                ],
+            ),
+            "",
+        ]
+    if card.errors:
+        lines += ["## Errors", ""] + [f"- {e['env']} {e['symbol']} {e['policy']}: {e['error']}" for e in card.errors]
+        lines.append("")
+    charts = [f for f in card.files if f.endswith(".png")]
+    if charts:
+        lines += ["## Charts", ""] + [f"![{Path(f).stem}]({Path(f).name})" for f in charts]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _plots(card: Scorecard) -> list[Path]:
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        return []
+    from finenvs.envs.rendering import drawdown_path
+
+    written = []
+    by_key: dict[tuple[str, str], list[EpisodeResult]] = {}
+    for r in card.results:
+        by_key.setdefault((r.env_id, r.symbol), []).append(r)
+    for (env_id, symbol), items in by_key.items():
+        fig = Figure(figsize=(10, 6), dpi=100)
+        FigureCanvasAgg(fig)
+        ax_eq, ax_dd = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+        for r in items:
+            x = np.array(r.dates, dtype="datetime64[D]").astype("O")
+            wealth = np.asarray(r.wealth)
+            ax_eq.plot(x, wealth, lw=1.3, label=f"{r.policy} ({100 * r.standard['cumulative_return']:+.1f}%)")
+            ax_dd.plot(x, -100 * drawdown_path(wealth), lw=1.0)
+        ax_eq.axhline(1.0, color="grey", lw=0.6, ls="--")
+        ax_eq.set_ylabel("wealth (start = 1)")
+        ax_eq.set_title(f"{env_id} {symbol} — {card.config['split']} split, fees included", fontsize=11)
+        ax_eq.legend(fontsize=8, loc="best")
+        ax_dd.set_ylabel("drawdown %")
+        fig.autofmt_xdate()
+        fig.tight_layout()
+        path = card.run_dir / f"equity_{env_id}_{symbol}.png"
+        fig.savefig(path)
+        written.append(path)
+    for env_id in dict.fromkeys(r.env_id for r in card.results):
+        rows = [r for r in card.results if r.env_id == env_id]
+        symbols = sorted({r.symbol for r in rows})
+        policies = list(dict.fromkeys(r.policy for r in rows))
+        grid = np.full((len(policies), len(symbols)), np.nan)
+        for r in rows:
+            grid[policies.index(r.policy), symbols.index(r.symbol)] = r.standard["sharpe"]
+        fig = Figure(figsize=(1.0 + 0.8 * len(symbols), 1.2 + 0.5 * len(policies)), dpi=100)
+        FigureCanvasAgg(fig)
+        ax = fig.subplots()
+        bound = np.nanmax(np.abs(grid)) if np.isfinite(grid).any() else 1.0
+        im = ax.imshow(grid, cmap="RdYlGn", vmin=-bound, vmax=bound, aspect="auto")
+        ax.set_xticks(range(len(symbols)), symbols, rotation=45, ha="right")
+        ax.set_yticks(range(len(policies)), policies)
+        for i in range(len(policies)):
+            for j in range(len(symbols)):
+                ax.text(j, i, _fmt(grid[i, j]), ha="center", va="center", fontsize=7)
+        ax.set_title(f"{env_id}: Sharpe ratio (standard) by policy and symbol", fontsize=10)
+        fig.colorbar(im, ax=ax, fraction=0.03)
+        fig.tight_layout()
+        path = card.run_dir / f"sharpe_{env_id}.png"
+        fig.savefig(path)
+        written.append(path)
+    return written
+
+
+def _run_dir(config: BenchConfig) -> Path:
+    name = config.run_name or _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    path = Path(config.out) / name
+    suffix = 1
+    while path.exists():
+        suffix += 1
+        path = Path(config.out) / f"{name}-{suffix}"
+    return path
+
+
+def run_bench(config: BenchConfig) -> Scorecard:
+    """Run the suite and write the scorecard files (see module doc)."""
+    from tqdm.auto import tqdm
+
+    from finenvs.data.catalog import default_catalog
+
+    if config.split not in SPLITS:
+        raise ValueError(f"unknown split {config.split!r}; valid splits: {sorted(SPLITS)}")
+    env_ids = config.envs or list(ENVIRONMENTS)
+    for env_id in env_ids:
+        if env_id not in ENVIRONMENTS:
+            raise KeyError(f"unknown env {env_id!r}; valid envs: {sorted(ENVIRONMENTS)}")
+    began = time.perf_counter()
+    catalog = default_catalog()
+    jobs: list[tuple[str, str, str]] = []
+    for env_id in env_ids:
+        symbols = config.symbols or catalog.symbols(gym.spec(env_id).kwargs.get("dataset", "core"))
+        for symbol in symbols:
+            for policy in applicable_policies(env_id):
+                jobs.append((env_id, symbol, policy))
+    results: list[EpisodeResult] = []
+    errors: list[dict[str, str]] = []
+    envs: dict[tuple[str, str], Any] = {}
+    bar = tqdm(jobs, desc="finenvs bench", unit="episode", disable=not config.progress or None)
+    for env_id, symbol, policy_name in bar:
+        bar.set_postfix_str(f"{env_id} {symbol} {policy_name}", refresh=False)
+        try:
+            key = (env_id, symbol)
+            if key not in envs:
+                envs[key] = gym.make(env_id, symbol=symbol, split=config.split, **config.env_kwargs)
+            env = envs[key]
+            policy = make_policy(policy_name, env_id, env, seed=config.seed)
+            results.append(
+                run_episode(env, policy, env_id=env_id, policy_name=policy_name, seed=config.seed)
+            )
+        except Exception as exc:  # an errored task is reported, never dropped
+            errors.append({"env": env_id, "symbol": symbol, "policy": policy_name, "error": f"{type(exc).__name__}: {exc}"})
+    for env in envs.values():
+        env.close()
+    run_dir = _run_dir(config)
+    run_dir.mkdir(parents=True, exist_ok=False)
+    lo, hi = SPLITS[config.split]
+    card = Scorecard(
+        config={
+            "run": run_dir.name,
+            "split": config.split,
+            "split_dates": f"{lo}..{hi}",
+            "seed": config.seed,
+            "envs": env_ids,
+            "symbols": config.symbols,
+            "env_kwargs": config.env_kwargs,
+            "finenvs_version": finenvs.__version__,
+            "data_manifest": catalog.manifest.digest,
+            "machine": f"{platform.machine()} Python {platform.python_version()}",
+            "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        },
+        results=results,
+        errors=errors,
+        reproduction=reproduction_check(results, config.split),
+        run_dir=run_dir,
+        seconds=0.0,
+    )
+    if config.plots:
+        card.files += [str(p) for p in _plots(card)]
+    card.seconds = time.perf_counter() - began
+    json_path = run_dir / "scorecard.json"
+    md_path = run_dir / "scorecard.md"
+    json_path.write_text(json.dumps(card.to_json(), indent=2, default=_json_default, allow_nan=True) + "\n")
+    card.files = [str(json_path), str(md_path), *card.files]
+    md_path.write_text(render_markdown(card))
+    return card
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON-serialisable: {type(obj).__name__}")
+
+
+def terminal_table(card: Scorecard) -> str:
+    """The per-symbol table and the means, for printing."""
+    out = []
+    headers = ["env", "symbol", "policy", "CR %", "SR", "MDD %", "CR % (H)", "SR (H)", "MDD % (H)"]
+    rows = [
+        [r.env_id, r.symbol, r.policy,
+         _fmt(r.standard["cumulative_return"], 100), _fmt(r.standard["sharpe"]), _fmt(r.standard["max_drawdown"], 100),
+         _fmt(r.herculean["cumulative_return"], 100), _fmt(r.herculean["sharpe"]), _fmt(r.herculean["max_drawdown"], 100)]
+        for r in sorted(card.results, key=lambda r: (r.env_id, r.symbol, r.policy))
+    ]
+    out.append(_table(headers, rows))
+    mean = mean_rows(card.results)
+    out.append("")
+    out.append("Mean over symbols:")
+    out.append(
+        _table(
+            ["env", "policy", "n", "CR %", "SR", "MDD %", "CR % (H)", "SR (H)", "MDD % (H)"],
+            [
+                [m["env"], m["policy"], str(m["n"]),
+                 _fmt(m["standard"]["cumulative_return"], 100), _fmt(m["standard"]["sharpe"]),
+                 _fmt(m["standard"]["max_drawdown"], 100), _fmt(m["herculean"]["cumulative_return"], 100),
+                 _fmt(m["herculean"]["sharpe"]), _fmt(m["herculean"]["max_drawdown"], 100)]
+                for m in mean
+            ],
+        )
+    )
+    if card.reproduction:
+        ok = sum(c["match"] for c in card.reproduction)
+        out.append("")
+        out.append(
+            f"HERCULEAN Table 2 buy-and-hold reproduced on {ok}/{len(card.reproduction)} symbols "
+            "(CR, SR, MDD to the published 2 decimals)."
+        )
+    return "\n".join(out)

@@ -1,0 +1,55 @@
+"""Which baseline policies apply to which env, and how to build them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from finenvs.baselines.trading import TRADING_POLICIES, RandomPolicy, TradingPolicy
+from finenvs.registration import ENVIRONMENTS
+
+#: task family -> {policy name: (class, one-line description)}
+POLICIES_BY_FAMILY: dict[str, dict[str, tuple[type[TradingPolicy], str]]] = {
+    "trading": TRADING_POLICIES,
+}
+
+
+def family_of(env_id: str) -> str:
+    """Task family of a registered finenvs env id.
+
+    Raises:
+        KeyError: Not a finenvs env (lists the valid ids).
+    """
+    if env_id not in ENVIRONMENTS:
+        raise KeyError(f"unknown env {env_id!r}; valid envs: {sorted(ENVIRONMENTS)}")
+    return ENVIRONMENTS[env_id][1]
+
+
+def applicable_policies(env_id: str) -> list[str]:
+    """Names of the baselines that can act in ``env_id``."""
+    return list(POLICIES_BY_FAMILY.get(family_of(env_id), {}))
+
+
+def make_policy(name: str, env_id: str, env: Any = None, seed: int | None = 0) -> TradingPolicy:
+    """Build baseline ``name`` for ``env_id``.
+
+    Args:
+        name: Policy name (see :func:`applicable_policies`).
+        env_id: Registered env id.
+        env: The env instance, used to check the policy's history fits its observation window.
+        seed: Seed of stochastic policies.
+
+    Raises:
+        KeyError: Unknown policy, or one that does not apply to the env (lists the valid ones).
+        ValueError: The env's observation window is shorter than the policy needs.
+    """
+    table = POLICIES_BY_FAMILY.get(family_of(env_id), {})
+    if name not in table:
+        raise KeyError(f"unknown policy {name!r} for {env_id}; valid policies: {sorted(table)}")
+    cls = table[name][0]
+    policy = cls(seed=seed) if cls is RandomPolicy else cls()
+    if env is not None:
+        window = getattr(getattr(env, "unwrapped", env), "params", None)
+        window = getattr(window, "window", None)
+        if window is not None and window < policy.min_window:
+            raise ValueError(f"policy {name!r} needs an observation window >= {policy.min_window}, env has {window}")
+    return policy
