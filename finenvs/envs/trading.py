@@ -119,10 +119,11 @@ class FinTradingEnv(gym.Env):
     * ``synthetic``: ``{"model": "gbm"|"heston"|"merton", "params": {...}, "bars": {...}}``.
     * ``render_mode``: None, ``"ansi"`` or ``"rgb_array"`` (needs ``finenvs[plot]``).
 
-    Every observation needs ``window + 19`` days of history before the first
-    decision. A named split whose first days lack it starts at the first day
-    that has it (``train`` starts 2024-03-13 with the default window); an
-    explicit ``start`` without it is an error naming the earliest valid start.
+    The first decision day needs ``window + 18`` earlier trading days of
+    history (a full observation window of features, which need 20 days each). A
+    named split whose first days lack it starts at the first day that has it
+    (``train`` starts 2024-03-12 with the default window); an explicit
+    ``start`` without it is an error naming the earliest valid start.
 
     ## Version History
     * v0: initial release.
@@ -264,11 +265,11 @@ class FinTradingEnv(gym.Env):
         first, last = window_indices(market.dates, lo, hi)
         need = self._history_needed
         if first < need:
-            if explicit_start or need >= len(market):
+            if explicit_start or need >= last:
                 earliest = market.dates[need] if need < len(market) else "none (series too short)"
                 raise WindowError(
                     f"{market.symbol}: window starting {market.dates[first]} has {first} day(s) of history; "
-                    f"an observation needs {need} (window={self.params.window} + {WARMUP} warm-up days). "
+                    f"the first decision needs {need} (window={self.params.window} + {WARMUP - 1} for the 20-day features). "
                     f"Earliest valid start: {earliest}"
                 )
             first = need

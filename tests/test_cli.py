@@ -1,0 +1,143 @@
+"""The finenvs command line: list, run, bench, data verify, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from finenvs.cli import main
+from finenvs.data import shipped_data_dir
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``finenvs`` as a user would (a fresh process), capturing output."""
+    return subprocess.run(
+        [sys.executable, "-m", "finenvs.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=dict(os.environ),
+        timeout=300,
+    )
+
+
+def test_list_shows_every_env_with_its_baselines(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "FinTrading-v0" in out and "buy_and_hold" in out and "rsi_mean_reversion" in out
+
+
+def test_run_prints_both_presets(capsys):
+    assert main(["run", "--env", "FinTrading-v0", "--policy", "buy_and_hold", "--symbol", "MSFT"]) == 0
+    out = capsys.readouterr().out
+    assert "MSFT 2026-01-02..2026-03-31" in out
+    assert "herculean: CR -21.59%  SR -2.92  MDD +26.04%" in out
+
+
+def test_run_json_and_chart(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="charts need finenvs[plot]")
+    chart = tmp_path / "run.png"
+    code = main(["run", "--env", "FinTrading-v0", "--policy", "momentum", "--symbol", "AAPL", "--split", "live",
+                 "--fill", "next_open", "--fee-bps", "10", "--json", "--chart", str(chart)])
+    assert code == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["symbol"] == "AAPL" and row["window"] == "2026-04-01..2026-05-01"
+    assert chart.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["run", "--env", "FinNope-v0", "--policy", "buy_and_hold"], "unknown env 'FinNope-v0'"),
+        (["run", "--env", "FinTrading-v0", "--policy", "oracle"], "unknown policy 'oracle'"),
+        (["run", "--env", "FinTrading-v0", "--policy", "random", "--symbol", "ZZZZ"], "unknown symbol 'ZZZZ'"),
+        (["run", "--env", "FinTrading-v0", "--policy", "random", "--start", "2026-02-30"], "is not a date"),
+        (["run", "--env", "FinTrading-v0", "--policy", "random", "--split", "test"], "unknown split 'test'"),
+        (["run", "--env", "FinTrading-v0", "--policy", "random", "--start", "2030-01-02", "--end", "2030-03-01"],
+         "empty window"),
+        (["run", "--env", "FinTrading-v0", "--policy", "random", "--start", "2026-03-02", "--end", "2026-01-05"],
+         "is after end"),
+        (["bench", "--split", "test"], "unknown split 'test'"),
+        (["bench", "--envs", "FinNope-v0"], "unknown env 'FinNope-v0'"),
+        (["run", "--env", "FinTrading-v0"], "the following arguments are required: --policy"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_no_traceback(args, match):
+    proc = run_cli(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("finenvs: error:")]
+    assert len(errors) == 1 and match in errors[0], proc.stderr
+
+
+def test_data_verify_shipped_data_passes():
+    proc = run_cli("data", "verify")
+    assert proc.returncode == 0, proc.stderr
+    assert "all 6 files verified" in proc.stdout
+
+
+def test_data_verify_fails_naming_file_and_row(tmp_path):
+    data = tmp_path / "envs_data"
+    shutil.copytree(shipped_data_dir(), data, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    target = data / "rates/fred_dgs10.parquet"
+    target.write_bytes(target.read_bytes()[:-10] + b"0123456789")
+    proc = run_cli("data", "verify", "--data-dir", str(data))
+    assert proc.returncode == 1
+    assert "FAILED rates/fred_dgs10.parquet: sha256" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_data_verify_user_file(tmp_path, aapl_frame):
+    good = tmp_path / "good.csv"
+    aapl_frame.head(40).to_csv(good, index=False)
+    proc = run_cli("data", "verify", "--file", str(good))
+    assert proc.returncode == 0 and "AAPL: ok (40 rows" in proc.stdout
+    bad = tmp_path / "bad.csv"
+    frame = aapl_frame.head(40).copy()
+    frame.loc[9, "close"] = 0.0
+    frame.to_csv(bad, index=False)
+    proc = run_cli("data", "verify", "--file", str(bad))
+    assert proc.returncode == 1
+    assert "bad.csv: row 10 (AAPL 2024-01-16): close=0.0 is not a positive finite price" in proc.stderr
+
+
+def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
+    proc = run_cli("bench", "--symbols", "MSFT", "AAPL", "--out", str(tmp_path), "--name", "t", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    run = tmp_path / "t"
+    card = json.loads((run / "scorecard.json").read_text())
+    assert len(card["rows"]) == 2 * 6 and not card["errors"]
+    assert {r["policy"] for r in card["rows"]} == {
+        "buy_and_hold", "always_flat", "random", "sma_crossover", "momentum", "rsi_mean_reversion"}
+    assert [c["match"] for c in card["reproduction_check"]] == [True, True]
+    md = (run / "scorecard.md").read_text()
+    assert "## FinTrading-v0" in md and "Reproduction check" in md and "| MSFT" in md
+    assert "buy_and_hold" in proc.stdout and "reproduced on 2/2 symbols" in proc.stdout
+    if shutil.which("python") and _has_matplotlib():
+        pngs = sorted(p.name for p in run.glob("*.png"))
+        assert pngs == ["equity_FinTrading-v0_AAPL.png", "equity_FinTrading-v0_MSFT.png", "sharpe_FinTrading-v0.png"]
+        assert "![" in md
+
+
+def test_full_bench_on_shipped_data(tmp_path):
+    """The README's main job: every env x every baseline on the eval split."""
+    proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
+    assert len(card["rows"]) == 10 * 6
+    assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == 4
+    assert all(r["look_ahead_attempts"] == 0 for r in card["rows"])
+
+
+def _has_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True

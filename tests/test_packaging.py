@@ -1,0 +1,76 @@
+"""Packaging: what `import finenvs` loads and changes, and what the wheel ships."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _python(code: str) -> str:
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ), cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_import_registers_envs_and_stays_light():
+    out = _python(
+        "import sys, json, warnings\n"
+        "import numpy, gymnasium as gym  # they set their own filters on import\n"
+        "before = list(warnings.filters)\n"
+        "import finenvs\n"
+        "heavy = [m for m in ('torch', 'stable_baselines3', 'pettingzoo', 'openai', 'mcp', 'matplotlib', 'pandas',"
+        " 'duckdb') if m in sys.modules]\n"
+        "print(json.dumps({'heavy': heavy, 'filters_same': before == list(warnings.filters),"
+        " 'ids': sorted(i for i in gym.registry if i.startswith('Fin'))}))\n"
+    )
+    report = json.loads(out)
+    assert report["heavy"] == []
+    assert report["filters_same"] is True
+    assert report["ids"] == ["FinTrading-v0"]
+
+
+def test_subpackages_live_in_the_finenvs_namespace():
+    out = _python(
+        "import finenvs.wrappers, finenvs.baselines, finenvs.scoring, finenvs.envs_data, finenvs.data\n"
+        "import importlib.util as u\n"
+        "print([n for n in ('wrappers', 'baselines', 'scoring', 'envs_data') if u.find_spec(n) is not None])\n"
+    )
+    assert out.strip() == "[]"  # no bare top-level names importable from outside the checkout
+
+
+def test_wheel_ships_only_the_finenvs_package_with_its_data(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True, text=True, timeout=600,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"building the wheel failed:\n{proc.stderr[-2000:]}")
+    wheel = glob.glob(str(tmp_path / "finenvs-*.whl"))[0]
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {n.split("/")[0] for n in names} == {"finenvs", "finenvs-0.1.0.dist-info"}
+    for required in (
+        "finenvs/py.typed",
+        "finenvs/envs_data/MANIFEST.json",
+        "finenvs/envs_data/README.md",
+        "finenvs/envs_data/prices/core_2024_2026.parquet",
+        "finenvs/envs_data/rates/fred_dtb3.parquet",
+        "finenvs/wrappers/__init__.py",
+        "finenvs/baselines/__init__.py",
+        "finenvs/scoring/__init__.py",
+    ):
+        assert required in names, required
+    metadata = zipfile.ZipFile(wheel).read("finenvs-0.1.0.dist-info/METADATA").decode()
+    for extra in ("rl", "marl", "llm", "dev", "all", "plot"):
+        assert f"Provides-Extra: {extra}" in metadata
+    for dep in ("gymnasium>=1.0", "numpy", "pandas", "scipy", "duckdb"):
+        assert f"Requires-Dist: {dep}" in metadata

@@ -1,0 +1,536 @@
+"""FinTrading-v0: Gymnasium conformance, determinism, accounting, date lock and bad input."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pandas as pd
+import pytest
+from gymnasium.envs.registration import EnvSpec
+from gymnasium.utils.env_checker import check_env
+
+import finenvs
+from finenvs.envs.trading import FinTradingEnv
+from finenvs.envs.trading_core import (
+    BUY,
+    DSR_MIN_VARIANCE,
+    HOLD,
+    RUIN_LOG_RETURN,
+    SELL,
+    StepOutcome,
+    TradingState,
+    initial_state,
+    make_episode,
+    observe,
+    transition,
+)
+from finenvs.errors import UnknownSymbolError, WindowError
+from finenvs.scoring import herculean_metrics
+from finenvs.wrappers import EpisodeMetrics
+from helpers import perturb_after
+
+FEE = 0.0005
+VARIANTS = {
+    "default": {},
+    "next_open": {"fill": "next_open"},
+    "dsr": {"reward": "dsr"},
+    "long_only": {"allow_short": False, "fee_bps": 0.0},
+    "window5": {"window": 5},
+    "synthetic_gbm": {"source": "synthetic", "synthetic": {"model": "gbm"}, "episode_length": 40},
+    "synthetic_heston": {"source": "synthetic", "synthetic": {"model": "heston"}, "episode_length": 40},
+    "synthetic_merton": {"source": "synthetic", "synthetic": {"model": "merton"}, "episode_length": 40},
+}
+
+
+def rollout(env, seed, actions=None, n=None, options=None):
+    """(observations, rewards, infos) of one episode, actions from a seeded generator by default."""
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed, options=options)
+    observations, rewards, infos = [obs.tobytes()], [], [info]
+    k = 0
+    while True:
+        a = actions[k] if actions is not None else int(rng.integers(3))
+        obs, r, term, trunc, info = env.step(a)
+        observations.append(obs.tobytes())
+        rewards.append(r)
+        infos.append(info)
+        k += 1
+        if term or trunc or (n is not None and k >= n):
+            return observations, rewards, infos
+
+
+# ---------------------------------------------------------------- conformance
+@pytest.mark.parametrize("env_id", finenvs.env_ids())
+def test_registered_env_passes_gymnasium_check_env_without_warnings(env_id):
+    env = gym.make(env_id)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped, skip_render_check=False)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_variants_pass_check_env_without_warnings(variant):
+    env = gym.make("FinTrading-v0", **VARIANTS[variant])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+
+
+@pytest.mark.parametrize("render_mode", ["ansi", "rgb_array"])
+def test_check_env_with_render_modes(render_mode):
+    if render_mode == "rgb_array":
+        pytest.importorskip("matplotlib", reason="rgb_array rendering needs finenvs[plot]")
+    env = gym.make("FinTrading-v0", symbol="MSFT", split="eval", render_mode=render_mode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped, skip_render_check=False)
+
+
+@pytest.mark.parametrize("env_id", finenvs.env_ids())
+def test_stable_baselines3_check_env(env_id):
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker", reason="needs finenvs[rl]")
+    env = gym.make(env_id)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sb3_checker.check_env(env.unwrapped, warn=True)
+
+
+def test_spaces_and_observation_contract():
+    env = gym.make("FinTrading-v0", symbol="AAPL", split="eval")
+    assert env.action_space == gym.spaces.Discrete(3)
+    space = env.observation_space
+    assert space.dtype == np.float32 and space.shape == (30 * 6 + 3,)
+    assert np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))
+    obs, _ = env.reset(seed=0)
+    seen = [obs]
+    while True:
+        obs, _, term, trunc, _ = env.step(BUY)
+        assert obs.dtype == np.float32 and space.contains(obs)
+        assert all(obs is not o and not np.shares_memory(obs, o) for o in seen[-1:])
+        seen.append(obs)
+        if term or trunc:
+            break
+
+
+def test_spec_json_round_trip_and_make_from_it():
+    spec = gym.spec("FinTrading-v0")
+    text = spec.to_json()
+    back = EnvSpec.from_json(text)
+    assert back == spec
+    env = gym.make(back, symbol="NVDA", split="eval")
+    obs, info = env.reset(seed=1)
+    assert info["symbol"] == "NVDA" and env.observation_space.contains(obs)
+
+
+# ---------------------------------------------------------------- determinism
+@pytest.mark.parametrize("variant", ["default", "next_open", "dsr", "synthetic_heston"])
+def test_same_seed_gives_identical_rollout(variant):
+    kwargs = dict(VARIANTS[variant])
+    kwargs.setdefault("episode_length", 60)
+    a = rollout(gym.make("FinTrading-v0", **kwargs), seed=7)
+    b = rollout(gym.make("FinTrading-v0", **kwargs), seed=7)
+    assert a[0] == b[0]
+    assert a[1] == b[1]
+    assert a[2] == b[2]
+
+
+@pytest.mark.parametrize("variant", ["default", "synthetic_merton"])
+def test_different_seeds_give_different_rollouts(variant):
+    kwargs = dict(VARIANTS[variant])
+    kwargs.setdefault("episode_length", 60)
+    first_obs = {rollout(gym.make("FinTrading-v0", **kwargs), seed=s, n=3)[0][0] for s in range(5)}
+    assert len(first_obs) == 5
+
+
+def test_random_symbol_and_subwindow_come_from_np_random():
+    env = gym.make("FinTrading-v0", episode_length=20)
+    starts = set()
+    symbols = set()
+    for seed in range(20):
+        _, info = env.reset(seed=seed)
+        starts.add(info["window_start"])
+        symbols.add(info["symbol"])
+        assert info["n_decisions"] == 20
+        assert "2024-03-12" <= info["window_start"] and info["window_end"] <= "2025-12-31"
+    assert len(symbols) > 3 and len(starts) > 10
+
+
+def test_pickle_round_trip_mid_episode_continues_identically():
+    env = gym.make("FinTrading-v0", symbol="TSLA", split="eval", fill="next_open")
+    env.reset(seed=3)
+    for a in (BUY, BUY, SELL, HOLD, SELL):
+        env.step(a)
+    clone = pickle.loads(pickle.dumps(env))
+    actions = [BUY, SELL, SELL, HOLD, BUY] * 4
+    for a in actions:
+        o1, r1, t1, u1, i1 = env.step(a)
+        o2, r2, t2, u2, i2 = clone.step(a)
+        assert o1.tobytes() == o2.tobytes() and r1 == r2 and (t1, u1) == (t2, u2) and i1 == i2
+
+
+def test_pickle_fresh_env_and_synthetic_env():
+    for kwargs in ({"symbol": "AAPL"}, VARIANTS["synthetic_gbm"]):
+        env = gym.make("FinTrading-v0", **kwargs)
+        clone = pickle.loads(pickle.dumps(env))
+        assert rollout(env, seed=5, n=10) == rollout(clone, seed=5, n=10)
+
+
+# ---------------------------------------------------------------- accounting
+def _episode_prices(symbol="MSFT", split="eval"):
+    env = FinTradingEnv(symbol=symbol, split=split)
+    env.reset(seed=0)
+    m, s = env.market, env.state
+    return env, m.close[s.start : s.end + 1], m.open[s.start : s.end + 1]
+
+
+@pytest.mark.parametrize("symbol", ["MSFT", "TSLA", "SPY"])
+def test_buy_and_hold_closed_form_close_fill(symbol):
+    env, close, _ = _episode_prices(symbol)
+    env.reset(seed=0)
+    total = 0.0
+    first = True
+    while True:
+        _, r, term, trunc, info = env.step(BUY)
+        total += r
+        if first:
+            assert info["equity_at_decision"] == pytest.approx(1 - FEE, abs=1e-15)
+            first = False
+        if term or trunc:
+            break
+    expected = (1 - FEE) ** 2 * close[-1] / close[0]
+    assert info["equity"] == pytest.approx(expected, rel=1e-12)
+    assert math.exp(total) == pytest.approx(expected, rel=1e-12)
+    assert info["closed_out"] is True
+
+
+def test_buy_and_hold_closed_form_next_open_fill():
+    env = FinTradingEnv(symbol="NVDA", split="eval", fill="next_open")
+    env.reset(seed=0)
+    s = env.state
+    close, opens = env.market.close, env.market.open
+    infos = []
+    while True:
+        _, _, term, trunc, info = env.step(BUY)
+        infos.append(info)
+        if term or trunc:
+            break
+    # the first decision trades at the next day's open; day 1 earns open -> close
+    assert infos[0]["equity"] == pytest.approx((1 - FEE) * close[s.start + 1] / opens[s.start + 1], rel=1e-12)
+    expected = (1 - FEE) ** 2 * close[s.end] / opens[s.start + 1]
+    assert infos[-1]["equity"] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("symbol", "published"),
+    [
+        ("MSFT", (-21.59, -2.92, 26.04)),
+        ("TSLA", (-15.18, -1.72, 21.34)),
+        ("AAPL", (-6.31, -0.96, 11.24)),
+        ("NVDA", (-7.69, -0.72, 15.54)),
+    ],
+)
+def test_herculean_preset_reproduces_published_buy_and_hold(symbol, published):
+    """HERCULEAN paper, Table 2, Trading baseline (BL) on 2026-01-02..2026-03-31."""
+    env = EpisodeMetrics(gym.make("FinTrading-v0", symbol=symbol, split="eval"))
+    env.reset(seed=0)
+    while True:
+        _, _, term, trunc, info = env.step(BUY)
+        if term or trunc:
+            break
+    h = info["episode_metrics"]["herculean"]
+    ours = (round(100 * h["cumulative_return"], 2), round(h["sharpe"], 2), round(100 * h["max_drawdown"], 2))
+    assert ours == published
+
+
+def _hand_market(closes, opens=None):
+    """A tiny market for hand-computed accounting: 48 flat warm-up days, then ``closes``."""
+    warm = [100.0] * 48
+    close = np.array(warm + list(closes), dtype=float)
+    open_ = np.array(warm + list(opens if opens is not None else closes), dtype=float)
+    frame = pd.DataFrame(
+        {
+            "date": pd.bdate_range("2020-01-01", periods=len(close)),
+            "open": open_,
+            "high": np.maximum(open_, close) * 1.01,
+            "low": np.minimum(open_, close) * 0.99,
+            "close": close,
+            "volume": 1e6,
+        }
+    )
+    return frame
+
+
+def _play(frame, actions, **kwargs):
+    env = FinTradingEnv(symbol="X", data=frame, split=None, **kwargs)
+    obs, info = env.reset(seed=0)
+    out = []
+    for a in actions:
+        obs, r, term, trunc, info = env.step(a)
+        out.append((r, term, trunc, info))
+        if term or trunc:
+            break
+    return out
+
+
+def test_short_position_keeps_fixed_shares_and_pays_exit_fee_on_market_value():
+    # 100 -> 110 -> 121, short the whole time
+    out = _play(_hand_market([100.0, 110.0, 121.0]), [SELL, SELL])
+    e0 = 1 - FEE  # after entry: 0.9995 equity, shares = -0.009995, cash = 1.999
+    shares = -e0 / 100.0
+    cash = e0 - shares * 100.0
+    e1 = cash + shares * 110.0
+    assert out[0][3]["equity"] == pytest.approx(e1, rel=1e-14)
+    e2 = cash + shares * 121.0 - FEE * abs(shares) * 121.0
+    assert out[1][3]["equity"] == pytest.approx(e2, rel=1e-14)
+    assert out[1][3]["fee"] == pytest.approx(FEE * abs(shares) * 121.0, rel=1e-14)
+
+
+def test_reversal_pays_exit_then_entry_and_hold_goes_flat():
+    out = _play(_hand_market([100.0, 100.0, 100.0, 100.0]), [BUY, SELL, HOLD])
+    assert out[0][3]["equity"] == pytest.approx(1 - FEE)
+    assert out[1][3]["equity"] == pytest.approx((1 - FEE) ** 3)
+    assert out[1][3]["fee"] == pytest.approx((1 - FEE) * FEE + (1 - FEE) ** 2 * FEE)
+    assert out[2][3]["equity"] == pytest.approx((1 - FEE) ** 4)
+    assert out[2][3]["position"] == 0
+
+
+def test_same_target_trades_nothing_and_long_only_sell_is_flat():
+    out = _play(_hand_market([100.0, 105.0, 110.0, 120.0]), [BUY, BUY, SELL], allow_short=False)
+    assert [o[3]["fee"] for o in out[:2]] == [pytest.approx(FEE), 0.0]
+    assert out[2][3]["position"] == 0
+    assert out[2][3]["equity"] == pytest.approx((1 - FEE) ** 2 * 110.0 / 100.0)
+
+
+def test_zero_fee_long_equity_is_the_price_ratio():
+    closes = [100.0, 101.5, 99.0, 104.25]
+    out = _play(_hand_market(closes), [BUY] * 3, fee_bps=0.0)
+    assert [o[3]["equity"] for o in out] == pytest.approx([c / 100.0 for c in closes[1:]], rel=1e-15)
+
+
+def test_ruin_terminates_with_zero_equity_and_floor_reward():
+    out = _play(_hand_market([100.0, 150.0, 210.0, 220.0]), [SELL, SELL, SELL])
+    r, term, trunc, info = out[-1]
+    assert len(out) == 2 and term and not trunc
+    assert info["equity"] == 0.0 and r == RUIN_LOG_RETURN
+
+
+def test_log_rewards_sum_to_log_final_equity_for_any_policy():
+    obs, rewards, infos = rollout(gym.make("FinTrading-v0", symbol="AMZN", split="eval"), seed=11)
+    assert math.fsum(rewards) == pytest.approx(math.log(infos[-1]["equity"]), abs=1e-12)
+
+
+def test_dsr_reward_matches_moody_saffell_recursion():
+    env = gym.make("FinTrading-v0", symbol="META", split="eval", reward="dsr", dsr_eta=0.05)
+    _, rewards, infos = rollout(env, seed=2)
+    equity = [info["equity"] for info in infos]
+    a = b = 0.0
+    for k, reward in enumerate(rewards):
+        r = equity[k + 1] / equity[k] - 1.0
+        da, db = r - a, r * r - b
+        var = b - a * a
+        expected = (b * da - 0.5 * a * db) / var**1.5 if var > DSR_MIN_VARIANCE else 0.0
+        assert reward == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        a, b = a + 0.05 * da, b + 0.05 * db
+    assert any(r != 0.0 for r in rewards)
+
+
+def test_core_is_pure_and_accepts_named_states():
+    env = FinTradingEnv(symbol="AAPL", split="eval")
+    env.reset(seed=0)
+    ep = make_episode(env.market, env.params)
+    s0 = initial_state(env.state.start, env.state.end)
+    named = TradingState(*s0)
+    first = transition(ep, s0, BUY)
+    again = transition(ep, named, BUY)
+    assert first == again  # same inputs, same outputs; the input state is untouched
+    assert TradingState(*s0) == named
+    out = StepOutcome(*first[1])
+    assert out.fee == pytest.approx(FEE) and out.held == 1
+    assert observe(ep, s0).tobytes() == observe(ep, named).tobytes()
+
+
+# ---------------------------------------------------------------- date lock
+@pytest.mark.parametrize("fill", ["close", "next_open"])
+@pytest.mark.parametrize("reward", ["log_return", "dsr"])
+def test_counterfactual_future_invariance(aapl_frame, fill, reward):
+    """Perturb every bar after a random cut t: nothing observed up to t may change."""
+    rng = np.random.default_rng(hash((fill, reward)) % 2**32)
+    dates = pd.to_datetime(aapl_frame["date"])
+    for _ in range(4):
+        base = FinTradingEnv(symbol="AAPL", data=aapl_frame, split=None, fill=fill, reward=reward)
+        _, info0 = base.reset(seed=0)
+        candidates = dates[(dates > pd.Timestamp(info0["window_start"])) & (dates < pd.Timestamp("2026-09-01"))]
+        cut = candidates.iloc[int(rng.integers(len(candidates)))]
+        changed = perturb_after(aapl_frame, str(cut.date()), rng)
+        alt = FinTradingEnv(symbol="AAPL", data=changed, split=None, fill=fill, reward=reward)
+        actions = rng.integers(0, 3, 2000).tolist()
+        o1, r1, i1 = rollout(base, seed=0, actions=actions)
+        o2, r2, i2 = rollout(alt, seed=0, actions=actions)
+        upto = [k for k, info in enumerate(i1) if pd.Timestamp(info["date"]) <= cut]
+        assert len(upto) > 1
+        for k in upto:
+            assert o1[k] == o2[k], f"observation at {i1[k]['date']} changed (cut {cut.date()})"
+            assert i1[k] == i2[k], f"info at {i1[k]['date']} changed (cut {cut.date()})"
+            if k > 0:
+                assert r1[k - 1] == r2[k - 1], f"reward up to {i1[k]['date']} changed"
+        # and the perturbation is real: something after the cut differs
+        assert any(o1[k] != o2[k] for k in range(upto[-1] + 1, len(o1)))
+
+
+def test_as_of_view_counts_look_ahead_and_hides_the_future():
+    env = gym.make("FinTrading-v0", symbol="GOOGL", split="eval")
+    _, info = env.reset(seed=0)
+    view = env.unwrapped.as_of_view()
+    assert str(view.as_of) == info["date"]
+    bars = view.prices("GOOGL", lookback=5)
+    assert len(bars) == 5 and str(bars.dates[-1]) == info["date"]
+    peek = view.prices("GOOGL", end="2026-12-31")
+    assert str(peek.dates[-1]) == info["date"]
+    _, _, _, _, info = env.step(BUY)
+    assert info["look_ahead_attempts"] == 1
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(BUY)
+    assert info["look_ahead_attempts"] == 0  # counted per episode
+
+
+# ---------------------------------------------------------------- windows and splits
+def test_named_splits_cover_the_documented_windows():
+    for split, (lo, hi, n) in {
+        "eval": ("2026-01-02", "2026-03-31", 60),
+        "live": ("2026-04-01", "2026-05-01", 21),
+        "train": ("2024-03-12", "2025-12-31", 453),
+    }.items():
+        _, info = gym.make("FinTrading-v0", symbol="AAPL", split=split).reset(seed=0)
+        assert (info["window_start"], info["window_end"], info["n_decisions"]) == (lo, hi, n)
+
+
+def test_explicit_window_and_reset_options():
+    env = gym.make("FinTrading-v0", symbol="AAPL", start="2025-06-02", end="2025-06-30")
+    _, info = env.reset(seed=0)
+    assert (info["window_start"], info["window_end"]) == ("2025-06-02", "2025-06-30")
+    _, info = env.reset(options={"symbol": "QQQ", "start": "2026-02-02", "end": "2026-02-27"})
+    assert (info["symbol"], info["window_start"], info["window_end"]) == ("QQQ", "2026-02-02", "2026-02-27")
+
+
+def test_synthetic_source_draws_a_fresh_path_each_reset():
+    env = gym.make("FinTrading-v0", source="synthetic", synthetic={"model": "heston"}, episode_length=30)
+    o1, i1 = env.reset(seed=1)
+    o2, i2 = env.reset()
+    assert i1["n_decisions"] == 30 and o1.tobytes() != o2.tobytes()
+    assert i1["symbol"] == "SYN-HESTON"
+
+
+# ---------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "action", [3, -1, 1.0, np.float64(2.0), float("nan"), True, "BUY", None, np.array([0, 1]), np.array([1.0])]
+)
+def test_invalid_actions_raise_value_error_naming_the_valid_set(action):
+    env = gym.make("FinTrading-v0", symbol="AAPL", split="eval")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"0: SELL, 1: HOLD, 2: BUY"):
+        env.step(action)
+
+
+@pytest.mark.parametrize("action", [np.int64(2), np.array(2), np.array([2]), np.uint8(1)])
+def test_numpy_integer_actions_are_accepted(action):
+    env = gym.make("FinTrading-v0", symbol="AAPL", split="eval")
+    env.reset(seed=0)
+    env.step(action)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"symbol": "ZZZZ"}, UnknownSymbolError, "unknown symbol 'ZZZZ'.*valid symbols"),
+        ({"symbol": "AAPL", "split": "test"}, WindowError, "unknown split 'test'"),
+        ({"symbol": "AAPL", "start": "2025-06-07", "end": "2025-06-08"}, WindowError, "empty window"),
+        ({"symbol": "AAPL", "start": "2024-01-05", "end": "2024-06-28"}, WindowError, "Earliest valid start: 2024-03-12"),
+        ({"symbol": "AAPL", "start": "2025-13-01"}, WindowError, "not a date"),
+        ({"symbol": "AAPL", "start": "2025-06-30", "end": "2025-06-01"}, WindowError, "after end"),
+        ({"symbol": "AAPL", "split": "eval", "episode_length": 500}, WindowError, "does not fit"),
+        ({"fee_bps": -1}, ValueError, "fee_bps"),
+        ({"fee_bps": float("nan")}, ValueError, "fee_bps"),
+        ({"window": 0}, ValueError, "window"),
+        ({"fill": "vwap"}, ValueError, "valid fills"),
+        ({"reward": "pnl"}, ValueError, "valid rewards"),
+        ({"source": "live"}, ValueError, "valid sources"),
+        ({"dataset": "nope"}, ValueError, "unknown dataset 'nope'"),
+        ({"source": "synthetic", "synthetic": {"model": "sabr"}}, ValueError, "unknown synthetic model"),
+    ],
+)
+def test_bad_arguments_raise_one_clear_error(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        env = gym.make("FinTrading-v0", **kwargs)
+        env.reset(seed=0)
+
+
+def test_unsupported_render_mode_is_rejected():
+    with pytest.raises(ValueError, match="render_mode='human'"):
+        FinTradingEnv(symbol="AAPL", render_mode="human")
+
+
+def test_window_longer_than_history_is_an_error_naming_the_argument():
+    with pytest.raises(WindowError, match="window=600"):
+        FinTradingEnv(symbol="AAPL", split="eval", window=600)
+
+
+def test_reset_option_and_order_errors():
+    env = FinTradingEnv(symbol="AAPL", split="eval")
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(BUY)
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(options={"sym": "AAPL"})
+    env.reset(options={"start": "2026-03-20"})
+    while True:
+        *_, term, trunc, _ = env.step(HOLD)
+        if term or trunc:
+            break
+    with pytest.raises(gym.error.ResetNeeded, match="episode has ended"):
+        env.step(HOLD)
+
+
+def test_mutating_an_observation_does_not_change_the_env():
+    env_a = FinTradingEnv(symbol="ADBE", split="eval")
+    env_b = FinTradingEnv(symbol="ADBE", split="eval")
+    obs_a, _ = env_a.reset(seed=0)
+    obs_b, _ = env_b.reset(seed=0)
+    obs_a[:] = 123.0
+    for a in (BUY, SELL, HOLD, BUY):
+        obs_a, r_a, *_ = env_a.step(a)
+        obs_b, r_b, *_ = env_b.step(a)
+        obs_a *= -1.0
+        assert (-obs_a).tobytes() == obs_b.tobytes() and r_a == r_b
+    market = env_a.market
+    for arr in (market.close, market.open, market.features, market.flat_features, market.dates):
+        assert not arr.flags.writeable
+        with pytest.raises(ValueError):
+            arr[...] = arr
+
+
+def test_render_text_and_chart():
+    env = gym.make("FinTrading-v0", symbol="MSFT", split="eval", render_mode="ansi")
+    env.reset(seed=0)
+    env.step(BUY)
+    text = env.render()
+    assert "MSFT" in text and "position LONG" in text and "equity" in text
+    pytest.importorskip("matplotlib", reason="rgb_array rendering needs finenvs[plot]")
+    env = gym.make("FinTrading-v0", symbol="MSFT", split="eval", render_mode="rgb_array")
+    env.reset(seed=0)
+    for _ in range(10):
+        env.step(SELL)
+    img = env.render()
+    assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3
+    assert img.std() > 10  # a drawn chart, not a blank canvas
+
+
+def test_herculean_metrics_of_env_curve_match_wrapper():
+    env = EpisodeMetrics(gym.make("FinTrading-v0", symbol="TSLA", split="live"))
+    _, _, infos = rollout(env, seed=4)
+    m = infos[-1]["episode_metrics"]
+    equity = [i["equity_at_decision"] for i in infos[1:]] + [infos[-1]["equity"]]
+    assert m["herculean"] == herculean_metrics(equity)
+    assert m["wealth"] == [i["equity"] for i in infos]
