@@ -534,3 +534,21 @@ def test_herculean_metrics_of_env_curve_match_wrapper():
     equity = [i["equity_at_decision"] for i in infos[1:]] + [infos[-1]["equity"]]
     assert m["herculean"] == herculean_metrics(equity)
     assert m["wealth"] == [i["equity"] for i in infos]
+
+
+def test_stable_baselines3_trains_and_predicts_on_the_registered_env():
+    """The README's training example, shrunk: make_vec_env -> PPO -> deterministic eval."""
+    pytest.importorskip("stable_baselines3", reason="needs finenvs[rl]")
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    train = make_vec_env("FinTrading-v0", n_envs=2, seed=0, env_kwargs={"split": "train", "episode_length": 63})
+    model = PPO("MlpPolicy", train, n_steps=64, batch_size=64, n_epochs=1, seed=0).learn(total_timesteps=128)
+    env = EpisodeMetrics(gym.make("FinTrading-v0", symbol="MSFT", split="eval"))
+    obs, info = env.reset(seed=0)
+    while True:
+        action, _ = model.predict(obs, deterministic=True)
+        obs, _, term, trunc, info = env.step(action)
+        if term or trunc:
+            break
+    assert info["episode_metrics"]["standard"]["n_periods"] == 60
