@@ -114,14 +114,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     def pct(x: float) -> str:
         return "n/a" if not math.isfinite(x) else f"{100 * x:+.2f}%"
 
+    def mag(x: float) -> str:
+        return "n/a" if not math.isfinite(x) else f"{100 * x:.2f}%"
+
     def num(x: float) -> str:
         return "n/a" if not math.isfinite(x) else f"{x:.2f}"
 
     print(f"{args.env} {result.symbol} {result.window_start}..{result.window_end} policy={args.policy} "
           f"steps={result.steps}")
-    print(f"  standard : CR {pct(s['cumulative_return'])}  SR {num(s['sharpe'])}  MDD {pct(s['max_drawdown'])}  "
+    print(f"  standard : CR {pct(s['cumulative_return'])}  SR {num(s['sharpe'])}  MDD {mag(s['max_drawdown'])}  "
           f"Sortino {num(s['sortino'])}  Calmar {num(s['calmar'])}  turnover {num(s['turnover'])}")
-    print(f"  herculean: CR {pct(h['cumulative_return'])}  SR {num(h['sharpe'])}  MDD {pct(h['max_drawdown'])}")
+    print(f"  herculean: CR {pct(h['cumulative_return'])}  SR {num(h['sharpe'])}  MDD {mag(h['max_drawdown'])}")
     print(f"  final equity {result.final_equity:.4f}, fees {result.fees:.4f}, "
           f"look-ahead attempts {result.look_ahead_attempts}")
     if args.chart:

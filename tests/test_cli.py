@@ -37,7 +37,7 @@ def test_run_prints_both_presets(capsys):
     assert main(["run", "--env", "FinTrading-v0", "--policy", "buy_and_hold", "--symbol", "MSFT"]) == 0
     out = capsys.readouterr().out
     assert "MSFT 2026-01-02..2026-03-31" in out
-    assert "herculean: CR -21.59%  SR -2.92  MDD +26.04%" in out
+    assert "herculean: CR -21.59%  SR -2.92  MDD 26.04%" in out
 
 
 def test_run_json_and_chart(tmp_path, capsys):
