@@ -26,7 +26,8 @@ defined for the input is ``nan`` — never a silent 0.
     =====================  ===============================================
     empty input            every metric is nan
     n < 2                  volatility, Sharpe, Sortino are nan
-    zero dispersion        Sharpe is nan (std of excess returns == 0)
+    zero dispersion        Sharpe is nan (std of excess returns <= 1e-12 x max |excess|,
+                           i.e. a constant series up to float round-off)
     no downside            Sortino is nan (downside risk == 0)
     no drawdown            Calmar is nan (max drawdown == 0)
     no non-zero period     hit rate is nan
@@ -45,6 +46,9 @@ import numpy as np
 
 TRADING_DAYS_PER_YEAR = 252
 WEEKS_PER_YEAR = 52
+#: A standard deviation at or below this fraction of the largest |excess return| is
+#: float round-off of a constant series (e.g. [0.1, 0.1, 0.1] has std ~1e-17), not dispersion.
+ZERO_DISPERSION = 1e-12
 
 UNDEFINED_IS_NAN = "undefined-is-nan"
 REJECT_MISSING = "reject-missing"
@@ -101,7 +105,7 @@ def sharpe_ratio(returns: Any, risk_free: float = 0.0, periods: int = TRADING_DA
         return math.nan
     excess = r - risk_free
     sd = float(np.std(excess, ddof=1))
-    if sd == 0.0 or not math.isfinite(sd):
+    if not sd > ZERO_DISPERSION * float(np.max(np.abs(excess))):
         return math.nan
     return float(np.mean(excess) / sd * math.sqrt(periods))
 

@@ -116,7 +116,51 @@ class SyntheticSpec:
             raise DataError(f"bad synthetic parameters for {model!r}: {exc}") from exc
         if spec:
             raise DataError(f"unknown synthetic spec key(s) {sorted(spec)}; valid keys: model, params, bars")
-        return cls(model=model, params=params, bars=bars)
+        out = cls(model=model, params=params, bars=bars)
+        out.validate()
+        return out
+
+    def validate(self) -> None:
+        """Check every parameter's range.
+
+        Raises:
+            DataError: Naming the first parameter out of range and its valid range.
+        """
+        p, b = self.params, self.bars
+        rules: list[tuple[str, Any, bool, str]] = [
+            ("params.mu", p.mu, math.isfinite(p.mu), "a finite number"),
+        ]
+        if self.model in ("gbm", "merton"):
+            rules.append(("params.sigma", p.sigma, math.isfinite(p.sigma) and p.sigma >= 0, ">= 0"))
+        if self.model == "merton":
+            rules += [
+                ("params.jump_intensity", p.jump_intensity, math.isfinite(p.jump_intensity) and p.jump_intensity >= 0, ">= 0"),
+                ("params.jump_mean", p.jump_mean, math.isfinite(p.jump_mean), "a finite number"),
+                ("params.jump_std", p.jump_std, math.isfinite(p.jump_std) and p.jump_std >= 0, ">= 0"),
+            ]
+        if self.model == "heston":
+            for name in ("v0", "kappa", "theta", "xi"):
+                value = getattr(p, name)
+                rules.append((f"params.{name}", value, math.isfinite(value) and value >= 0, ">= 0"))
+            rules.append(("params.rho", p.rho, math.isfinite(p.rho) and -1.0 <= p.rho <= 1.0, "in [-1, 1]"))
+        rules += [
+            ("bars.intraday_steps", b.intraday_steps,
+             isinstance(b.intraday_steps, int) and not isinstance(b.intraday_steps, bool) and b.intraday_steps >= 1,
+             "an integer >= 1"),
+            ("bars.overnight_share", b.overnight_share, 0.0 <= b.overnight_share < 1.0, "in [0, 1)"),
+            ("bars.start_price", b.start_price, math.isfinite(b.start_price) and b.start_price > 0, "> 0"),
+            ("bars.volume_mean", b.volume_mean, math.isfinite(b.volume_mean) and b.volume_mean > 0, "> 0"),
+            ("bars.volume_ar", b.volume_ar, 0.0 <= b.volume_ar < 1.0, "in [0, 1)"),
+            ("bars.volume_noise", b.volume_noise, math.isfinite(b.volume_noise) and b.volume_noise >= 0, ">= 0"),
+            ("bars.volume_beta", b.volume_beta, math.isfinite(b.volume_beta), "a finite number"),
+        ]
+        for name, value, ok, valid in rules:
+            if not ok:
+                raise DataError(f"synthetic {self.model}: {name}={value!r} must be {valid}")
+        try:
+            np.datetime64(str(b.start_date), "D")
+        except ValueError as exc:
+            raise DataError(f"synthetic {self.model}: bars.start_date={b.start_date!r} is not a YYYY-MM-DD date") from exc
 
     def nominal_daily_vol(self) -> float:
         p = self.params
@@ -184,6 +228,8 @@ def simulate(
     """
     if not isinstance(spec, SyntheticSpec):
         spec = SyntheticSpec.from_dict(spec)
+    else:
+        spec.validate()
     if int(n_days) < 1:
         raise DataError(f"n_days={n_days} must be >= 1")
     n_days = int(n_days)
