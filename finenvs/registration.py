@@ -2,6 +2,13 @@
 
 Registry kwargs are JSON-serialisable (symbols, dates, fee levels), so
 ``gymnasium.spec(id).to_json()`` round-trips.
+
+The envs enforce reset-before-step themselves (``gymnasium.error.ResetNeeded``)
+and validate every action, and CI runs gymnasium's full ``check_env`` on each
+one, so they register with ``order_enforce=False`` and
+``disable_env_checker=True``: ``gym.make`` returns the env itself, without two
+wrapper layers on every step. ``gym.make(id, disable_env_checker=False)``
+brings gymnasium's passive checker back.
 """
 
 from __future__ import annotations
@@ -42,7 +49,8 @@ def register_envs() -> None:
             id=env_id,
             entry_point=entry_point,
             kwargs=dict(_KWARGS[env_id]),
-            disable_env_checker=False,
+            order_enforce=False,
+            disable_env_checker=True,
         )
 
 

@@ -341,7 +341,7 @@ def test_dsr_reward_matches_moody_saffell_recursion():
 def test_core_is_pure_and_accepts_named_states():
     env = FinTradingEnv(symbol="AAPL", split="eval")
     env.reset(seed=0)
-    ep = make_episode(env.market, env.params)
+    ep = make_episode(env.market, env.params, env.state.start, env.state.end)
     s0 = initial_state(env.state.start, env.state.end)
     named = TradingState(*s0)
     first = transition(ep, s0, BUY)

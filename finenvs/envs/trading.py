@@ -36,6 +36,7 @@ from finenvs.errors import DataError, WindowError
 SOURCES = ("real", "synthetic")
 RESET_OPTIONS = ("symbol", "start", "end")
 DEFAULT_SYNTHETIC_LENGTH = 252
+EPISODE_CACHE_SIZE = 16
 _POSITION_NAMES = {-1: "SHORT", 0: "FLAT", 1: "LONG"}
 
 
@@ -235,6 +236,8 @@ class FinTradingEnv(gym.Env):
         self._lookahead = LookAheadCounter()
         self._market_now: MarketData | None = None
         self._episode: Episode | None = None
+        # precomputed episode constants (observation templates) of recent windows, reused on reset
+        self._episodes: dict[tuple[str, int, int], Episode] = {}
         self._episode_series: PriceSeries | None = None
         self._state: TradingState | None = None
         self._equity_hist: list[float] = []
@@ -321,7 +324,15 @@ class FinTradingEnv(gym.Env):
             first = first + int(rng.integers(0, last - first - self.episode_length + 1))
             last = first + self.episode_length
         self._market_now = market
-        self._episode = make_episode(market, self.params)
+        key = (market.symbol, first, last)
+        episode = self._episodes.get(key) if self.source == "real" else None
+        if episode is None or episode.market is not market:
+            episode = make_episode(market, self.params, first, last)
+            if self.source == "real":
+                if len(self._episodes) >= EPISODE_CACHE_SIZE:
+                    self._episodes.pop(next(iter(self._episodes)))
+                self._episodes[key] = episode
+        self._episode = episode
         self._state = initial_state(first, last)
         self._done = False
         self._lookahead.reset()
@@ -370,7 +381,7 @@ class FinTradingEnv(gym.Env):
         if action.__class__ is not int or not 0 <= action <= 2:  # fast path: a valid Python int
             action = self._validate_action(action)
         ep = self._episode
-        state, (reward, _, held, equity_at_decision, fee, closed_out, terminated, truncated) = transition(
+        state, (reward, held, equity_at_decision, fee, closed_out, terminated, truncated) = transition(
             ep, self._state, action
         )
         self._state = state
@@ -378,10 +389,8 @@ class FinTradingEnv(gym.Env):
         if self._record:
             self._equity_hist.append(state[6])
             self._held_hist.append(held)
-        market = ep.market
         info = {
-            "date": market.date_strings[t],
-            "symbol": market.symbol,
+            "date": ep.date_strings[t],
             "price": ep.close_values[t],
             "position": held,
             "equity": state[6],

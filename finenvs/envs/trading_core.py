@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from finenvs.data.schema import PriceSeries
 from finenvs.envs.features import FEATURE_BOUND, N_FEATURES, compute_features
@@ -52,7 +53,6 @@ ACTION_NAMES = ("SELL", "HOLD", "BUY")
 SCALAR_NAMES = ("position", "time_remaining", "position_log_return")
 N_SCALARS = len(SCALAR_NAMES)
 RUIN_LOG_RETURN = math.log(1e-9)
-_FLOAT32 = np.dtype(np.float32)
 DSR_MIN_VARIANCE = 1e-12
 FILLS = ("close", "next_open")
 REWARDS = ("log_return", "dsr")
@@ -130,11 +130,21 @@ class Episode:
 
     Built once per reset by :func:`make_episode`; ``observe`` and ``transition``
     read only this and the state (one attribute hop per constant).
+
+    ``obs_rows[k]`` is the observation template of decision day ``start + k``:
+    the feature window ending at that day (rows ``<= start + k`` only), the time
+    remaining, and zeros for the position scalars, which ``observe`` fills in
+    when a position is open. Precomputing the templates at reset makes each
+    observation one row copy, whatever the window length.
     """
 
     market: MarketData
     params: TradingParams
-    flat_features: np.ndarray
+    start: int
+    end: int
+    obs_rows: np.ndarray
+    symbol: str
+    date_strings: tuple[str, ...]
     open_values: tuple[float, ...]
     close_values: tuple[float, ...]
     n_obs_features: int
@@ -145,12 +155,27 @@ class Episode:
     dsr_eta: float
 
 
-def make_episode(market: MarketData, params: TradingParams) -> Episode:
-    """Bundle a market and the params into the constants of an episode."""
+def make_episode(market: MarketData, params: TradingParams, start: int, end: int) -> Episode:
+    """Bundle a market, the params and the episode's rows ``start..end`` into its constants."""
+    n = params.window * N_FEATURES
+    rows = end - start + 1
+    if start - params.window + 1 < 0 or end >= len(market) or rows < 1:
+        raise ValueError(f"episode rows {start}..{end} need {params.window} rows of features before them")
+    # window k of the raveled features ends at day (start + k): a strided view, copied once
+    windows = sliding_window_view(market.flat_features, n)[(start + 1) * N_FEATURES - n :: N_FEATURES][:rows]
+    table = np.zeros((rows, n + N_SCALARS), dtype=np.float32)
+    table[:, :n] = windows
+    span = end - start
+    table[:, n + 1] = (end - np.arange(start, end + 1)) / span if span > 0 else 0.0
+    table.setflags(write=False)
     return Episode(
         market=market,
         params=params,
-        flat_features=market.flat_features,
+        start=start,
+        end=end,
+        obs_rows=table,
+        symbol=market.symbol,
+        date_strings=market.date_strings,
         open_values=market.open_values,
         close_values=market.close_values,
         n_obs_features=params.window * N_FEATURES,
@@ -210,7 +235,6 @@ class StepOutcome(NamedTuple):
 
     Attributes:
         reward: Per ``TradingParams.reward``.
-        step_return: Simple return of equity over the step, E_{t+1}/E_t - 1.
         held: Position held over the day that just ended (the exposure behind the step's return).
         equity_at_decision: Equity at the decision close after any trade executed at
             that close (what the ``herculean`` preset records for that day).
@@ -221,7 +245,6 @@ class StepOutcome(NamedTuple):
     """
 
     reward: float
-    step_return: float
     held: int
     equity_at_decision: float
     fee: float
@@ -252,20 +275,14 @@ def observe(ep: Episode, state: tuple) -> np.ndarray:
     (1 at the first decision, 0 at the last close) and ``position_log_return``
     (log of equity over equity at entry; 0 when flat). Only rows <= t are read.
     """
-    t = state[0]
-    span = state[2] - state[1]
+    obs = ep.obs_rows[state[0] - ep.start].copy()
     position = state[3]
-    n = ep.n_obs_features
-    stop = (t + 1) * N_FEATURES
-    obs = np.empty(n + N_SCALARS, _FLOAT32)
-    obs[:n] = ep.flat_features[stop - n : stop]
-    obs[n] = position
-    obs[n + 1] = (state[2] - t) / span if span > 0 else 0.0
-    if position != 0 and state[6] > 0.0:
-        pr = math.log(state[6] / state[7])
-        obs[n + 2] = FEATURE_BOUND if pr > FEATURE_BOUND else (-FEATURE_BOUND if pr < -FEATURE_BOUND else pr)
-    else:
-        obs[n + 2] = 0.0
+    if position != 0:
+        n = ep.n_obs_features
+        obs[n] = position
+        if state[6] > 0.0:
+            pr = math.log(state[6] / state[7])
+            obs[n + 2] = FEATURE_BOUND if pr > FEATURE_BOUND else (-FEATURE_BOUND if pr < -FEATURE_BOUND else pr)
     return obs
 
 
@@ -328,10 +345,10 @@ def transition(ep: Episode, state: tuple, action: int) -> tuple[tuple, tuple]:
         paid += exit_fee
         position, shares, cash = 0, 0.0, new_equity
         closed_out = True
-    step_return = new_equity / old_equity - 1.0
     if ep.log_reward:
         reward = math.log(new_equity / old_equity) if new_equity > 0.0 else RUIN_LOG_RETURN
     else:
+        step_return = new_equity / old_equity - 1.0
         delta_a = step_return - dsr_a
         delta_b = step_return * step_return - dsr_b
         variance = dsr_b - dsr_a * dsr_a
@@ -341,5 +358,5 @@ def transition(ep: Episode, state: tuple, action: int) -> tuple[tuple, tuple]:
     return (
         (nt, start, end, position, shares, cash, new_equity, entry_equity if position != 0 else 1.0,
          fees_paid + paid, dsr_a, dsr_b, ruined),
-        (reward, step_return, held, equity_at_decision, paid, closed_out, ruined, truncated),
+        (reward, held, equity_at_decision, paid, closed_out, ruined, truncated),
     )
