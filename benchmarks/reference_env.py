@@ -24,6 +24,16 @@ from gymnasium import spaces
 from finenvs.envs.features import N_FEATURES
 
 
+def window_observation(flat: np.ndarray, t: int, n: int, position: int, time_left: float, pr: float) -> np.ndarray:
+    """A fresh observation: the ``n`` features ending at day ``t``, then the three scalars."""
+    obs = np.empty(n + 3, dtype=np.float32)
+    obs[:n] = flat[(t + 1) * N_FEATURES - n : (t + 1) * N_FEATURES]
+    obs[n] = position
+    obs[n + 1] = time_left
+    obs[n + 2] = pr
+    return obs
+
+
 class ReferenceTradingEnv(gym.Env):
     """FinTrading-v0's task, flat: same spaces, accounting, reward and info keys."""
 
@@ -38,13 +48,9 @@ class ReferenceTradingEnv(gym.Env):
         self.action_space = spaces.Discrete(3)
 
     def _obs(self) -> np.ndarray:
-        t, n = self.t, self.n
-        obs = np.empty(n + 3, dtype=np.float32)
-        obs[:n] = self.flat[(t + 1) * N_FEATURES - n : (t + 1) * N_FEATURES]
-        obs[n] = self.position
-        obs[n + 1] = (self.last - t) / (self.last - self.first)
-        obs[n + 2] = math.log(self.equity / self.entry) if self.position else 0.0
-        return obs
+        pr = math.log(self.equity / self.entry) if self.position else 0.0
+        time_left = (self.last - self.t) / (self.last - self.first)
+        return window_observation(self.flat, self.t, self.n, self.position, time_left, pr)
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
@@ -100,13 +106,8 @@ class BareReferenceEnv(gym.Env):
         self.action_space = spaces.Discrete(3)
 
     def _obs(self) -> np.ndarray:
-        t, n = self.t, self.n
-        obs = np.empty(n + 3, dtype=np.float32)
-        obs[:n] = self.flat[(t + 1) * N_FEATURES - n : (t + 1) * N_FEATURES]
-        obs[n] = self.position
-        obs[n + 1] = (self.last - t) / (self.last - self.first)
-        obs[n + 2] = 0.0
-        return obs
+        time_left = (self.last - self.t) / (self.last - self.first)
+        return window_observation(self.flat, self.t, self.n, self.position, time_left, 0.0)
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)

@@ -25,13 +25,14 @@ Transformations (all recorded per file in the manifest's ``transform`` field):
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import pandas as pd
+
+from finenvs.data.manifest import sha256_file
 
 HERE = Path(__file__).resolve().parent
 
@@ -102,47 +103,26 @@ RATE_LICENCE = "Public domain (U.S. government data)"
 
 INDEX_SYMBOLS = {"IDX_GSPC": "^GSPC", "IDX_IXIC": "^IXIC"}
 
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+#: layouts with raw (split-adjusted) OHLC plus an adjusted close: field -> source column
+ADJUSTED_LAYOUTS = {
+    "adj_close_title": {"date": "Date", "open": "Open", "high": "High", "low": "Low", "close": "Close",
+                        "adj_close": "Adj Close", "volume": "Volume"},
+    "adj_close_lower": {"date": "date", "open": "open", "high": "high", "low": "low", "close": "close",
+                        "adj_close": "adj_close", "volume": "volume"},
+}
 
 
 def _read_price_csv(path: Path, layout: str) -> pd.DataFrame:
     raw = pd.read_csv(path)
     symbol = INDEX_SYMBOLS.get(path.stem, path.stem)
-    if layout == "lower":
+    if layout in ("lower", "title"):
         frame = raw.rename(columns=str.lower)
-    elif layout == "title":
-        frame = raw.rename(columns=str.lower)
-    elif layout == "adj_close_title":
-        factor = raw["Adj Close"] / raw["Close"]
-        frame = pd.DataFrame(
-            {
-                "date": raw["Date"],
-                "open": raw["Open"] * factor,
-                "high": raw["High"] * factor,
-                "low": raw["Low"] * factor,
-                "close": raw["Close"] * factor,
-                "volume": raw["Volume"],
-            }
-        )
-    elif layout == "adj_close_lower":
-        factor = raw["adj_close"] / raw["close"]
-        frame = pd.DataFrame(
-            {
-                "date": raw["date"],
-                "open": raw["open"] * factor,
-                "high": raw["high"] * factor,
-                "low": raw["low"] * factor,
-                "close": raw["close"] * factor,
-                "volume": raw["volume"],
-            }
-        )
+    elif layout in ADJUSTED_LAYOUTS:
+        names = ADJUSTED_LAYOUTS[layout]  # source column of date, open, high, low, close, adj close, volume
+        factor = raw[names["adj_close"]] / raw[names["close"]]
+        frame = pd.DataFrame({"date": raw[names["date"]], "volume": raw[names["volume"]]})
+        for field in ("open", "high", "low", "close"):
+            frame[field] = raw[names[field]] * factor
     else:  # pragma: no cover - maintainer error
         raise ValueError(f"unknown layout {layout!r}")
     frame["symbol"] = symbol
@@ -212,7 +192,7 @@ def import_prices(source: Path) -> list[dict]:
                 "kind": "prices",
                 "dataset": spec["dataset"],
                 "description": spec["description"],
-                "sha256": sha256_of(dest),
+                "sha256": sha256_file(dest),
                 "rows": int(len(data)),
                 "date_min": str(min(data["date"])),
                 "date_max": str(max(data["date"])),
@@ -247,7 +227,7 @@ def import_rates(source: Path) -> list[dict]:
                 "kind": "rates",
                 "dataset": spec["series"],
                 "description": spec["description"],
-                "sha256": sha256_of(dest),
+                "sha256": sha256_file(dest),
                 "rows": int(len(data)),
                 "date_min": str(min(data["date"])),
                 "date_max": str(max(data["date"])),

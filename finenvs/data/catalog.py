@@ -29,13 +29,7 @@ from typing import Any
 import numpy as np
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
-from finenvs.data.manifest import (
-    Manifest,
-    load_manifest,
-    read_table,
-    sha256_file,
-    split_price_table,
-)
+from finenvs.data.manifest import Manifest, load_manifest, verify_entry
 from finenvs.data.schema import PriceSeries, series_from_frame
 from finenvs.errors import DataError, DataFileError, UnknownSymbolError
 
@@ -69,17 +63,8 @@ def _build(manifest: Manifest, dest: Path) -> None:
     rate_params: list[Any] = []
     for entry in manifest.entries:
         path = manifest.root / entry.file
-        if not path.is_file():
-            raise DataFileError(f"{path}: listed in the data manifest but not found")
-        digest = sha256_file(path)
-        if digest != entry.sha256:
-            raise DataFileError(
-                f"{path}: sha256 does not match the data manifest (file changed or corrupt); "
-                "run `finenvs data verify`"
-            )
+        verify_entry(manifest, entry)  # hash, row count, dates and schema: the `finenvs data verify` check
         if entry.kind == "prices":
-            table = read_table(path, "symbol, date, open, high, low, close, volume")
-            split_price_table(table, str(path))  # schema invariants, names the row on failure
             price_parts.append(
                 "SELECT ? AS dataset, symbol, CAST(date AS DATE) AS date, open, high, low, close, "
                 "CAST(volume AS DOUBLE) AS volume FROM read_parquet(?)"

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from finenvs.data.schema import PriceSeries, check_ohlcv
+from finenvs.data.schema import split_by_symbol
 from finenvs.errors import DataError, DataFileError
 
 MANIFEST_NAME = "MANIFEST.json"
@@ -121,28 +121,6 @@ def read_table(path: Path, columns: str) -> dict[str, np.ndarray]:
         con.close()
 
 
-def split_price_table(table: dict[str, np.ndarray], source: str) -> dict[str, PriceSeries]:
-    """Group a long price table by symbol (file order kept) and check each symbol's bars."""
-    symbols = np.asarray(table["symbol"]).astype(str)
-    out: dict[str, PriceSeries] = {}
-    # the shipped files are sorted by symbol: contiguous blocks, but do not rely on it
-    for sym in dict.fromkeys(symbols.tolist()):
-        rows = np.flatnonzero(symbols == sym)
-        series = PriceSeries.from_arrays(
-            sym,
-            np.asarray(table["date"])[rows],
-            table["open"][rows],
-            table["high"][rows],
-            table["low"][rows],
-            table["close"][rows],
-            table["volume"][rows],
-            validate=False,
-        )
-        check_ohlcv(series, source=source, rows=rows)
-        out[sym] = series
-    return out
-
-
 def check_rate_table(table: dict[str, np.ndarray], source: str) -> None:
     """Rates: dates sorted and unique, values finite."""
     dates = np.asarray(table["date"]).astype("datetime64[D]")
@@ -192,7 +170,7 @@ def verify_entry(manifest: Manifest, entry: ManifestEntry) -> str:
         )
     if entry.kind == "prices":
         table = read_table(path, "symbol, date, open, high, low, close, volume")
-        series = split_price_table(table, entry.file)
+        series = split_by_symbol(table, entry.file)
         symbols = tuple(sorted(series))
         if symbols != tuple(sorted(entry.symbols)):
             raise DataError(f"{entry.file}: symbols {symbols} differ from the manifest's {entry.symbols}")

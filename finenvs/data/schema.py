@@ -239,20 +239,26 @@ def series_from_frame(frame: Any, *, source: str, symbol: str | None = None) -> 
     for field in PRICE_FIELDS:
         col = pd.to_numeric(frame[lower[field]], errors="coerce").to_numpy(dtype=np.float64)
         columns[field] = col
-    out: dict[str, PriceSeries] = {}
-    order = list(dict.fromkeys(symbols.tolist()))
-    if not order:
+    if len(frame) == 0:
         raise DataError(f"{source}: the table has no rows")
-    for sym in order:
+    return split_by_symbol({"symbol": symbols, "date": dates, **columns}, source)
+
+
+def split_by_symbol(table: dict[str, Any], source: str) -> dict[str, PriceSeries]:
+    """Group a long table (``symbol``, ``date`` and the price columns, as arrays) by symbol.
+
+    File order is kept within a symbol, and each symbol's bars are checked with
+    :func:`check_ohlcv`; errors name the table's own row numbers.
+    """
+    symbols = np.asarray(table["symbol"]).astype(str)
+    dates = np.asarray(table["date"])
+    out: dict[str, PriceSeries] = {}
+    for sym in dict.fromkeys(symbols.tolist()):
         rows = np.flatnonzero(symbols == sym)
         series = PriceSeries.from_arrays(
             sym,
             dates[rows],
-            columns["open"][rows],
-            columns["high"][rows],
-            columns["low"][rows],
-            columns["close"][rows],
-            columns["volume"][rows],
+            *(np.asarray(table[field])[rows] for field in PRICE_FIELDS),
             validate=False,
         )
         check_ohlcv(series, source=source, rows=rows)
