@@ -87,7 +87,7 @@ class ReferenceTradingEnv(gym.Env):
             self.equity -= f
             fee += f
         self.fees += fee
-        info = {"date": self.dates[t], "symbol": "REF", "price": price, "position": self.position,
+        info = {"date": self.dates[t], "price": price, "position": self.position,
                 "equity": self.equity, "equity_at_decision": at_decision, "fee": fee, "fees": self.fees,
                 "look_ahead_attempts": 0}
         return self._obs(), math.log(self.equity / old), False, truncated, info
