@@ -468,6 +468,17 @@ def test_bad_arguments_raise_one_clear_error(kwargs, error, match):
         env.reset(seed=0)
 
 
+def test_user_data_never_falls_back_to_the_shipped_catalog(aapl_frame):
+    frame = aapl_frame.assign(symbol="MINE")
+    env = FinTradingEnv(data=frame, split="eval")
+    _, info = env.reset(seed=0)
+    assert info["symbol"] == "MINE" and env.universe == ("MINE",)
+    with pytest.raises(UnknownSymbolError, match="unknown symbol 'AAPL' in the data passed with data=.*MINE"):
+        env.reset(options={"symbol": "AAPL"})
+    with pytest.raises(UnknownSymbolError, match="'MSFT'"):
+        FinTradingEnv(data=frame, symbol="MSFT", split="eval")
+
+
 def test_unsupported_render_mode_is_rejected():
     with pytest.raises(ValueError, match="render_mode='human'"):
         FinTradingEnv(symbol="AAPL", render_mode="human")

@@ -31,7 +31,7 @@ from finenvs.envs.trading_core import (
     observe,
     transition,
 )
-from finenvs.errors import DataError, WindowError
+from finenvs.errors import DataError, UnknownSymbolError, WindowError
 
 SOURCES = ("real", "synthetic")
 RESET_OPTIONS = ("symbol", "start", "end")
@@ -200,6 +200,7 @@ class FinTradingEnv(gym.Env):
         )
 
         self._series: dict[str, PriceSeries] = {}
+        self._user_data = data is not None  # then every symbol must come from it, never the catalog
         self._markets: dict[str, MarketData] = {}
         self._windows: dict[str, tuple[int, int]] = {}
         if source == "synthetic":
@@ -214,7 +215,7 @@ class FinTradingEnv(gym.Env):
             if data is not None:
                 from finenvs.data.catalog import load_prices
 
-                loaded = load_prices(data, symbol=symbol if symbol is not None else None)
+                loaded = load_prices(data, symbol=symbol)
                 self._series.update(loaded)
                 available = sorted(loaded)
             else:
@@ -239,7 +240,7 @@ class FinTradingEnv(gym.Env):
         # precomputed episode constants (observation templates) of recent windows, reused on reset
         self._episodes: dict[tuple[str, int, int], Episode] = {}
         self._episode_series: PriceSeries | None = None
-        self._state: TradingState | None = None
+        self._state: tuple | None = None  # a TradingState-ordered tuple (see trading_core)
         self._equity_hist: list[float] = []
         self._held_hist: list[int] = []
         self._record = render_mode is not None  # keep curves only when they can be rendered
@@ -255,6 +256,10 @@ class FinTradingEnv(gym.Env):
         market = self._markets.get(symbol)
         if market is None:
             series = self._series.get(symbol)
+            if series is None and self._user_data:
+                raise UnknownSymbolError(
+                    f"unknown symbol {symbol!r} in the data passed with data=; valid symbols: {sorted(self._series)}"
+                )
             if series is None:
                 series = self._catalog().series(symbol, self.dataset)
                 self._series[symbol] = series
