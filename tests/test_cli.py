@@ -119,7 +119,7 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     md = (run / "scorecard.md").read_text()
     assert "## FinTrading-v0" in md and "Reproduction check" in md and "| MSFT" in md
     assert "buy_and_hold" in proc.stdout and "reproduced on 2/2 symbols" in proc.stdout
-    if shutil.which("python") and _has_matplotlib():
+    if _has_matplotlib():
         pngs = sorted(p.name for p in run.glob("*.png"))
         assert pngs == ["equity_FinTrading-v0_AAPL.png", "equity_FinTrading-v0_MSFT.png", "sharpe_FinTrading-v0.png"]
         assert "![" in md

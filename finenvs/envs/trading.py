@@ -14,9 +14,9 @@ from gymnasium import spaces
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
 from finenvs.data.schema import PriceSeries
-from finenvs.data.splits import SPLITS, split_bounds, window_indices
+from finenvs.data.splits import split_bounds, window_indices
 from finenvs.data.synthetic import SyntheticSpec, simulate
-from finenvs.envs.features import FEATURE_BOUND, FEATURE_NAMES, N_FEATURES, WARMUP
+from finenvs.envs.features import FEATURE_BOUND, FEATURE_NAMES, WARMUP
 from finenvs.envs.trading_core import (
     ACTION_NAMES,
     FILLS,
@@ -484,4 +484,4 @@ class FinTradingEnv(gym.Env):
         )
 
 
-__all__ = ["SPLITS", "FinTradingEnv", "N_FEATURES"]
+__all__ = ["FinTradingEnv"]
