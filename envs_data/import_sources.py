@@ -20,6 +20,10 @@ Transformations (all recorded per file in the manifest's ``transform`` field):
 * Rows that break an OHLC invariant in the source are excluded, never repaired,
   and listed under ``excluded_rows``.
 * Rate series drop holidays (blank values in the source); nothing is filled.
+* News: one row per (item, symbol); timestamps are UTC; items without a source
+  or URL are excluded (their provenance cannot be shown) and listed by id.
+* Filing sections: one row per (filing, section), text as extracted, filed date
+  as given by the index (never the period end).
 """
 
 from __future__ import annotations
@@ -98,6 +102,30 @@ RATES = [
         "description": "10-year Treasury constant maturity yield, percent per annum.",
     },
 ]
+NEWS = [
+    {
+        "file": "news/finnhub_company_news_djia20_2025_stockbench.csv",
+        "provider": "finnhub",
+        "source": "GitHub huohua325/Trading_agent (Finnhub company-news API download)",
+        "licence": "Apache-2.0 (repository licence); headline and summary text (c) the publishers",
+    },
+    {
+        "file": "news/stocknewsapi_mag7_2025-10_2025-11.csv",
+        "provider": "stocknewsapi",
+        "source": "GitHub kathryntanardy/Stock_Predictor (StockNewsAPI download)",
+        "licence": "No licence declared by the repository; headline and summary text (c) the publishers",
+    },
+]
+FILINGS_SOURCE = "SEC EDGAR 10-K/10-Q filings held as test fixtures in GitHub dgunning/edgartools; sections extracted"
+FILINGS_LICENCE = "Public domain (SEC filings); edgartools fixtures MIT"
+SECTION_TITLES = {
+    "item_1a_risk_factors": "Item 1A. Risk Factors",
+    "item_7_mdna": "Item 7. Management's Discussion and Analysis",
+    "item_7a_market_risk": "Item 7A. Quantitative and Qualitative Disclosures About Market Risk",
+    "part1_item_2_mdna": "Part I, Item 2. Management's Discussion and Analysis",
+    "part2_item_1a_risk_factors": "Part II, Item 1A. Risk Factors",
+}
+
 RATE_SOURCE = "FRED, Federal Reserve Board H.15 release"
 RATE_LICENCE = "Public domain (U.S. government data)"
 
@@ -241,11 +269,119 @@ def import_rates(source: Path) -> list[dict]:
     return entries
 
 
+def import_news(source: Path) -> list[dict]:
+    import hashlib
+
+    frames = []
+    excluded: list[dict] = []
+    for spec in NEWS:
+        raw = pd.read_csv(source / spec["file"], dtype=str, keep_default_na=False)
+        if spec["provider"] == "finnhub":
+            ids = "fh-" + raw["id"]
+            sentiment = pd.Series([None] * len(raw), dtype=object)
+        else:
+            ids = raw["url"].map(lambda u: "sna-" + hashlib.sha1(u.encode("utf-8")).hexdigest()[:16])
+            sentiment = raw["sentiment"].replace("", None)
+        frame = pd.DataFrame(
+            {
+                "id": ids,
+                "symbol": raw["ticker"],
+                "published_at": pd.to_datetime(raw["published_utc"].str.rstrip("Z"), format="%Y-%m-%dT%H:%M:%S"),
+                "title": raw["title"].str.strip(),
+                "summary": raw["summary"].str.strip(),
+                "source": raw["source"].str.strip(),
+                "url": raw["url"].str.strip(),
+                "provider": spec["provider"],
+                "provider_sentiment": sentiment,
+            }
+        )
+        no_provenance = (frame["source"] == "") | (frame["url"] == "")
+        for _, row in frame[no_provenance].iterrows():
+            excluded.append({"id": row["id"], "symbol": row["symbol"], "reason": "no source or URL in the source file"})
+        frames.append(frame[~no_provenance])
+    data = pd.concat(frames, ignore_index=True)
+    dest = HERE / "news/news.parquet"
+    _write_parquet(data, dest, "symbol, published_at, id")
+    days = data["published_at"].dt.date
+    return [
+        {
+            "file": "news/news.parquet",
+            "kind": "news",
+            "dataset": "news",
+            "description": (
+                "Company news headlines with short summaries, publisher and URL: 20 Dow names "
+                "2024-12-31..2025-07-30 (Finnhub) and seven of the eight core tickers 2025-10-02..2025-11-16 "
+                "(StockNewsAPI, with its sentiment label). One row per (item, symbol); times in UTC."
+            ),
+            "sha256": sha256_file(dest),
+            "rows": int(len(data)),
+            "date_min": str(min(days)),
+            "date_max": str(max(days)),
+            "symbols": sorted(data["symbol"].unique().tolist()),
+            "source": "; ".join(spec["source"] for spec in NEWS),
+            "licence": "; ".join(spec["licence"] for spec in NEWS),
+            "transform": (
+                "ids: 'fh-' + Finnhub id, 'sna-' + first 16 hex of sha1(url); published_utc parsed as UTC; "
+                "text stripped; items without source or URL excluded"
+            ),
+            "excluded_rows": excluded,
+        }
+    ]
+
+
+def import_filings(source: Path) -> list[dict]:
+    folder = source / "filings/sections"
+    index = json.loads((folder / "index.json").read_text())
+    rows = []
+    for filing in index:
+        filing_id = f"{filing['ticker']}-{filing['form']}-{filing['filed']}"
+        for key, meta in filing.items():
+            if key in ("ticker", "form", "filed", "source") or meta is None:
+                continue
+            text = (folder / meta["file"]).read_text(encoding="utf-8")
+            rows.append(
+                {
+                    "filing_id": filing_id,
+                    "symbol": filing["ticker"],
+                    "form": filing["form"],
+                    "filed": pd.Timestamp(filing["filed"]).date(),
+                    "section": key,
+                    "title": SECTION_TITLES[key],
+                    "text": text,
+                    "chars": len(text),
+                    "document": filing["source"],
+                }
+            )
+    data = pd.DataFrame(rows)
+    dest = HERE / "filings/sections.parquet"
+    _write_parquet(data, dest, "symbol, filed, filing_id, section")
+    return [
+        {
+            "file": "filings/sections.parquet",
+            "kind": "filings",
+            "dataset": "filing_sections",
+            "description": (
+                "Text sections of 10-K/10-Q filings (risk factors, MD&A, market risk) of AAPL ADBE AMZN "
+                "GOOGL META NVDA TSLA and peers CRM IBM NFLX, filed 2024-11..2025-08; no MSFT text."
+            ),
+            "sha256": sha256_file(dest),
+            "rows": int(len(data)),
+            "date_min": str(min(data["filed"])),
+            "date_max": str(max(data["filed"])),
+            "symbols": sorted(data["symbol"].unique().tolist()),
+            "source": FILINGS_SOURCE,
+            "licence": FILINGS_LICENCE,
+            "transform": "one row per (filing, section); filing id = TICKER-FORM-FILED; text unchanged",
+            "excluded_rows": [],
+        }
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", required=True, type=Path, help="folder holding prices/ and rates/")
     args = parser.parse_args()
-    entries = import_prices(args.source) + import_rates(args.source)
+    entries = import_prices(args.source) + import_rates(args.source) + import_news(args.source) + import_filings(args.source)
     manifest = {"schema_version": 1, "files": entries}
     (HERE / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n")
     for entry in entries:

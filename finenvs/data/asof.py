@@ -1,11 +1,20 @@
 """The date lock: an as-of view over market data, and the look-ahead counter.
 
 Every agent-facing read goes through an :class:`AsOfView`. A view has a clock
-(``as_of``, a trading date); a read returns only rows dated on or before it. A
-read that asks for anything later (an ``end`` or ``start`` past ``as_of``) still
-returns exactly what was visible and is recorded as a look-ahead attempt in the
-shared :class:`LookAheadCounter`, which envs report in ``info`` and the
-scorecard counts.
+(``as_of``, a trading date, read as its market close); a read returns only what
+was public at that close:
+
+* prices and rates: rows dated on or before ``as_of``;
+* news: items published at or before the close of ``as_of`` (16:00 New York);
+* filings: filings whose filing date is before ``as_of`` (a filing dated ``f`` is
+  stamped 17:30 New York on ``f``, EDGAR's cut-off; see :mod:`finenvs.data.documents`).
+
+A read that asks for anything later (an ``end`` or ``start`` past ``as_of``, a
+news item or filing not yet public) still returns exactly what was visible and
+is recorded as a look-ahead attempt in the shared :class:`LookAheadCounter`,
+which envs report in ``info`` and the scorecard counts. A request for a news
+item or filing that is not yet public gets the same answer as one for an id that
+does not exist, so the answer itself leaks nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from finenvs.data.documents import FilingStore, NewsStore, decision_time_utc, iso_utc
 from finenvs.data.schema import PriceSeries
 from finenvs.errors import DataError, WindowError
 
@@ -78,13 +88,16 @@ class LookAheadCounter:
 
 
 class AsOfView:
-    """Date-locked reads of prices and rates.
+    """Date-locked reads of prices, rates, news and filing sections.
 
     Args:
         lookup: ``symbol -> PriceSeries`` with the full history (the view clips it).
         as_of: The clock; rows dated after it are invisible.
         counter: Shared look-ahead counter (a new one if omitted).
         rate_lookup: ``series -> (dates, values)`` for :meth:`rate` (optional).
+        news: News store for :meth:`news` / :meth:`news_item` (optional: no news).
+        filings: Filing sections for :meth:`filings` / :meth:`filing_section` (optional).
+        symbols: The symbols ``lookup`` serves, for :meth:`symbols` and error messages.
     """
 
     def __init__(
@@ -94,15 +107,49 @@ class AsOfView:
         *,
         counter: LookAheadCounter | None = None,
         rate_lookup: Callable[[str], tuple[np.ndarray, np.ndarray]] | None = None,
+        news: NewsStore | None = None,
+        filings: FilingStore | None = None,
+        symbols: list[str] | tuple[str, ...] | None = None,
     ) -> None:
         self._lookup = lookup
         self.as_of = to_day(as_of, name="as_of")
         self.counter = counter if counter is not None else LookAheadCounter()
         self._rate_lookup = rate_lookup
+        self._news = news
+        self._filings = filings
+        self._symbols = tuple(symbols) if symbols is not None else None
+
+    def _replace(self, **changes: Any) -> AsOfView:
+        kwargs = {
+            "counter": self.counter,
+            "rate_lookup": self._rate_lookup,
+            "news": self._news,
+            "filings": self._filings,
+            "symbols": self._symbols,
+        }
+        as_of = changes.pop("as_of", self.as_of)
+        kwargs.update(changes)
+        return AsOfView(self._lookup, as_of, **kwargs)
 
     def at(self, as_of: Any) -> AsOfView:
         """A view of the same data at another clock, sharing the counter."""
-        return AsOfView(self._lookup, as_of, counter=self.counter, rate_lookup=self._rate_lookup)
+        return self._replace(as_of=as_of)
+
+    def with_documents(self, news: NewsStore | None = None, filings: FilingStore | None = None) -> AsOfView:
+        """The same view reading other news and/or filing stores (the ones given replace the current)."""
+        return self._replace(
+            news=news if news is not None else self._news,
+            filings=filings if filings is not None else self._filings,
+        )
+
+    @property
+    def decision_time(self) -> np.datetime64:
+        """The instant of the clock: the market close of ``as_of`` in UTC."""
+        return decision_time_utc(self.as_of)
+
+    def symbols(self) -> list[str]:
+        """Symbols whose prices this view can read (empty if unknown)."""
+        return list(self._symbols or ())
 
     def _visible_stop(self, dates: np.ndarray) -> int:
         return int(np.searchsorted(dates, self.as_of, side="right"))
@@ -186,3 +233,136 @@ class AsOfView:
         if i < 0:
             raise DataError(f"no {series} observation on or before {when}")
         return str(dates[i]), float(values[i])
+
+    # ------------------------------------------------------------------ text
+    def news(
+        self,
+        symbol: str,
+        *,
+        lookback_days: int | None = 7,
+        start: Any = None,
+        end: Any = None,
+    ) -> list[dict[str, Any]]:
+        """Headlines of ``symbol`` public by the close of ``as_of``, newest first.
+
+        Args:
+            symbol: Ticker.
+            lookback_days: Calendar days back from the clock: items published in
+                ``(close(as_of) - lookback_days, close(as_of)]``. Ignored with ``start``.
+            start: Earliest day: items published after the previous day's close
+                (``close(start - 1 day)``). Past ``as_of`` is a look-ahead attempt.
+            end: Latest day (its close); later than ``as_of`` is a look-ahead
+                attempt, counted and clipped to the clock.
+
+        Returns:
+            A possibly empty list (no news for a symbol or window is a valid answer).
+        """
+        if self._news is None:
+            return []
+        cutoff = self.decision_time
+        if end is not None:
+            end_day = to_day(end, name="end")
+            if end_day > self.as_of:
+                self.counter.record(f"news({symbol})", self.as_of, end_day)
+            cutoff = min(cutoff, decision_time_utc(end_day))
+        if start is not None:
+            start_day = to_day(start, name="start")
+            if start_day > self.as_of:
+                self.counter.record(f"news({symbol})", self.as_of, start_day)
+            since = decision_time_utc(start_day - np.timedelta64(1, "D"))
+        elif lookback_days is not None:
+            if int(lookback_days) < 0:
+                raise DataError(f"lookback_days={lookback_days} must be >= 0")
+            since = self.decision_time - np.timedelta64(int(lookback_days) * 86400, "s")
+        else:
+            since = None
+        lo, hi = self._news.symbol_rows(symbol)
+        published = self._news.published[lo:hi]
+        stop = lo + int(np.searchsorted(published, cutoff, side="right"))
+        begin = lo if since is None else lo + int(np.searchsorted(published, since, side="right"))
+        return [self._news.record(i, full=False) for i in range(stop - 1, begin - 1, -1)]
+
+    def news_item(self, news_id: str) -> dict[str, Any]:
+        """One news item in full, if it was public by the close of ``as_of``.
+
+        Raises:
+            DataError: No such item is visible (same message whether it does not
+                exist or is not yet published; the latter is a look-ahead attempt).
+        """
+        rows = self._news.rows_with_id(str(news_id)) if self._news is not None else np.empty(0, dtype=int)
+        if rows.size:
+            i = int(rows[0])
+            if self._news.published[i] <= self.decision_time:
+                return self._news.record(i, full=True)
+            self.counter.record(f"news_item({news_id})", self.as_of, self._news.published[i].astype("datetime64[D]"))
+        raise DataError(f"no news item with id {news_id!r} is visible as of {self.as_of}")
+
+    def _visible_filing_rows(self) -> np.ndarray:
+        if self._filings is None:
+            return np.empty(0, dtype=int)
+        return np.flatnonzero(self._filings.available_at() <= self.decision_time)
+
+    def filings(self, symbol: str | None = None, form: str | None = None) -> list[dict[str, Any]]:
+        """Filings public by the close of ``as_of`` (newest first), with their sections.
+
+        Args:
+            symbol: Only this filer (default: all).
+            form: Only this form, e.g. ``"10-K"`` or ``"10-Q"`` (case-insensitive).
+        """
+        store = self._filings
+        out: dict[str, dict[str, Any]] = {}
+        for i in self._visible_filing_rows()[::-1]:
+            if symbol is not None and store.symbol[i] != symbol:
+                continue
+            if form is not None and str(store.form[i]).upper() != str(form).upper():
+                continue
+            fid = str(store.filing_id[i])
+            entry = out.setdefault(
+                fid,
+                {
+                    "id": fid,
+                    "symbol": str(store.symbol[i]),
+                    "form": str(store.form[i]),
+                    "filed": str(store.filed[i]),
+                    "available_at": iso_utc(store.available_at()[i]),
+                    "sections": [],
+                },
+            )
+            entry["sections"].append(
+                {"section": str(store.section[i]), "title": str(store.title[i]), "chars": len(store.text[i])}
+            )
+        for entry in out.values():
+            entry["sections"].sort(key=lambda s: s["section"])
+        return list(out.values())
+
+    def filing_section(self, filing_id: str, section: str) -> dict[str, Any]:
+        """The full text of one section of a filing public by the close of ``as_of``.
+
+        Raises:
+            DataError: The filing is not visible (same message whether it does
+                not exist or is not yet public; the latter is a look-ahead
+                attempt), or it has no such section (the message lists those it has).
+        """
+        store = self._filings
+        rows = np.flatnonzero(store.filing_id == filing_id) if store is not None else np.empty(0, dtype=int)
+        if rows.size == 0 or store.available_at()[rows[0]] > self.decision_time:
+            if rows.size:
+                self.counter.record(f"filing({filing_id})", self.as_of, store.filed[rows[0]])
+            raise DataError(f"no filing with id {filing_id!r} is visible as of {self.as_of}")
+        for i in rows:
+            if store.section[i] == section:
+                return {
+                    "id": str(filing_id),
+                    "symbol": str(store.symbol[i]),
+                    "form": str(store.form[i]),
+                    "filed": str(store.filed[i]),
+                    "section": str(section),
+                    "title": str(store.title[i]),
+                    "text": str(store.text[i]),
+                    "document": str(store.document[i]),
+                }
+        have = sorted(str(store.section[i]) for i in rows)
+        raise DataError(f"filing {filing_id!r} has no section {section!r}; its sections: {have}")
+
+
+__all__ = ["AsOfView", "LookAheadAttempt", "LookAheadCounter", "to_day"]

@@ -12,7 +12,9 @@ into a cache directory, then only ever opened read-only:
   rename wins, and neither can observe a half-written catalog.
 
 Tables: ``prices(dataset, symbol, date, open, high, low, close, volume)``,
-``rates(series, date, value)``, ``files(...)`` (the manifest) and ``meta(key, value)``.
+``rates(series, date, value)``, ``news(id, symbol, published_at, ...)``,
+``filing_sections(filing_id, symbol, form, filed, section, ...)``, ``files(...)``
+(the manifest) and ``meta(key, value)``.
 
 Envs copy the arrays they need (:meth:`Catalog.series`) and keep no connection,
 so they pickle and fork. Agent-facing reads go through :meth:`Catalog.as_of`.
@@ -29,11 +31,12 @@ from typing import Any
 import numpy as np
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
+from finenvs.data.documents import FILING_COLUMNS, NEWS_COLUMNS, FilingStore, NewsStore
 from finenvs.data.manifest import Manifest, load_manifest, verify_entry
 from finenvs.data.schema import PriceSeries, series_from_frame
 from finenvs.errors import DataError, DataFileError, UnknownSymbolError
 
-CATALOG_SCHEMA_VERSION = 1
+CATALOG_SCHEMA_VERSION = 2
 DEFAULT_DATASET = "core"
 ENV_VAR = "FINENVS_DATA"
 
@@ -61,6 +64,7 @@ def _build(manifest: Manifest, dest: Path) -> None:
     params: list[Any] = []
     rate_parts: list[str] = []
     rate_params: list[Any] = []
+    doc_files: dict[str, list[str]] = {"news": [], "filings": []}
     for entry in manifest.entries:
         path = manifest.root / entry.file
         verify_entry(manifest, entry)  # hash, row count, dates and schema: the `finenvs data verify` check
@@ -73,6 +77,8 @@ def _build(manifest: Manifest, dest: Path) -> None:
         elif entry.kind == "rates":
             rate_parts.append("SELECT series, CAST(date AS DATE) AS date, value FROM read_parquet(?)")
             rate_params.append(str(path))
+        elif entry.kind in doc_files:
+            doc_files[entry.kind].append(str(path))
     con = duckdb.connect(str(dest))
     try:
         con.execute("CREATE TABLE prices AS " + " UNION ALL ".join(price_parts), params)
@@ -81,6 +87,12 @@ def _build(manifest: Manifest, dest: Path) -> None:
             con.execute("CREATE TABLE rates AS " + " UNION ALL ".join(rate_parts), rate_params)
         else:
             con.execute("CREATE TABLE rates(series VARCHAR, date DATE, value DOUBLE)")
+        for table, kind, columns in (("news", "news", NEWS_COLUMNS), ("filing_sections", "filings", FILING_COLUMNS)):
+            files = doc_files[kind]
+            if files:
+                con.execute(f"CREATE TABLE {table} AS SELECT {', '.join(columns)} FROM read_parquet(?)", [files])
+            else:
+                con.execute(_EMPTY_DOC_TABLES[table])
         con.execute(
             "CREATE TABLE files(file VARCHAR, kind VARCHAR, dataset VARCHAR, sha256 VARCHAR, rows BIGINT, "
             "date_min DATE, date_max DATE, source VARCHAR, licence VARCHAR, description VARCHAR)"
@@ -101,6 +113,14 @@ def _build(manifest: Manifest, dest: Path) -> None:
         con.execute("CHECKPOINT")
     finally:
         con.close()
+
+
+_EMPTY_DOC_TABLES = {
+    "news": "CREATE TABLE news(id VARCHAR, symbol VARCHAR, published_at TIMESTAMP, title VARCHAR, summary VARCHAR, "
+    "source VARCHAR, url VARCHAR, provider VARCHAR, provider_sentiment VARCHAR)",
+    "filing_sections": "CREATE TABLE filing_sections(filing_id VARCHAR, symbol VARCHAR, form VARCHAR, filed DATE, "
+    "section VARCHAR, title VARCHAR, text VARCHAR, chars BIGINT, document VARCHAR)",
+}
 
 
 def _is_valid_catalog(path: Path, manifest: Manifest) -> bool:
@@ -165,6 +185,8 @@ class Catalog:
         self.path = ensure_catalog(self.manifest, Path(cache) if cache is not None else None)
         self._series: dict[tuple[str, str], PriceSeries] = {}
         self._rates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._news: NewsStore | None = None
+        self._filings: FilingStore | None = None
         self._lock = threading.Lock()
 
     def _query(self, sql: str, params: list[Any] | None = None) -> dict[str, np.ndarray]:
@@ -242,14 +264,48 @@ class Catalog:
             self._rates[series] = (dates, values)
         return self._rates[series]
 
+    def news(self) -> NewsStore:
+        """Every shipped news item, for simulators and tools (agents read through :meth:`as_of`)."""
+        if self._news is None:
+            table = self._query(f"SELECT {', '.join(NEWS_COLUMNS)} FROM news")
+            self._news = NewsStore.from_columns(_object_columns(table))
+        return self._news
+
+    def filings(self) -> FilingStore:
+        """Every shipped filing section (agents read through :meth:`as_of`)."""
+        if self._filings is None:
+            table = self._query(f"SELECT {', '.join(FILING_COLUMNS)} FROM filing_sections")
+            self._filings = FilingStore.from_columns(_object_columns(table))
+        return self._filings
+
     def as_of(self, date: Any, counter: LookAheadCounter | None = None, dataset: str = DEFAULT_DATASET) -> AsOfView:
-        """A date-locked view: reads return only rows dated on or before ``date``."""
+        """A date-locked view: reads return only rows dated on or before ``date``.
+
+        Prices of ``dataset``, rates, news and filing sections, each under the
+        lock documented in :mod:`finenvs.data.asof` and :mod:`finenvs.data.documents`.
+        """
         return AsOfView(
             lambda sym: self.series(sym, dataset),
             date,
             counter=counter,
             rate_lookup=self.rates,
+            news=self.news(),
+            filings=self.filings(),
+            symbols=self.symbols(dataset),
         )
+
+
+def _object_columns(table: dict[str, np.ndarray]) -> dict[str, Any]:
+    """duckdb's fetchnumpy gives masked arrays for columns with NULLs: turn them into object arrays with None."""
+    out: dict[str, Any] = {}
+    for name, col in table.items():
+        if isinstance(col, np.ma.MaskedArray):
+            filled = np.asarray(col.data, dtype=object)
+            filled[np.ma.getmaskarray(col)] = None
+            out[name] = filled
+        else:
+            out[name] = col
+    return out
 
 
 _DEFAULT: dict[tuple[str, str], Catalog] = {}

@@ -37,7 +37,7 @@ class ManifestEntry:
     """One shipped file: what it holds, where it came from, and its fingerprint."""
 
     file: str
-    kind: str  # "prices" | "rates"
+    kind: str  # "prices" | "rates" | "news" | "filings"
     dataset: str
     sha256: str
     rows: int
@@ -137,6 +137,45 @@ def check_rate_table(table: dict[str, np.ndarray], source: str) -> None:
         raise DataError(f"{source}: row {i + 1} ({dates[i]}): rate value is not finite")
 
 
+def _first_bad(mask: np.ndarray) -> int | None:
+    bad = np.flatnonzero(mask)
+    return int(bad[0]) if bad.size else None
+
+
+def _blank(values: np.ndarray) -> np.ndarray:
+    return np.array([v is None or not str(v).strip() for v in values], dtype=bool)
+
+
+def check_news_table(table: dict[str, np.ndarray], source: str) -> None:
+    """News: id, symbol, title, source and url non-empty; timestamp present; (id, symbol) unique."""
+    for col in ("id", "symbol", "title", "source", "url"):
+        i = _first_bad(_blank(table[col]))
+        if i is not None:
+            raise DataError(f"{source}: row {i + 1}: news {col} is empty")
+    published = np.asarray(table["published_at"]).astype("datetime64[s]")
+    i = _first_bad(np.isnat(published))
+    if i is not None:
+        raise DataError(f"{source}: row {i + 1}: news published_at is missing")
+    keys = [f"{a}\x00{b}" for a, b in zip(table["id"], table["symbol"], strict=True)]
+    if len(set(keys)) != len(keys):
+        raise DataError(f"{source}: (id, symbol) pairs must be unique")
+
+
+def check_filing_table(table: dict[str, np.ndarray], source: str) -> None:
+    """Filing sections: ids, symbol, form, section and text non-empty; filed date present; (filing_id, section) unique."""
+    for col in ("filing_id", "symbol", "form", "section", "text"):
+        i = _first_bad(_blank(table[col]))
+        if i is not None:
+            raise DataError(f"{source}: row {i + 1}: filing {col} is empty")
+    filed = np.asarray(table["filed"]).astype("datetime64[D]")
+    i = _first_bad(np.isnat(filed))
+    if i is not None:
+        raise DataError(f"{source}: row {i + 1}: filing date is missing")
+    keys = [f"{a}\x00{b}" for a, b in zip(table["filing_id"], table["section"], strict=True)]
+    if len(set(keys)) != len(keys):
+        raise DataError(f"{source}: (filing_id, section) pairs must be unique")
+
+
 @dataclass
 class VerifyResult:
     """Outcome of :func:`verify_data`: one line per file, problems first."""
@@ -168,21 +207,33 @@ def verify_entry(manifest: Manifest, entry: ManifestEntry) -> str:
             f"{entry.file}: sha256 {digest[:16]}... does not match the manifest's {entry.sha256[:16]}... "
             "(file changed or corrupt)"
         )
+    symbols: tuple[str, ...] | None = None
     if entry.kind == "prices":
         table = read_table(path, "symbol, date, open, high, low, close, volume")
-        series = split_by_symbol(table, entry.file)
-        symbols = tuple(sorted(series))
-        if symbols != tuple(sorted(entry.symbols)):
-            raise DataError(f"{entry.file}: symbols {symbols} differ from the manifest's {entry.symbols}")
+        symbols = tuple(sorted(split_by_symbol(table, entry.file)))
+        date_column = "date"
     elif entry.kind == "rates":
         table = read_table(path, "date, value")
         check_rate_table(table, entry.file)
+        date_column = "date"
+    elif entry.kind == "news":
+        table = read_table(path, "id, symbol, published_at, title, source, url")
+        check_news_table(table, entry.file)
+        symbols = tuple(sorted(set(table["symbol"].tolist())))
+        date_column = "published_at"
+    elif entry.kind == "filings":
+        table = read_table(path, "filing_id, symbol, form, filed, section, text")
+        check_filing_table(table, entry.file)
+        symbols = tuple(sorted(set(table["symbol"].tolist())))
+        date_column = "filed"
     else:
         raise DataFileError(f"{entry.file}: unknown kind {entry.kind!r} in {MANIFEST_NAME}")
-    rows = len(table["date"])
+    if symbols is not None and symbols != tuple(sorted(entry.symbols)):
+        raise DataError(f"{entry.file}: symbols {symbols} differ from the manifest's {entry.symbols}")
+    rows = len(table[date_column])
     if rows != entry.rows:
         raise DataError(f"{entry.file}: {rows} rows, the manifest says {entry.rows}")
-    dates = np.asarray(table["date"]).astype("datetime64[D]")
+    dates = np.asarray(table[date_column]).astype("datetime64[D]")
     lo, hi = str(dates.min()), str(dates.max())
     if (lo, hi) != (entry.date_min, entry.date_max):
         raise DataError(f"{entry.file}: dates {lo}..{hi}, the manifest says {entry.date_min}..{entry.date_max}")
