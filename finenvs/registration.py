@@ -39,6 +39,18 @@ _KWARGS = {
 
 _ENTRY_POINTS = {"FinTrading-v0": "finenvs.envs.trading:FinTradingEnv"}
 
+#: text variant id -> base env id. ``gym.make("FinTrading-text-v0", **base_kwargs)`` is the base env
+#: wrapped in :class:`finenvs.wrappers.text.TextInterface` (prompt observations, text actions, tools).
+TEXT_VARIANTS: dict[str, str] = {"FinTrading-text-v0": "FinTrading-v0"}
+
+
+def text_variant(env_id: str) -> str | None:
+    """The registered text variant of a base env id (None if it has none)."""
+    for text_id, base in TEXT_VARIANTS.items():
+        if base == env_id:
+            return text_id
+    return None
+
 
 def register_envs() -> None:
     """Register every finenvs env with gymnasium (idempotent)."""
@@ -49,6 +61,16 @@ def register_envs() -> None:
             id=env_id,
             entry_point=entry_point,
             kwargs=dict(_KWARGS[env_id]),
+            order_enforce=False,
+            disable_env_checker=True,
+        )
+    for text_id, base_id in TEXT_VARIANTS.items():
+        if text_id in gym.registry:
+            continue
+        gym.register(
+            id=text_id,
+            entry_point="finenvs.wrappers.text:make_text_env",
+            kwargs={"base_id": base_id},
             order_enforce=False,
             disable_env_checker=True,
         )

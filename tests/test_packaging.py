@@ -36,7 +36,7 @@ def test_import_registers_envs_and_stays_light():
     report = json.loads(out)
     assert report["heavy"] == []
     assert report["filters_same"] is True
-    assert report["ids"] == ["FinTrading-v0"]
+    assert report["ids"] == ["FinTrading-text-v0", "FinTrading-v0"]
 
 
 def test_subpackages_live_in_the_finenvs_namespace():
@@ -64,6 +64,10 @@ def test_wheel_ships_only_the_finenvs_package_with_its_data(tmp_path):
         "finenvs/envs_data/README.md",
         "finenvs/envs_data/prices/core_2024_2026.parquet",
         "finenvs/envs_data/rates/fred_dtb3.parquet",
+        "finenvs/envs_data/news/news.parquet",
+        "finenvs/envs_data/filings/sections.parquet",
+        "finenvs/tools/__init__.py",
+        "finenvs/wrappers/text.py",
         "finenvs/wrappers/__init__.py",
         "finenvs/baselines/__init__.py",
         "finenvs/scoring/__init__.py",

@@ -31,7 +31,8 @@ from finenvs.envs.trading_core import (
     observe,
     transition,
 )
-from finenvs.errors import DataError, UnknownSymbolError, WindowError
+from finenvs.envs.trading_text import TRADING_PROTOCOL
+from finenvs.errors import UnknownSymbolError, WindowError
 
 SOURCES = ("real", "synthetic")
 RESET_OPTIONS = ("symbol", "start", "end")
@@ -131,6 +132,10 @@ class FinTradingEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: How agents' text maps to actions (see :mod:`finenvs.envs.text`); default HOLD.
+    text_protocol = TRADING_PROTOCOL
+    #: Which tool set agents get (see :mod:`finenvs.tools`).
+    task_family = "trading"
 
     def __init__(
         self,
@@ -412,18 +417,74 @@ class FinTradingEnv(gym.Env):
 
     # ------------------------------------------------------------------ extras
     def as_of_view(self) -> AsOfView:
-        """Date-locked reads at the current close (look-ahead attempts are counted)."""
+        """Date-locked reads at the current close (look-ahead attempts are counted).
+
+        The view reads the episode's symbol from the episode's own series, and
+        other symbols from the env's data (the user's ``data=``, else the
+        catalog dataset); with ``source="real"`` it also reads the shipped rates,
+        news and filing sections. A synthetic market has only its own path.
+        """
         if self._state is None or self._market_now is None:
             raise gym.error.ResetNeeded("call reset() before as_of_view()")
         market = self._market_now
-        lookup = {market.symbol: self._episode_series}
+        episode_series = self._episode_series
+        as_of = market.dates[self._state[0]]
+        if self.source == "synthetic":
 
-        def _lookup(sym: str) -> PriceSeries:
-            if sym not in lookup:
-                raise DataError(f"this episode trades {market.symbol}; no data for {sym!r}")
-            return lookup[sym]
+            def _synthetic(sym: str) -> PriceSeries:
+                if sym != market.symbol:
+                    raise UnknownSymbolError(f"unknown symbol {sym!r}; this synthetic market has only {market.symbol!r}")
+                return episode_series
 
-        return AsOfView(_lookup, market.dates[self._state[0]], counter=self._lookahead)
+            return AsOfView(_synthetic, as_of, counter=self._lookahead, symbols=[market.symbol])
+
+        catalog = self._catalog()
+        if self._user_data:
+            user = self._series
+            symbols = sorted(user)
+
+            def _lookup(sym: str) -> PriceSeries:
+                if sym == market.symbol:
+                    return episode_series
+                if sym not in user:
+                    raise UnknownSymbolError(f"unknown symbol {sym!r} in the data passed with data=; valid symbols: {symbols}")
+                return user[sym]
+
+        else:
+            dataset = self.dataset
+            symbols = catalog.symbols(dataset)
+
+            def _lookup(sym: str) -> PriceSeries:
+                return episode_series if sym == market.symbol else catalog.series(sym, dataset)
+
+        return AsOfView(
+            _lookup,
+            as_of,
+            counter=self._lookahead,
+            rate_lookup=catalog.rates,
+            news=catalog.news(),
+            filings=catalog.filings(),
+            symbols=symbols,
+        )
+
+    def text_state(self) -> dict[str, str]:
+        """The state at the current close as prompt lines (used by the text interface)."""
+        if self._state is None or self._market_now is None:
+            raise gym.error.ResetNeeded("call reset() before text_state()")
+        state, market = self.state, self._market_now
+        k, n = state.t - state.start, state.end - state.start
+        fee_bps = self.params.fee * 10_000.0
+        return {
+            "Symbol": market.symbol,
+            "Date": f"{market.date_strings[state.t]} (decision {k + 1} of {n}; window "
+            f"{market.date_strings[state.start]}..{market.date_strings[state.end]})",
+            "Close": f"{market.close_values[state.t]:.2f}",
+            "Position": _POSITION_NAMES[state.position],
+            "Equity": f"{state.equity:.4f} (started at 1.0000; fees paid {state.fees_paid:.4f})",
+            "Costs": f"{fee_bps:g} bps of traded notional per entry and exit; "
+            + ("trades fill at this close" if self.params.fill == "close" else "trades fill at the next open"),
+            "Shorting": "allowed" if self.params.allow_short else "disabled (SELL goes flat)",
+        }
 
     @property
     def state(self) -> TradingState | None:

@@ -1,0 +1,263 @@
+"""Text actions: how an env reads an agent's reply, and what it does with a bad one.
+
+Every env that agents can drive with text has a :class:`TextProtocol`: its task
+instructions, its action vocabulary, the JSON Schema of its ``commit_action``
+tool, and a parser. The text wrapper, the LLM rollout runner and the MCP server
+all call the same protocol, so they cannot disagree on what a reply means.
+
+Parsing rules for a reply (:meth:`TextProtocol.parse_text`), first match wins:
+
+1. The whole reply (or a fenced ```json block) is a JSON object with an
+   ``"action"`` field: that value.
+2. A JSON object embedded in the text with an ``"action"`` field: its value
+   (several that disagree make the reply ambiguous).
+3. Marker lines ``Action: X``, ``Final action: X``, ``Decision: X``,
+   ``Final answer: X`` (case-insensitive, markdown emphasis allowed), where X
+   is an action word. Markers whose value is not an action word (``Action:
+   get_prices``) are ignored; markers that disagree make the reply ambiguous.
+4. The whole reply is one action word (punctuation and emphasis stripped).
+
+Anything else is *invalid*: free text that merely mentions an action ("I would
+not BUY here") is never read as one. An invalid reply never raises: it maps to
+the protocol's documented default action and carries the reason, which envs put
+in ``info["invalid_action"]`` and the scorecard counts as a format error.
+
+Replies longer than the protocol's ``max_chars`` are invalid (reason recorded);
+text must be printable Unicode (newlines and tabs allowed); anything that is
+not a ``str`` is invalid.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Longest reply a text env accepts (characters). Longer replies are invalid, not truncated.
+MAX_ACTION_CHARS = 16_384
+#: Longest prompt a text env emits (characters).
+MAX_PROMPT_CHARS = 32_768
+
+_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
+_EMBEDDED = re.compile(r"\{[^{}]*\"action\"\s*:\s*\"([^\"]*)\"[^{}]*\}", re.IGNORECASE)
+_MARKER = re.compile(
+    r"^[\s>*_#`-]*(?:final\s+)?(?:action|decision|answer)\s*[*_`]*\s*[:=]\s*[*_`\"']*\s*([A-Za-z_]+)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_WORD_STRIP = " \t\r\n*_`'\".!:;,()[]{}<>"
+
+
+@dataclass(frozen=True)
+class ParsedAction:
+    """What a reply means.
+
+    Attributes:
+        action: The env action to take (the default when invalid).
+        name: Its name in the protocol's vocabulary.
+        invalid: Why the reply was not understood (None when it was).
+        via: How it was read: ``"json"``, ``"marker"``, ``"word"``, ``"tool"`` or ``"default"``.
+        reasoning: Free text the agent gave with a tool commit (may be empty).
+    """
+
+    action: Any
+    name: str
+    invalid: str | None = None
+    via: str = "default"
+    reasoning: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.invalid is None
+
+
+def is_printable_text(text: str) -> bool:
+    """Printable Unicode, plus newline, carriage return and tab."""
+    return all(ch.isprintable() or ch in "\n\r\t" for ch in text)
+
+
+@dataclass(frozen=True)
+class TextProtocol:
+    """An env's text interface: instructions, vocabulary, commit schema, parser.
+
+    Attributes:
+        task: Env id the protocol belongs to.
+        instructions: Task description for the prompt.
+        actions: Action word -> env action (canonical words, upper case).
+        synonyms: Extra accepted words -> canonical word.
+        default: Canonical word taken when a reply is invalid.
+        default_reason: Why that default is safe (documented in prompts and docs).
+        max_chars: Longest accepted reply.
+    """
+
+    task: str
+    instructions: str
+    actions: dict[str, Any]
+    default: str
+    default_reason: str
+    synonyms: dict[str, str] = field(default_factory=dict)
+    max_chars: int = MAX_ACTION_CHARS
+
+    # ---------------------------------------------------------------- vocabulary
+    @property
+    def action_words(self) -> list[str]:
+        return list(self.actions)
+
+    def word_of(self, action: Any) -> str:
+        """The canonical word of an env action."""
+        for word, value in self.actions.items():
+            if value == action:
+                return word
+        raise KeyError(f"{action!r} is not an action of {self.task}")
+
+    def _lookup(self, word: str) -> str | None:
+        key = word.strip().upper()
+        if key in self.actions:
+            return key
+        return self.synonyms.get(key)
+
+    def _ok(self, word: str, via: str, reasoning: str = "") -> ParsedAction:
+        return ParsedAction(self.actions[word], word, None, via, reasoning)
+
+    def invalid(self, reason: str) -> ParsedAction:
+        """The default action, carrying ``reason``."""
+        return ParsedAction(self.actions[self.default], self.default, reason, "default")
+
+    # ---------------------------------------------------------------- commit tool
+    def commit_schema(self) -> dict[str, Any]:
+        """JSON Schema of the ``commit_action`` tool's arguments."""
+        return {
+            "type": "object",
+            "properties": {
+                "action": {
+                    "type": "string",
+                    "enum": self.action_words,
+                    "description": f"The decision: one of {', '.join(self.action_words)}.",
+                },
+                "reasoning": {
+                    "type": "string",
+                    "description": "Optional: why, in a few sentences (recorded in the trajectory).",
+                    "maxLength": self.max_chars,
+                },
+            },
+            "required": ["action"],
+            "additionalProperties": False,
+        }
+
+    def parse_commit(self, arguments: Any) -> ParsedAction:
+        """Read ``commit_action`` arguments (a dict or a JSON string). Never raises."""
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError as exc:
+                return self.invalid(f"commit_action arguments are not JSON ({exc.msg})")
+        if not isinstance(arguments, dict):
+            return self.invalid(f"commit_action arguments must be a JSON object, got {type(arguments).__name__}")
+        value = arguments.get("action")
+        if not isinstance(value, str):
+            return self.invalid(
+                f"commit_action needs a string 'action', one of {self.action_words}; got {value!r}"[:300]
+            )
+        word = self._lookup(value)
+        if word is None:
+            return self.invalid(f"unknown action {value[:50]!r}; valid: {self.action_words}")
+        reasoning = arguments.get("reasoning", "")
+        reasoning = reasoning[: self.max_chars] if isinstance(reasoning, str) else ""
+        return self._ok(word, "tool", reasoning)
+
+    # ---------------------------------------------------------------- free text
+    def parse_text(self, text: Any) -> ParsedAction:
+        """Read a free-text reply by the rules in the module docstring. Never raises."""
+        if not isinstance(text, str):
+            return self.invalid(f"the reply is a {type(text).__name__}, not text")
+        if len(text) > self.max_chars:
+            return self.invalid(f"the reply has {len(text)} characters; the limit is {self.max_chars}")
+        if not is_printable_text(text):
+            bad = next(ch for ch in text if not (ch.isprintable() or ch in "\n\r\t"))
+            return self.invalid(f"the reply contains a non-printable character {bad!r}")
+        stripped = text.strip()
+        if not stripped:
+            return self.invalid("empty reply")
+
+        whole = _FENCE.fullmatch(stripped)
+        candidate = whole.group(1) if whole else stripped
+        if candidate.startswith("{"):
+            try:
+                obj = json.loads(candidate)
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict):
+                keys = {k.lower(): k for k in obj if isinstance(k, str)}
+                if "action" not in keys:
+                    return self.invalid("JSON reply without an 'action' field")
+                value = obj[keys["action"]]
+                word = self._lookup(value) if isinstance(value, str) else None
+                if word is None:
+                    return self.invalid(f"JSON 'action' {value!r:.50} is not one of {self.action_words}")
+                reasoning = obj.get("reasoning", "")
+                return self._ok(word, "json", reasoning if isinstance(reasoning, str) else "")
+
+        embedded = [self._lookup(v) for v in _EMBEDDED.findall(text)]
+        embedded_words = {w for w in embedded if w is not None}
+        if len(embedded_words) > 1:
+            return self.invalid(f"ambiguous: JSON actions {sorted(embedded_words)} disagree")
+        if embedded_words:
+            return self._ok(embedded_words.pop(), "json")
+
+        markers = {w for w in (self._lookup(v) for v in _MARKER.findall(text)) if w is not None}
+        if len(markers) > 1:
+            return self.invalid(f"ambiguous: action lines {sorted(markers)} disagree")
+        if markers:
+            return self._ok(markers.pop(), "marker")
+
+        bare = stripped.strip(_WORD_STRIP)
+        if bare and " " not in bare and "\n" not in bare:
+            word = self._lookup(bare)
+            if word is not None:
+                return self._ok(word, "word")
+        words = " or ".join(f"'Action: {w}'" for w in self.action_words)
+        return self.invalid(f"no action found; end the reply with a line {words}")
+
+
+
+
+
+def render_prompt(
+    protocol: TextProtocol,
+    state: dict[str, Any],
+    *,
+    history: list[str] | None = None,
+    tools: list[tuple[str, str]] | None = None,
+) -> str:
+    """The text observation: instructions, the state at the clock, recent decisions, tools, answer format.
+
+    Args:
+        protocol: The env's protocol.
+        state: Label -> value lines (``Symbol``, ``Date``, ``Position``, ...), in order.
+        history: One line per recent decision, oldest first.
+        tools: ``(name, one-line description)`` of the tools the agent may call.
+    """
+    lines = [f"# {protocol.task}", "", protocol.instructions.strip(), "", "## Now"]
+    lines += [f"{label}: {value}" for label, value in state.items()]
+    if history:
+        lines += ["", "## Your recent decisions (oldest first)", *history]
+    if tools:
+        lines += [
+            "",
+            "## Tools",
+            "Call them as often as you like before you decide; every tool sees data up to this close only.",
+        ]
+        lines += [f"- {name}: {summary}" for name, summary in tools]
+    words = ", ".join(protocol.action_words)
+    lines += [
+        "",
+        "## Answer",
+        f"Commit with the commit_action tool, or end your reply with one line 'Action: <{'|'.join(protocol.action_words)}>'. "
+        f"Valid actions: {words}. A reply without a clear action counts as a format error and "
+        f"{protocol.default} is taken ({protocol.default_reason}).",
+    ]
+    text = "\n".join(lines)
+    if len(text) > MAX_PROMPT_CHARS:  # never expected with the shipped protocols; keep the space contract
+        text = text[: MAX_PROMPT_CHARS - 20] + "\n[prompt truncated]"
+    return text
+__all__ = ["MAX_ACTION_CHARS", "MAX_PROMPT_CHARS", "ParsedAction", "TextProtocol", "is_printable_text", "render_prompt"]

@@ -1,0 +1,46 @@
+"""Date-locked tools for agents: one registry serves the text wrapper, the LLM runner and the MCP server.
+
+Typical use::
+
+    import gymnasium as gym
+    from finenvs.tools import ToolBox
+
+    env = gym.make("FinTrading-v0", symbol="TSLA", split="eval")
+    env.reset(seed=0)
+    tools = ToolBox(env)
+    tools.specs()                                   # chat-completions ``tools`` list
+    tools.call("get_prices", {"lookback": 5}).data  # bars up to the current close only
+
+See :mod:`finenvs.tools.registry` for the call contract and
+:mod:`finenvs.tools.market` for the market tools.
+"""
+
+from finenvs.tools.market import MARKET_TOOLS  # noqa: E402,I001  (registers the market tools)
+from finenvs.tools.registry import (
+    COMMIT_TOOL,
+    DEFAULT_MAX_CHARS,
+    TOOLSETS,
+    Tool,
+    ToolBox,
+    ToolContext,
+    ToolResult,
+    ToolUsage,
+    cap_output,
+    register_tools,
+    validate_arguments,
+)
+
+__all__ = [
+    "COMMIT_TOOL",
+    "DEFAULT_MAX_CHARS",
+    "MARKET_TOOLS",
+    "TOOLSETS",
+    "Tool",
+    "ToolBox",
+    "ToolContext",
+    "ToolResult",
+    "ToolUsage",
+    "cap_output",
+    "register_tools",
+    "validate_arguments",
+]

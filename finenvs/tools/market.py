@@ -1,0 +1,334 @@
+"""Market tools: prices, indicators, news, filings and rates, all read through the as-of view.
+
+Every function here takes a :class:`~finenvs.tools.registry.ToolContext` and
+reads only through ``ctx.view()``, the env's date-locked view at its current
+decision time. Prices are split- and dividend-adjusted and rounded to 4
+decimals in the output; indicators are computed from the full visible history
+(see :mod:`finenvs.tools.indicators`), never from anything later.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from finenvs.tools import indicators as ind
+from finenvs.tools.registry import Tool, ToolContext, json_size, register_tools
+
+PRICE_DECIMALS = 4
+RATE_SERIES = {"DTB3": "3-month Treasury bill, secondary market, discount basis", "DGS10": "10-year Treasury yield"}
+_DATE = {"type": "string", "description": "A date, YYYY-MM-DD.", "minLength": 10, "maxLength": 32}
+_SYMBOL = {
+    "type": "string",
+    "description": "Ticker; default: the symbol this episode trades.",
+    "minLength": 1,
+    "maxLength": 20,
+}
+
+
+def _round(x: float, digits: int = PRICE_DECIMALS) -> float | None:
+    return None if not math.isfinite(x) else round(float(x), digits)
+
+
+# ---------------------------------------------------------------------------- state
+def get_state(ctx: ToolContext) -> dict[str, Any]:
+    view = ctx.view()
+    state = dict(ctx.env.text_state())
+    return {
+        "as_of": str(view.as_of),
+        "decision_time_utc": str(view.decision_time) + "Z",
+        **{k.lower().replace(" ", "_"): v for k, v in state.items()},
+        "readable_symbols": view.symbols(),
+    }
+
+
+# ---------------------------------------------------------------------------- prices
+def get_prices(
+    ctx: ToolContext,
+    symbol: str | None = None,
+    lookback: int | None = None,
+    start: str | None = None,
+    end: str | None = None,
+) -> dict[str, Any]:
+    view = ctx.view()
+    symbol = symbol or ctx.symbol
+    if lookback is None and start is None:
+        lookback = 20
+    bars = view.prices(symbol, start=start, end=end, lookback=lookback)
+    dates = np.datetime_as_string(bars.dates, unit="D").tolist()
+    rows = [
+        [d, _round(o), _round(h), _round(lo), _round(c), int(v)]
+        for d, o, h, lo, c, v in zip(
+            dates, bars.open.tolist(), bars.high.tolist(), bars.low.tolist(), bars.close.tolist(),
+            bars.volume.tolist(), strict=True,
+        )
+    ]
+    return {
+        "symbol": symbol,
+        "as_of": str(view.as_of),
+        "columns": ["date", "open", "high", "low", "close", "volume"],
+        "rows": rows,
+        "count": len(rows),
+    }
+
+
+def _indicator_schema() -> dict[str, Any]:
+    props = {}
+    for name, spec in ind.INDICATORS.items():
+        props[name] = {
+            "type": "object",
+            "properties": {
+                p: {
+                    "type": "integer" if kind is int else "number",
+                    "default": default,
+                    "minimum": lo,
+                    "maximum": hi,
+                }
+                for p, (kind, default, lo, hi) in spec.items()
+            },
+            "additionalProperties": False,
+        }
+    return {
+        "type": "object",
+        "description": "Optional parameters per indicator, e.g. {\"sma\": {\"window\": 50}}; defaults: "
+        + "; ".join(f"{n} " + ", ".join(f"{p}={d}" for p, (_, d, _, _) in s.items()) for n, s in ind.INDICATORS.items()),
+        "properties": props,
+        "additionalProperties": False,
+    }
+
+
+def get_indicators(
+    ctx: ToolContext,
+    names: list[str],
+    symbol: str | None = None,
+    params: dict[str, dict[str, float]] | None = None,
+    history: int = 1,
+) -> dict[str, Any]:
+    view = ctx.view()
+    symbol = symbol or ctx.symbol
+    bars = view.prices(symbol, end=None)
+    dates = np.datetime_as_string(bars.dates, unit="D").tolist()
+    params = params or {}
+    out: dict[str, Any] = {}
+    for name in dict.fromkeys(names):
+        spec = ind.INDICATORS[name]
+        chosen = {p: (params.get(name, {}).get(p, default)) for p, (_, default, _, _) in spec.items()}
+        series = ind.compute(name, bars.high, bars.low, bars.close, **chosen)
+        n = min(int(history), len(dates))
+        rows = []
+        for i in range(len(dates) - n, len(dates)):
+            row: dict[str, Any] = {"date": dates[i]}
+            for key, values in series.items():
+                row[key] = _round(values[i], 6)
+            rows.append(row)
+        out[name] = {"params": chosen, "rows": rows}
+    return {"symbol": symbol, "as_of": str(view.as_of), "bars_used": len(dates), "indicators": out}
+
+
+# ---------------------------------------------------------------------------- news
+def list_news(
+    ctx: ToolContext,
+    symbol: str | None = None,
+    lookback_days: int = 7,
+    start: str | None = None,
+    end: str | None = None,
+    limit: int = 20,
+) -> dict[str, Any]:
+    view = ctx.view()
+    symbol = symbol or ctx.symbol
+    items = view.news(symbol, lookback_days=None if start is not None else lookback_days, start=start, end=end)
+    out: dict[str, Any] = {
+        "symbol": symbol,
+        "as_of": str(view.as_of),
+        "visible_until_utc": str(view.decision_time) + "Z",
+        "count": len(items),
+        "items": items[: int(limit)],
+    }
+    if not items:
+        out["note"] = f"no news visible for {symbol} in this window (an empty answer is valid)"
+    elif len(items) > limit:
+        out["note"] = f"showing the newest {limit} of {len(items)}; raise limit or narrow the window"
+    return out
+
+
+def get_news(ctx: ToolContext, id: str) -> dict[str, Any]:  # noqa: A002  (the tool's argument name)
+    return ctx.view().news_item(id)
+
+
+# ---------------------------------------------------------------------------- filings
+def list_filings(ctx: ToolContext, symbol: str | None = None, form: str | None = None) -> dict[str, Any]:
+    view = ctx.view()
+    symbol = symbol or ctx.symbol
+    filings = view.filings(symbol, form)
+    out: dict[str, Any] = {"symbol": symbol, "as_of": str(view.as_of), "count": len(filings), "filings": filings}
+    if not filings:
+        out["note"] = f"no filing of {symbol} is visible as of {view.as_of}"
+    return out
+
+
+def get_filing_section(
+    ctx: ToolContext, id: str, section: str, offset: int = 0, max_chars: int = 4000  # noqa: A002
+) -> dict[str, Any]:
+    doc = ctx.view().filing_section(id, section)
+    text = doc.pop("text")
+    offset = int(offset)
+
+    def page(n: int) -> dict[str, Any]:
+        chunk = text[offset : offset + n]
+        end = offset + len(chunk)
+        return {**doc, "offset": offset, "chars_total": len(text), "text": chunk,
+                "next_offset": end if end < len(text) else None}
+
+    lo, hi = 0, int(max_chars)
+    if json_size(page(hi)) <= ctx.max_chars:
+        return page(hi)
+    while lo < hi:  # the longest page that fits the output cap, so next_offset stays exact
+        mid = (lo + hi + 1) // 2
+        if json_size(page(mid)) <= ctx.max_chars:
+            lo = mid
+        else:
+            hi = mid - 1
+    return page(lo)
+
+
+# ---------------------------------------------------------------------------- rates
+def get_rate(ctx: ToolContext, series: str = "DTB3") -> dict[str, Any]:
+    view = ctx.view()
+    date, value = view.rate(series)
+    return {
+        "series": series,
+        "description": RATE_SERIES.get(series, series),
+        "as_of": str(view.as_of),
+        "observation_date": date,
+        "percent_per_annum": value,
+    }
+
+
+MARKET_TOOLS: tuple[Tool, ...] = (
+    Tool(
+        "get_state",
+        "Your portfolio and the clock: symbol, date, position, equity, costs, and the symbols whose prices you can read.",
+        {"type": "object", "properties": {}, "additionalProperties": False},
+        get_state,
+        summary="portfolio, date and readable symbols",
+    ),
+    Tool(
+        "get_prices",
+        "Daily adjusted OHLCV bars up to the current close, oldest first. Give lookback (last N bars; "
+        "default 20) or start/end dates.",
+        {
+            "type": "object",
+            "properties": {
+                "symbol": _SYMBOL,
+                "lookback": {"type": "integer", "minimum": 1, "maximum": 10000, "description": "Last N bars."},
+                "start": _DATE,
+                "end": _DATE,
+            },
+            "additionalProperties": False,
+        },
+        get_prices,
+        keep="tail",
+        summary="daily OHLCV bars up to this close",
+    ),
+    Tool(
+        "get_indicators",
+        "Technical indicators computed from the bars visible at the current close: sma, ema, rsi (Wilder), "
+        "macd, bollinger, atr, realized_vol (annualised). Returns the last `history` values of each.",
+        {
+            "type": "object",
+            "properties": {
+                "names": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": list(ind.INDICATORS)},
+                    "minItems": 1,
+                    "maxItems": len(ind.INDICATORS),
+                },
+                "symbol": _SYMBOL,
+                "params": _indicator_schema(),
+                "history": {"type": "integer", "minimum": 1, "maximum": 250, "default": 1},
+            },
+            "required": ["names"],
+            "additionalProperties": False,
+        },
+        get_indicators,
+        keep="tail",
+        summary="sma, ema, rsi, macd, bollinger, atr, realized_vol",
+    ),
+    Tool(
+        "list_news",
+        "Headlines published by the current close (16:00 New York), newest first: id, time (UTC), title, "
+        "publisher. An empty list is a valid answer.",
+        {
+            "type": "object",
+            "properties": {
+                "symbol": _SYMBOL,
+                "lookback_days": {"type": "integer", "minimum": 0, "maximum": 3650, "default": 7},
+                "start": _DATE,
+                "end": _DATE,
+                "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20},
+            },
+            "additionalProperties": False,
+        },
+        list_news,
+        summary="headlines published by this close",
+    ),
+    Tool(
+        "get_news",
+        "One news item in full (summary, URL, publisher, provider sentiment when the provider gives one).",
+        {
+            "type": "object",
+            "properties": {"id": {"type": "string", "minLength": 1, "maxLength": 200}},
+            "required": ["id"],
+            "additionalProperties": False,
+        },
+        get_news,
+        summary="one news item in full",
+    ),
+    Tool(
+        "list_filings",
+        "10-K/10-Q filings public by the current close (a filing is usable from the day after its filing "
+        "date), with their text sections.",
+        {
+            "type": "object",
+            "properties": {"symbol": _SYMBOL, "form": {"type": "string", "enum": ["10-K", "10-Q"]}},
+            "additionalProperties": False,
+        },
+        list_filings,
+        summary="10-K/10-Q filings public by this close",
+    ),
+    Tool(
+        "get_filing_section",
+        "Text of one filing section, paged: `offset` and `max_chars` select a chunk; `next_offset` continues.",
+        {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "minLength": 1, "maxLength": 200},
+                "section": {"type": "string", "minLength": 1, "maxLength": 100},
+                "offset": {"type": "integer", "minimum": 0, "default": 0},
+                "max_chars": {"type": "integer", "minimum": 100, "maximum": 6000, "default": 4000},
+            },
+            "required": ["id", "section"],
+            "additionalProperties": False,
+        },
+        get_filing_section,
+        summary="text of one filing section, paged",
+    ),
+    Tool(
+        "get_rate",
+        "The latest Treasury rate published by the current close, in percent per annum, with its own date.",
+        {
+            "type": "object",
+            "properties": {"series": {"type": "string", "enum": list(RATE_SERIES), "default": "DTB3"}},
+            "additionalProperties": False,
+        },
+        get_rate,
+        summary="latest Treasury rate (DTB3, DGS10)",
+    ),
+)
+
+register_tools("trading", MARKET_TOOLS)
+
+__all__ = ["MARKET_TOOLS", "get_filing_section", "get_indicators", "get_news", "get_prices", "get_rate",
+           "get_state", "list_filings", "list_news"]

@@ -1,0 +1,453 @@
+"""The tool registry: typed, date-locked functions an agent calls between decisions.
+
+A :class:`Tool` is a name, a description, a JSON Schema for its arguments and a
+function of a :class:`ToolContext`. Tools are grouped per task family
+(:data:`TOOLSETS`); a :class:`ToolBox` binds a family's tools to one env and is
+the only way agents call them — from the text wrapper, the LLM runner or the MCP
+server alike.
+
+Contract of :meth:`ToolBox.call` (it never raises):
+
+* arguments may be a dict or a JSON string; they are checked against the
+  schema (types, enums, bounds, required and unknown fields) and a failure is
+  an error result naming the field;
+* every read goes through the env's as-of view at its current decision time, so
+  a tool cannot see the future; a request past it returns what was visible and
+  the result's ``look_ahead`` counts the attempts (the env's counter too);
+* output is compact JSON-able data capped at ``max_chars`` of JSON: an
+  oversized list or text is cut and the result carries
+  ``"truncated": {"field", "kept", "of", "note"}``;
+* ``commit_action`` is parsed with the env's text protocol but does not step
+  the env: the caller (wrapper, runner, MCP server) does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from finenvs.data.asof import AsOfView
+from finenvs.data.documents import FilingStore, NewsStore
+from finenvs.envs.text import ParsedAction, TextProtocol
+from finenvs.errors import FinEnvsError
+
+#: Default cap on a tool result, in characters of JSON.
+DEFAULT_MAX_CHARS = 8_000
+COMMIT_TOOL = "commit_action"
+
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "null": lambda v: v is None,
+}
+
+
+def validate_arguments(value: Any, schema: dict[str, Any], path: str = "arguments") -> str | None:
+    """Check ``value`` against the JSON Schema subset the tools use.
+
+    Supported keywords: ``type`` (a name or a list), ``enum``, ``minimum``,
+    ``maximum``, ``minLength``, ``maxLength``, ``minItems``, ``maxItems``,
+    ``items``, ``properties``, ``required``, ``additionalProperties`` (bool).
+
+    Returns:
+        None when valid, else a message naming the offending field.
+    """
+    kinds = schema.get("type")
+    if kinds is not None:
+        names = [kinds] if isinstance(kinds, str) else list(kinds)
+        if not any(_JSON_TYPES[k](value) for k in names):
+            return f"{path} must be of type {' or '.join(names)}, got {type(value).__name__} {_short(value)}"
+    if "enum" in schema and value not in schema["enum"]:
+        return f"{path} must be one of {schema['enum']}, got {_short(value)}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            return f"{path} must be >= {schema['minimum']}, got {value}"
+        if "maximum" in schema and value > schema["maximum"]:
+            return f"{path} must be <= {schema['maximum']}, got {value}"
+    if isinstance(value, str):
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            return f"{path} must have at least {schema['minLength']} characters"
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            return f"{path} must have at most {schema['maxLength']} characters, got {len(value)}"
+    if isinstance(value, list):
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            return f"{path} must have at least {schema['minItems']} item(s)"
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            return f"{path} must have at most {schema['maxItems']} items, got {len(value)}"
+        if "items" in schema:
+            for i, item in enumerate(value):
+                problem = validate_arguments(item, schema["items"], f"{path}[{i}]")
+                if problem:
+                    return problem
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        for name in schema.get("required", []):
+            if name not in value:
+                return f"{path} is missing the required field {name!r}"
+        if schema.get("additionalProperties", True) is False:
+            extra = sorted(str(k) for k in value if k not in props)
+            if extra:
+                return f"{path} has unknown field(s) {extra}; valid fields: {sorted(props)}"
+        for name, sub in props.items():
+            if name in value:
+                problem = validate_arguments(value[name], sub, f"{path}.{name}" if path != "arguments" else name)
+                if problem:
+                    return problem
+    return None
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool.
+
+    Attributes:
+        name: Tool name (what the agent calls).
+        description: What it returns, for the model.
+        parameters: JSON Schema of the arguments (an object schema).
+        func: ``func(ctx, **arguments) -> JSON-able``; raises ``FinEnvsError``
+            (or ``ValueError``/``KeyError``) for a bad request, which becomes an
+            error result.
+        keep: Which end of an oversized list to keep: ``"head"`` or ``"tail"``.
+        summary: One line for prompts (default: the description's first sentence).
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    func: Callable[..., Any] | None
+    keep: str = "head"
+    summary: str = ""
+
+    def one_line(self) -> str:
+        return self.summary or self.description.split(". ")[0].rstrip(".")
+
+    def spec(self) -> dict[str, Any]:
+        """The tool in the chat-completions ``tools`` format."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass
+class ToolResult:
+    """The outcome of one tool call, as recorded in trajectories.
+
+    Attributes:
+        name: Tool called (as given by the agent).
+        arguments: Parsed arguments (None when they could not be parsed).
+        ok: False for any error (unknown tool, bad arguments, a refused read).
+        data: What the agent gets back (JSON-able); ``{"error": ...}`` when not ok.
+        error: The error message, or None.
+        truncated: Whether the output was cut to the size cap.
+        look_ahead: Look-ahead attempts this call made.
+        seconds: Wall time of the call.
+        commit: For ``commit_action``: the parsed decision (valid or not).
+    """
+
+    name: str
+    arguments: dict[str, Any] | None
+    ok: bool
+    data: Any
+    error: str | None = None
+    truncated: bool = False
+    look_ahead: int = 0
+    seconds: float = 0.0
+    commit: ParsedAction | None = None
+
+    def text(self) -> str:
+        """The JSON the agent reads (compact, Unicode kept)."""
+        return json.dumps(self.data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+
+    def record(self) -> dict[str, Any]:
+        """JSON-able summary for a trajectory."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "arguments": self.arguments,
+            "ok": self.ok,
+            "error": self.error,
+            "truncated": self.truncated,
+            "look_ahead": self.look_ahead,
+            "seconds": round(self.seconds, 6),
+        }
+        if self.commit is not None:
+            out["commit"] = {"action": self.commit.name, "invalid": self.commit.invalid}
+        return out
+
+
+@dataclass
+class ToolContext:
+    """What a tool function sees: the env (at its current decision) and document overrides."""
+
+    env: Any
+    news: NewsStore | None = None
+    filings: FilingStore | None = None
+    max_chars: int = DEFAULT_MAX_CHARS
+
+    def view(self) -> AsOfView:
+        """The env's as-of view at the current decision time (document overrides applied)."""
+        view = self.env.as_of_view()
+        if self.news is not None or self.filings is not None:
+            view = view.with_documents(self.news, self.filings)
+        return view
+
+    @property
+    def symbol(self) -> str:
+        """The symbol the current episode trades."""
+        market = getattr(self.env, "market", None)
+        if market is None:
+            raise FinEnvsError("no episode: call reset() first")
+        return str(market.symbol)
+
+
+#: task family -> its tools (without commit_action, which comes from the env's protocol)
+TOOLSETS: dict[str, tuple[Tool, ...]] = {}
+
+
+def register_tools(family: str, tools: list[Tool] | tuple[Tool, ...]) -> None:
+    """Register (or replace) the tools of a task family."""
+    names = [t.name for t in tools]
+    if len(set(names)) != len(names) or COMMIT_TOOL in names:
+        raise ValueError(f"tool names must be unique and not {COMMIT_TOOL!r}: {names}")
+    TOOLSETS[family] = tuple(tools)
+
+
+def json_size(data: Any) -> int:
+    """Length of ``data``'s compact JSON (what the agent reads)."""
+    return _json_size(data)
+
+
+def _json_size(data: Any) -> int:
+    return len(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str))
+
+
+def _fields(node: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """Every non-empty list or string held by a dict, at any depth of nested dicts."""
+    found = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "truncated":
+                continue
+            if isinstance(value, (list, str)) and value:
+                found.append(((*path, str(key)), value))
+            if isinstance(value, dict):
+                found += _fields(value, (*path, str(key)))
+    return found
+
+
+def cap_output(data: Any, max_chars: int, keep: str = "head") -> tuple[Any, bool]:
+    """Cut lists and strings of ``data`` (largest first) until its JSON fits ``max_chars``.
+
+    Lists keep their ``keep`` end (``"head"`` or ``"tail"``); strings keep their
+    start. A truncated result gains ``"truncated": {"fields": {path: {"kept", "of"}},
+    "note"}``, so the agent knows what it is missing and can narrow its request.
+
+    Returns:
+        ``(data, truncated)``.
+    """
+    if not isinstance(data, dict) or _json_size(data) <= max_chars:
+        return data, False
+    out = json.loads(json.dumps(data, default=str))  # a private deep copy
+    marker: dict[str, Any] = {"fields": {}, "note": ""}
+    out["truncated"] = marker
+    done: set[tuple[str, ...]] = set()
+    while _json_size(out) > max_chars:
+        fields = [(p, v) for p, v in _fields(out) if p not in done]
+        if not fields:
+            break
+        path, full = max(fields, key=lambda pv: _json_size(pv[1]))
+        done.add(path)
+        parent = out
+        for part in path[:-1]:
+            parent = parent[part]
+        name, total = path[-1], len(full)
+        label = ".".join(path)
+
+        def put(n: int, parent: dict = parent, name: str = name, full: Any = full, total: int = total,
+                label: str = label) -> None:
+            parent[name] = full[:n] if isinstance(full, str) or keep == "head" else full[total - n :]
+            marker["fields"][label] = {"kept": n, "of": total}
+            marker["note"] = (
+                f"output capped at {max_chars} characters of JSON; "
+                + ("lists keep their newest items" if keep == "tail" else "lists keep their first items")
+                + "; narrow the request to see the rest"
+            )
+
+        lo, hi = 0, total
+        while lo < hi:  # the longest kept length that fits
+            mid = (lo + hi + 1) // 2
+            put(mid)
+            if _json_size(out) <= max_chars:
+                lo = mid
+            else:
+                hi = mid - 1
+        put(lo)
+    return out, True
+
+
+class ToolBox:
+    """A task family's tools bound to one env.
+
+    Args:
+        env: A finenvs env (wrappers allowed); it must be reset before tools are called.
+        max_chars: Cap on each result's JSON size.
+        news: News store replacing the shipped one (tests, custom corpora).
+        filings: Filing store replacing the shipped one.
+        family: Task family (default: the env's ``task_family``).
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        *,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        news: NewsStore | None = None,
+        filings: FilingStore | None = None,
+        family: str | None = None,
+    ) -> None:
+        import finenvs.tools.market  # noqa: F401  (registers the market tools)
+
+        self.env = env.unwrapped if hasattr(env, "unwrapped") else env
+        family = family or getattr(self.env, "task_family", None)
+        if family not in TOOLSETS:
+            raise KeyError(f"no tools for task family {family!r}; families with tools: {sorted(TOOLSETS)}")
+        protocol = getattr(self.env, "text_protocol", None)
+        if not isinstance(protocol, TextProtocol):
+            raise TypeError(f"{type(self.env).__name__} has no text_protocol; it cannot take text actions")
+        if max_chars < 200:
+            raise ValueError(f"max_chars={max_chars} is too small for any tool result; use >= 200")
+        self.family = family
+        self.protocol = protocol
+        self.max_chars = int(max_chars)
+        self.context = ToolContext(self.env, news=news, filings=filings, max_chars=self.max_chars)
+        commit = Tool(
+            name=COMMIT_TOOL,
+            description=(
+                "Commit today's decision; the market then moves to the next trading day. "
+                f"Valid actions: {', '.join(protocol.action_words)}."
+            ),
+            parameters=protocol.commit_schema(),
+            func=None,
+            summary="commit today's decision (ends your turn)",
+        )
+        self.tools: dict[str, Tool] = {t.name: t for t in TOOLSETS[family]}
+        self.tools[COMMIT_TOOL] = commit
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.tools)
+
+    def specs(self) -> list[dict[str, Any]]:
+        """Every tool in the chat-completions ``tools`` format (commit_action last)."""
+        return [t.spec() for t in self.tools.values()]
+
+    def summaries(self) -> list[tuple[str, str]]:
+        """``(name, one line)`` per tool, for prompts."""
+        return [(t.name, t.one_line()) for t in self.tools.values()]
+
+    def view(self) -> AsOfView:
+        return self.context.view()
+
+    def call(self, name: Any, arguments: Any = None) -> ToolResult:
+        """Call a tool; never raises (see the module docstring)."""
+        began = time.perf_counter()
+        counter = self.env.as_of_view().counter if self._has_episode() else None
+        before = counter.attempts if counter is not None else 0
+        result = self._call(name, arguments)
+        if counter is not None:
+            result.look_ahead = counter.attempts - before
+        result.seconds = time.perf_counter() - began
+        return result
+
+    def _has_episode(self) -> bool:
+        try:
+            self.env.as_of_view()
+        except Exception:
+            return False
+        return True
+
+    def _call(self, name: Any, arguments: Any) -> ToolResult:
+        shown = str(name)[:80]
+        if not isinstance(name, str) or name not in self.tools:
+            return _error(shown, None, f"unknown tool {shown!r}; available tools: {self.names}")
+        tool = self.tools[name]
+        if arguments is None:
+            arguments = {}
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError as exc:
+                return _error(name, None, f"arguments of {name} are not valid JSON ({exc})")
+        if not isinstance(arguments, dict):
+            return _error(name, None, f"arguments of {name} must be a JSON object, got {type(arguments).__name__}")
+        if name == COMMIT_TOOL:  # lenient by design: case and synonyms are the protocol's to judge
+            parsed = self.protocol.parse_commit(arguments)
+            data = {"accepted": parsed.valid, "action": parsed.name}
+            if not parsed.valid:
+                data["invalid"] = parsed.invalid
+                data["note"] = f"{parsed.name} is taken by default"
+            return ToolResult(name, arguments, parsed.valid, data, parsed.invalid, commit=parsed)
+        problem = validate_arguments(arguments, tool.parameters)
+        if problem is not None:
+            return _error(name, arguments, problem)
+        if not self._has_episode():
+            return _error(name, arguments, "no episode is running: reset the env first")
+        defaults = {k: v["default"] for k, v in tool.parameters.get("properties", {}).items() if "default" in v}
+        kwargs = {**defaults, **arguments}
+        try:
+            data = tool.func(self.context, **kwargs)
+        except (FinEnvsError, ValueError, KeyError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            return _error(name, arguments, str(message))
+        except Exception as exc:  # a bug must not end an agent's run: record it
+            return _error(name, arguments, f"internal error in {name}: {type(exc).__name__}: {exc}")
+        data, truncated = cap_output(data, self.max_chars, tool.keep)
+        return ToolResult(name, arguments, True, data, truncated=truncated)
+
+
+def _error(name: str, arguments: dict[str, Any] | None, message: str) -> ToolResult:
+    return ToolResult(name, arguments, False, {"error": message}, message)
+
+
+@dataclass
+class ToolUsage:
+    """Counts of tool use over a run (efficiency reporting)."""
+
+    calls: int = 0
+    errors: int = 0
+    look_ahead: int = 0
+    by_tool: dict[str, int] = field(default_factory=dict)
+
+    def add(self, result: ToolResult) -> None:
+        self.calls += 1
+        self.errors += 0 if result.ok else 1
+        self.look_ahead += result.look_ahead
+        self.by_tool[result.name] = self.by_tool.get(result.name, 0) + 1
+
+
+__all__ = [
+    "COMMIT_TOOL",
+    "DEFAULT_MAX_CHARS",
+    "TOOLSETS",
+    "Tool",
+    "ToolBox",
+    "ToolContext",
+    "ToolResult",
+    "ToolUsage",
+    "cap_output",
+    "register_tools",
+    "validate_arguments",
+]

@@ -1,0 +1,212 @@
+"""The text interface: any finenvs env as a prompt-in, text-out env with date-locked tools.
+
+``gym.make("FinTrading-text-v0", symbol="TSLA", split="eval")`` (every env with a
+text protocol has a registered ``<Name>-text-v0`` variant taking the base env's
+arguments) or ``TextInterface(gym.make("FinTrading-v0", ...))``::
+
+    env = gym.make("FinTrading-text-v0", symbol="TSLA", split="eval")
+    prompt, info = env.reset(seed=0)
+    env.call_tool("get_prices", {"lookback": 5})          # any number of tool calls ...
+    prompt, reward, terminated, truncated, info = env.step("Momentum is up.\\nAction: BUY")
+
+* **Observation**: a prompt (:func:`finenvs.envs.text.render_prompt`): task
+  instructions, the state at the current close (date, symbol, position,
+  equity, costs), the last ``history`` decisions, the tools and the answer
+  format. ``PrintableText(32768)``.
+* **Action**: a reply, read by the env's own protocol
+  (:class:`finenvs.envs.text.TextProtocol`): a JSON object with ``"action"``,
+  an ``Action: X`` line, or a bare action word; or a ``commit_action`` tool
+  call given as ``{"name": "commit_action", "arguments": {...}}``.
+  ``PrintableText(16384)``: printable Unicode plus newline, CR and tab, at most
+  16,384 characters.
+* **Bad input never raises**: an unreadable, ambiguous, over-long or
+  non-printable reply, or a call of another tool in place of a commit, takes
+  the protocol's default (HOLD for trading: flat, no market risk) and the step's
+  ``info["invalid_action"]`` holds the reason (None for a valid reply);
+  ``info["format_errors"]`` counts them over the episode and the scorecard
+  reports them.
+* **Tools**: :meth:`TextInterface.call_tool` reads through the env's as-of view
+  at the current close; the date advances only on :meth:`step`.
+
+Text spaces are not for stable-baselines3 (it rejects them): RL uses the base env.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from finenvs.envs.text import MAX_PROMPT_CHARS, ParsedAction, TextProtocol, is_printable_text, render_prompt
+from finenvs.tools.registry import COMMIT_TOOL, DEFAULT_MAX_CHARS, ToolBox, ToolResult
+
+#: Characters :class:`PrintableText` samples from (membership allows any printable Unicode).
+SAMPLE_CHARSET = "".join(ch for ch in string.printable if ch not in "\x0b\x0c") + "€£¥éüßçñ—…«»中文日本語한국어😀"
+DEFAULT_HISTORY = 5
+
+
+class PrintableText(spaces.Text):
+    """Strings of printable Unicode (plus newline, CR and tab) with ``min_length..max_length`` characters.
+
+    ``contains`` accepts any such string; ``sample`` draws from
+    :data:`SAMPLE_CHARSET` (ASCII printables and some multi-byte characters).
+    """
+
+    def __init__(self, max_length: int, *, min_length: int = 0, seed: Any = None) -> None:
+        super().__init__(max_length, min_length=min_length, charset=SAMPLE_CHARSET, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length and is_printable_text(x)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"PrintableText({self.min_length}, {self.max_length})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, PrintableText)
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable RNG state; like gymnasium's spaces
+
+
+def tool_call_parts(call: Any) -> tuple[Any, Any] | None:
+    """``(name, arguments)`` of a tool call in chat-completions or flat form, else None."""
+    if not isinstance(call, dict):
+        return None
+    if isinstance(call.get("function"), dict):
+        call = call["function"]
+    if "name" not in call:
+        return None
+    return call.get("name"), call.get("arguments")
+
+
+class TextInterface(gym.Wrapper):
+    """Turn a finenvs env with a text protocol into a text env with tools.
+
+    Args:
+        env: A finenvs env whose unwrapped class has ``text_protocol`` (and
+            ``task_family`` for tools).
+        history: Recent decisions shown in the prompt (0 for none).
+        tools: Offer the task's tools (:class:`finenvs.tools.ToolBox`).
+        tool_max_chars: Cap on each tool result's JSON.
+        toolbox_kwargs: Extra arguments of :class:`~finenvs.tools.ToolBox`
+            (e.g. ``news=`` / ``filings=`` stores).
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        *,
+        history: int = DEFAULT_HISTORY,
+        tools: bool = True,
+        tool_max_chars: int = DEFAULT_MAX_CHARS,
+        **toolbox_kwargs: Any,
+    ) -> None:
+        super().__init__(env)
+        protocol = getattr(env.unwrapped, "text_protocol", None)
+        if not isinstance(protocol, TextProtocol):
+            raise TypeError(f"{type(env.unwrapped).__name__} has no text protocol; it cannot be used as a text env")
+        if isinstance(history, bool) or not isinstance(history, int) or history < 0:
+            raise ValueError(f"history={history!r} must be an integer >= 0")
+        self.protocol = protocol
+        self.history = history
+        self.toolbox = ToolBox(env, max_chars=tool_max_chars, **toolbox_kwargs) if tools else None
+        self.observation_space = PrintableText(MAX_PROMPT_CHARS)
+        self.action_space = PrintableText(protocol.max_chars)
+        self._decisions: list[str] = []
+        self._format_errors = 0
+        self._tool_calls = 0
+        self._tool_calls_total = 0
+
+    # ------------------------------------------------------------------ prompts
+    def prompt(self) -> str:
+        """The prompt for the current decision."""
+        state = self.env.unwrapped.text_state()
+        tools = self.toolbox.summaries() if self.toolbox is not None else None
+        recent = self._decisions[-self.history :] if self.history else None
+        return render_prompt(self.protocol, state, history=recent, tools=tools)
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """The tools in chat-completions format (empty without tools)."""
+        return self.toolbox.specs() if self.toolbox is not None else []
+
+    # ------------------------------------------------------------------ gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        _, info = self.env.reset(seed=seed, options=options)
+        self._decisions = []
+        self._format_errors = 0
+        self._tool_calls = 0
+        self._tool_calls_total = 0
+        info = dict(info)
+        info["format_errors"] = 0
+        return self.prompt(), info
+
+    def parse(self, action: Any) -> ParsedAction:
+        """What ``action`` (a reply or a commit tool call) means; never raises."""
+        parts = tool_call_parts(action)
+        if parts is not None:
+            name, arguments = parts
+            if name != COMMIT_TOOL:
+                return self.protocol.invalid(
+                    f"step() takes a reply or a {COMMIT_TOOL} call; {str(name)[:50]!r} is not a commit "
+                    "(call other tools with call_tool())"
+                )
+            return self.protocol.parse_commit(arguments)
+        return self.protocol.parse_text(action)
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        parsed = self.parse(action)
+        return self.step_parsed(parsed, action_text=action if isinstance(action, str) else None)
+
+    def step_parsed(self, parsed: ParsedAction, *, action_text: str | None = None) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Step with an already parsed action (the runner and MCP server parse replies themselves)."""
+        _, reward, terminated, truncated, info = self.env.step(parsed.action)
+        if not parsed.valid:
+            self._format_errors += 1
+        info = dict(info)
+        info["parsed_action"] = parsed.name
+        info["action_via"] = parsed.via
+        info["invalid_action"] = parsed.invalid
+        info["format_errors"] = self._format_errors
+        info["tool_calls"] = self._tool_calls
+        info["tool_calls_total"] = self._tool_calls_total
+        self._tool_calls = 0
+        note = f" (format error: {parsed.invalid})" if parsed.invalid else ""
+        self._decisions.append(
+            f"- {info['date']}: {parsed.name}{note}; reward {reward:+.5f}, equity {info.get('equity', float('nan')):.4f}"
+        )
+        return self.prompt(), float(reward), terminated, truncated, info
+
+    # ------------------------------------------------------------------ tools
+    def call_tool(self, name: Any, arguments: Any = None) -> ToolResult:
+        """Call a tool at the current decision; never raises (errors come back in the result)."""
+        if self.toolbox is None:
+            return ToolResult(str(name), None, False, {"error": "this text env has no tools"}, "this text env has no tools")
+        self._tool_calls += 1
+        self._tool_calls_total += 1
+        return self.toolbox.call(name, arguments)
+
+    @property
+    def format_errors(self) -> int:
+        return self._format_errors
+
+
+def make_text_env(base_id: str, *, history: int = DEFAULT_HISTORY, tool_max_chars: int = DEFAULT_MAX_CHARS,
+                  **env_kwargs: Any) -> TextInterface:
+    """Entry point of the registered ``<Name>-text-v0`` variants: the base env wrapped in :class:`TextInterface`."""
+    spec = gym.spec(base_id)
+    kwargs = {**spec.kwargs, **env_kwargs}
+    base = spec.entry_point
+    creator = gym.envs.registration.load_env_creator(base) if isinstance(base, str) else base
+    return TextInterface(creator(**kwargs), history=history, tool_max_chars=tool_max_chars)
+
+
+__all__ = ["DEFAULT_HISTORY", "SAMPLE_CHARSET", "PrintableText", "TextInterface", "make_text_env", "tool_call_parts"]
