@@ -1,0 +1,580 @@
+"""LLM-agent rollouts: a tool-calling (ReAct-style) loop against any OpenAI-compatible endpoint.
+
+For every decision of every episode the runner sends the env's prompt, lets
+the agent call date-locked tools as often as the budget allows, and takes the
+decision it commits (a ``commit_action`` call, or a reply ending ``Action: X``).
+Everything is recorded (:mod:`finenvs.wrappers.rollout`) and ``finenvs score
+RUN_DIR`` re-scores a run offline from its recorded actions::
+
+    from finenvs.baselines.llm import RunConfig, run_llm
+    from finenvs.baselines.agents import OpenAIChatAgent, ScriptedTradingAgent
+
+    config = RunConfig(env_id="FinTrading-v0", symbols=["TSLA", "AAPL"], split="eval")
+    summary = run_llm(config, ScriptedTradingAgent(), out="runs")            # offline
+    agent = OpenAIChatAgent("qwen2.5-7b-instruct", "http://127.0.0.1:8000/v1")
+    summary = run_llm(config, agent, out="runs", concurrency=8)              # a server
+
+Per decision: at most ``max_tool_calls`` tool calls (later calls get an error
+result asking for a commit); each request times out after ``request_timeout``
+seconds and transient failures (connection, timeout, 429, 5xx) are retried
+``max_retries`` times with exponential backoff and jitter (or the server's
+``Retry-After``); a decision that takes longer than ``decision_timeout``, an
+endpoint that keeps failing, a malformed reply, non-JSON or mistyped tool
+arguments, an unknown tool, a reply without an action or an over-long reply all
+end in the protocol's default action, recorded with the reason as a format
+error — the run never crashes on them. After
+``max_consecutive_endpoint_failures`` failed decisions in a row the episode
+stops (status ``aborted``) so a dead endpoint does not fill a run with
+defaults; ``--resume`` continues it later. Episodes run concurrently
+(``concurrency``, an asyncio semaphore).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as _dt
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from finenvs.baselines.agents import ChatAgent, EndpointError
+from finenvs.envs.text import ParsedAction, TextProtocol
+from finenvs.tools.registry import COMMIT_TOOL
+from finenvs.wrappers.rollout import (
+    FORMAT_VERSION,
+    EpisodeSession,
+    EpisodeSpec,
+    ReplayMismatch,
+    RunFiles,
+    TrajectoryWriter,
+    jsonable,
+    read_trajectories,
+    write_run_json,
+)
+
+SYSTEM_PROMPT = (
+    "You are an agent acting in a finenvs environment. Read data with the tools (they see nothing after the "
+    "current decision time; asking for later data is counted as a look-ahead attempt), then commit exactly one "
+    "decision with the commit_action tool."
+)
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """Dollar prices per million tokens; None = unknown (cost reported as n/a, never as 0)."""
+
+    input_per_million: float | None = None
+    output_per_million: float | None = None
+
+    def cost(self, usage: dict[str, int] | None) -> float | None:
+        if usage is None:
+            return None
+        prompt, completion = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        if prompt == 0 and completion == 0:
+            return 0.0
+        if self.input_per_million is None or self.output_per_million is None:
+            return None
+        return prompt * self.input_per_million / 1e6 + completion * self.output_per_million / 1e6
+
+    @classmethod
+    def load(cls, path: Path | str, model: str) -> PriceTable:
+        """Read ``{"<model>": {"input_per_million": x, "output_per_million": y}, ...}`` (or one flat entry).
+
+        Raises:
+            ValueError: The file is not such a table or lacks ``model`` (names what it has).
+        """
+        try:
+            doc = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"price table {path}: cannot be read as JSON ({exc})") from exc
+        entry = doc.get(model, doc) if isinstance(doc, dict) else None
+        if not isinstance(entry, dict) or not {"input_per_million", "output_per_million"} <= set(entry):
+            models = sorted(k for k, v in doc.items() if isinstance(v, dict)) if isinstance(doc, dict) else []
+            raise ValueError(
+                f"price table {path}: no entry for model {model!r} with input_per_million and output_per_million; "
+                f"models in the file: {models}"
+            )
+        return cls(float(entry["input_per_million"]), float(entry["output_per_million"]))
+
+
+@dataclass
+class RunConfig:
+    """What an LLM run does.
+
+    Attributes:
+        env_id: Base env id (its text protocol and tools are used).
+        symbols: One episode per symbol (and seed); None = the env's default symbol.
+        split: Named split for every episode.
+        env_kwargs: Further env arguments (``fee_bps``, ``start``/``end``, ...).
+        seeds: Reset seeds (one episode per symbol and seed).
+        max_tool_calls: Tool calls allowed per decision (commit not counted).
+        request_timeout: Seconds per chat request.
+        decision_timeout: Seconds per decision, all requests and tools included.
+        max_retries: Retries of a transient endpoint failure per request.
+        backoff_base: First retry delay in seconds (doubles per retry, jittered ×0.5–1.5).
+        backoff_max: Longest retry delay.
+        concurrency: Episodes in flight at once.
+        history: Recent decisions shown in each prompt.
+        tool_max_chars: Cap on each tool result.
+        format_retries: Times a reply without an action is sent back for another try.
+        max_consecutive_endpoint_failures: Failed decisions in a row that stop an episode (None: never).
+        max_decisions: Stop each episode after this many decisions (smoke runs; status ``partial``).
+        seed: Seed of the retry jitter.
+    """
+
+    env_id: str = "FinTrading-v0"
+    symbols: list[str] | None = None
+    split: str | None = "eval"
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    seeds: list[int] = field(default_factory=lambda: [0])
+    max_tool_calls: int = 8
+    request_timeout: float = 60.0
+    decision_timeout: float = 600.0
+    max_retries: int = 4
+    backoff_base: float = 1.0
+    backoff_max: float = 30.0
+    concurrency: int = 4
+    history: int = 5
+    tool_max_chars: int = 8_000
+    format_retries: int = 0
+    max_consecutive_endpoint_failures: int | None = 3
+    max_decisions: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("max_tool_calls", "max_retries", "history", "format_retries"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name}={value!r} must be an integer >= 0")
+        if not isinstance(self.concurrency, int) or self.concurrency < 1:
+            raise ValueError(f"concurrency={self.concurrency!r} must be an integer >= 1")
+        for name in ("request_timeout", "decision_timeout", "backoff_max"):
+            if not float(getattr(self, name)) > 0:
+                raise ValueError(f"{name}={getattr(self, name)!r} must be > 0")
+        if float(self.backoff_base) < 0:
+            raise ValueError(f"backoff_base={self.backoff_base!r} must be >= 0")
+        if self.max_decisions is not None and self.max_decisions < 1:
+            raise ValueError(f"max_decisions={self.max_decisions!r} must be None or >= 1")
+        if not self.seeds:
+            raise ValueError("seeds=[] is empty; give at least one seed")
+
+    def episodes(self) -> list[EpisodeSpec]:
+        """One spec per (symbol, seed), in order."""
+        specs = []
+        for symbol in self.symbols or [None]:
+            for seed in self.seeds:
+                kwargs = dict(self.env_kwargs)
+                if self.split is not None:
+                    kwargs.setdefault("split", self.split)
+                if symbol is not None:
+                    kwargs["symbol"] = symbol
+                specs.append(EpisodeSpec(len(specs), self.env_id, kwargs, int(seed), None))
+        return specs
+
+
+# ---------------------------------------------------------------------------- one decision
+class ToolPort(Protocol):
+    """What the decision loop needs from an episode: the tools and the protocol (in process or over MCP)."""
+
+    protocol: TextProtocol
+
+    def tool_specs(self) -> list[dict[str, Any]]: ...
+
+    async def call_tool(self, name: str, arguments: str) -> str: ...
+
+
+class SessionPort:
+    """An in-process :class:`EpisodeSession` as a :class:`ToolPort`."""
+
+    def __init__(self, session: EpisodeSession) -> None:
+        self.session = session
+        self.protocol = session.protocol
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        return self.session.tool_specs()
+
+    async def call_tool(self, name: str, arguments: str) -> str:
+        return self.session.call_tool(name, arguments).text()
+
+
+@dataclass
+class Decision:
+    """The outcome of one decision loop, with everything the trajectory records."""
+
+    parsed: ParsedAction
+    raw_text: str | None
+    messages: list[dict[str, Any]]
+    usage: dict[str, int]
+    requests: int = 0
+    retries: int = 0
+    endpoint_errors: int = 0
+    errors: list[str] = field(default_factory=list)
+    llm_seconds: float = 0.0
+    tool_seconds: float = 0.0
+    seconds: float = 0.0
+    endpoint_failed: bool = False
+    commit_arguments: str | None = None
+
+
+Sleep = Callable[[float], Awaitable[Any]]
+
+
+async def decide(
+    agent: ChatAgent,
+    port: ToolPort,
+    prompt: str,
+    config: RunConfig,
+    *,
+    rng: random.Random | None = None,
+    sleep: Sleep = asyncio.sleep,
+) -> Decision:
+    """Run the tool-calling loop for one decision. Never raises for agent or endpoint problems."""
+    rng = rng or random.Random(config.seed)
+    protocol = port.protocol
+    began = time.perf_counter()
+    deadline = began + float(config.decision_timeout)
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": prompt},
+    ]
+    tools = port.tool_specs()
+    d = Decision(protocol.invalid("no reply"), None, messages, {"prompt_tokens": 0, "completion_tokens": 0})
+    used = 0
+    format_retries = config.format_retries
+    max_rounds = config.max_tool_calls + config.format_retries + 3
+
+    def finish(parsed: ParsedAction, **changes: Any) -> Decision:
+        d.parsed = parsed
+        for key, value in changes.items():
+            setattr(d, key, value)
+        d.seconds = time.perf_counter() - began
+        return d
+
+    for _ in range(max_rounds):
+        if time.perf_counter() >= deadline:
+            return finish(protocol.invalid(f"decision timed out after {config.decision_timeout:g} s"))
+        try:
+            reply = await _request(agent, messages, tools, config, d, rng, sleep, deadline)
+        except EndpointError as exc:
+            return finish(protocol.invalid(f"endpoint error: {exc}"), endpoint_failed=True)
+        if reply.usage:
+            for key in ("prompt_tokens", "completion_tokens"):
+                d.usage[key] += int(reply.usage.get(key) or 0)
+        messages.append(reply.message())
+        d.raw_text = reply.content
+        if reply.tool_calls:
+            commits: list[tuple[ParsedAction, str]] = []
+            for call in reply.tool_calls:
+                if call.name == COMMIT_TOOL:
+                    parsed = protocol.parse_commit(call.arguments)
+                    commits.append((parsed, call.arguments))
+                    content = {"accepted": parsed.valid, "action": parsed.name}
+                    if not parsed.valid:
+                        content["invalid"] = parsed.invalid
+                    text = json.dumps(content)
+                elif used >= config.max_tool_calls:
+                    text = json.dumps({"error": f"the tool-call budget of {config.max_tool_calls} per decision is "
+                                                f"used up; call {COMMIT_TOOL} now"})
+                else:
+                    used += 1
+                    t0 = time.perf_counter()
+                    text = await port.call_tool(call.name, call.arguments)
+                    d.tool_seconds += time.perf_counter() - t0
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+            if commits:
+                distinct = {(p.name, p.invalid) for p, _ in commits}
+                parsed, arguments = commits[0]
+                if len(distinct) > 1:
+                    parsed = protocol.invalid(f"ambiguous: {len(commits)} {COMMIT_TOOL} calls disagree")
+                return finish(parsed, commit_arguments=arguments)
+            continue
+        parsed = protocol.parse_text(reply.content if reply.content is not None else "")
+        if parsed.valid or format_retries == 0:
+            return finish(parsed)
+        format_retries -= 1
+        d.errors.append(f"format: {parsed.invalid}")
+        messages.append({
+            "role": "user",
+            "content": f"Your reply had no valid action ({parsed.invalid}). Call {COMMIT_TOOL}, or end your "
+            f"reply with one line 'Action: <{'|'.join(protocol.action_words)}>'.",
+        })
+    return finish(protocol.invalid(f"no decision after {max_rounds} model turns"))
+
+
+async def _request(
+    agent: ChatAgent,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    config: RunConfig,
+    d: Decision,
+    rng: random.Random,
+    sleep: Sleep,
+    deadline: float,
+) -> Any:
+    attempt = 0
+    while True:
+        d.requests += 1
+        t0 = time.perf_counter()
+        try:
+            budget = max(0.001, min(float(config.request_timeout) + 5.0, deadline - t0))
+            return await asyncio.wait_for(agent.complete(list(messages), tools), timeout=budget)
+        except asyncio.TimeoutError:
+            error = EndpointError("transient", f"no reply within {budget:.1f} s")
+        except EndpointError as exc:
+            error = exc
+        except Exception as exc:  # an agent's own bug: record it, never crash the run
+            error = EndpointError("permanent", f"agent raised {type(exc).__name__}: {exc}")
+        finally:
+            d.llm_seconds += time.perf_counter() - t0
+        d.endpoint_errors += 1
+        d.errors.append(str(error))
+        if error.kind != "transient" or attempt >= config.max_retries:
+            if attempt:
+                raise EndpointError(error.kind, f"{error.args[0]} (after {attempt + 1} attempts)", status=error.status)
+            raise error
+        delay = error.retry_after if error.retry_after is not None else (
+            min(config.backoff_max, config.backoff_base * 2**attempt) * (0.5 + rng.random())
+        )
+        if time.perf_counter() + delay >= deadline:
+            raise EndpointError(error.kind, f"{error.args[0]} (no time left to retry)", status=error.status)
+        await sleep(delay)
+        attempt += 1
+        d.retries += 1
+
+
+# ---------------------------------------------------------------------------- episodes and runs
+@dataclass
+class EpisodeOutcome:
+    """How an episode of a run ended."""
+
+    spec: EpisodeSpec
+    status: str  # complete | partial | aborted | skipped (already complete when resumed)
+    record: dict[str, Any] | None
+    decisions: int
+    message: str = ""
+
+
+@dataclass
+class RunSummary:
+    """What :func:`run_llm` did."""
+
+    run_dir: Path
+    status: str
+    outcomes: list[EpisodeOutcome]
+    seconds: float
+
+    def episode_records(self) -> list[dict[str, Any]]:
+        return [o.record for o in self.outcomes if o.record is not None]
+
+
+async def run_episode(
+    agent: ChatAgent,
+    spec: EpisodeSpec,
+    config: RunConfig,
+    *,
+    writer: TrajectoryWriter | None = None,
+    recorded: list[dict[str, Any]] | None = None,
+    prices: PriceTable = PriceTable(),
+    on_decision: Callable[[int], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    sleep: Sleep = asyncio.sleep,
+) -> EpisodeOutcome:
+    """One episode through the decision loop (after replaying ``recorded`` steps, if any)."""
+    session = EpisodeSession(spec, writer=writer, history=config.history, tool_max_chars=config.tool_max_chars,
+                             recorded=recorded)
+    if on_start is not None:
+        on_start(int(session.reset_info.get("n_decisions", 0)) - session.step_index)
+    rng = random.Random(f"{config.seed}-{spec.index}")
+    port = SessionPort(session)
+    failures = 0
+    try:
+        while not session.done:
+            if config.max_decisions is not None and session.step_index >= config.max_decisions:
+                return EpisodeOutcome(spec, "partial", None, session.step_index,
+                                      f"stopped after max_decisions={config.max_decisions}")
+            decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep)
+            session.commit(
+                decision.parsed,
+                raw_text=decision.raw_text,
+                messages=decision.messages,
+                usage=decision.usage,
+                cost_usd=prices.cost(decision.usage),
+                requests=decision.requests,
+                retries=decision.retries,
+                endpoint_errors=decision.endpoint_errors,
+                errors=decision.errors,
+                timing={"seconds": decision.seconds, "llm_seconds": decision.llm_seconds,
+                        "tool_seconds": decision.tool_seconds},
+                extra={"commit_arguments": decision.commit_arguments},
+            )
+            if on_decision is not None:
+                on_decision(1)
+            failures = failures + 1 if decision.endpoint_failed else 0
+            limit = config.max_consecutive_endpoint_failures
+            if limit is not None and failures >= limit and not session.done:
+                return EpisodeOutcome(spec, "aborted", None, session.step_index,
+                                      f"endpoint failed on {failures} decisions in a row; resume the run later")
+        return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index)
+    finally:
+        session.close()
+
+
+def _run_meta(config: RunConfig, agent: ChatAgent, prices: PriceTable, run_dir: Path) -> dict[str, Any]:
+    import finenvs
+    from finenvs.data.catalog import default_catalog
+
+    return {
+        "format": FORMAT_VERSION,
+        "run": run_dir.name,
+        "kind": "llm-runner",
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "finenvs_version": finenvs.__version__,
+        "data_manifest": default_catalog().manifest.digest,
+        "agent": agent.describe(),
+        "config": dataclasses.asdict(config),
+        "prices": dataclasses.asdict(prices),
+        "episodes": [dataclasses.asdict(s) for s in config.episodes()],
+        "status": "running",
+    }
+
+
+def _group_steps(records: list[dict[str, Any]]) -> tuple[dict[int, list[dict[str, Any]]], set[int]]:
+    steps: dict[int, list[dict[str, Any]]] = {}
+    done: set[int] = set()
+    for record in records:
+        if record.get("type") == "step":
+            steps.setdefault(int(record["episode"]), []).append(record)
+        elif record.get("type") == "episode" and record.get("status") == "complete":
+            done.add(int(record["episode"]))
+    return steps, done
+
+
+async def run_llm_async(
+    config: RunConfig,
+    agent: ChatAgent,
+    *,
+    out: Path | str = "finenvs-runs",
+    name: str | None = None,
+    resume: Path | str | None = None,
+    prices: PriceTable = PriceTable(),
+    progress: bool = True,
+    sleep: Sleep = asyncio.sleep,
+) -> RunSummary:
+    """Async form of :func:`run_llm`."""
+    from tqdm.auto import tqdm
+
+    began = time.perf_counter()
+    episodes = config.episodes()
+    if resume is not None:
+        files = RunFiles(Path(resume))
+        if not files.run.is_file():
+            raise FileNotFoundError(f"{files.root}: no {files.run.name} here; not a finenvs run folder")
+        meta = json.loads(files.run.read_text())
+        recorded_specs = [EpisodeSpec.from_dict(e) for e in meta.get("episodes", [])]
+        if recorded_specs != episodes:
+            raise ValueError(
+                f"{files.root}: the run's episodes differ from this configuration; resume with the same env, "
+                "symbols, split, env arguments and seeds (they are in run.json)"
+            )
+        records, _ = read_trajectories(files.trajectories, repair=True)
+        steps, complete = _group_steps(records)
+        meta["status"] = "running"
+        meta.setdefault("resumed_utc", []).append(_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    else:
+        run_name = name or _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        root = Path(out) / run_name
+        if root.exists():
+            raise FileExistsError(f"{root} exists; choose another --name or continue it with --resume {root}")
+        root.mkdir(parents=True)
+        files = RunFiles(root)
+        meta = _run_meta(config, agent, prices, root)
+        steps, complete = {}, set()
+    write_run_json(files.run, meta)
+    writer = TrajectoryWriter(files.trajectories)
+    semaphore = asyncio.Semaphore(config.concurrency)
+    bar = tqdm(total=0, unit="decision", desc=f"finenvs llm {agent.name}", disable=not progress or None)
+    outcomes: list[EpisodeOutcome] = []
+
+    async def one(spec: EpisodeSpec) -> EpisodeOutcome:
+        if spec.index in complete:
+            return EpisodeOutcome(spec, "skipped", _episode_record(files, spec.index), len(steps.get(spec.index, [])),
+                                  "already complete")
+        async with semaphore:
+            def grow(n: int) -> None:
+                bar.total += n
+                bar.refresh()
+
+            return await run_episode(agent, spec, config, writer=writer, recorded=steps.get(spec.index), prices=prices,
+                                     on_decision=bar.update, on_start=grow, sleep=sleep)
+
+    status = "interrupted"
+    try:
+        outcomes = list(await asyncio.gather(*(one(s) for s in episodes)))
+        finished = all(o.status in ("complete", "skipped") for o in outcomes)
+        status = "complete" if finished else "incomplete"
+        return RunSummary(files.root, status, outcomes, time.perf_counter() - began)
+    except ReplayMismatch:
+        status = "failed"
+        raise
+    finally:
+        bar.close()
+        writer.close()
+        meta["status"] = status
+        meta["finished_utc"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        if outcomes:
+            meta["outcomes"] = [{"episode": o.spec.index, "status": o.status, "decisions": o.decisions,
+                                 "message": o.message} for o in outcomes]
+        if status == "interrupted":
+            meta["note"] = f"interrupted; continue with: finenvs llm --resume {files.root}"
+        write_run_json(files.run, meta)
+
+
+def _episode_record(files: RunFiles, index: int) -> dict[str, Any] | None:
+    records, _ = read_trajectories(files.trajectories)
+    for record in records:
+        if record.get("type") == "episode" and int(record.get("episode", -1)) == index:
+            return record
+    return None
+
+
+def run_llm(config: RunConfig, agent: ChatAgent, **kwargs: Any) -> RunSummary:
+    """Run (or with ``resume=RUN_DIR`` continue) an LLM-agent evaluation; see :func:`run_llm_async`.
+
+    Args:
+        config: Episodes and loop limits.
+        agent: :class:`~finenvs.baselines.agents.OpenAIChatAgent`, the offline
+            :class:`~finenvs.baselines.agents.ScriptedTradingAgent`, or any object
+            with ``name``, ``describe()`` and ``async complete(messages, tools)``.
+        out: Parent folder of new runs (default ``finenvs-runs``).
+        name: Run folder name (default: UTC timestamp).
+        resume: A run folder to continue: completed episodes are kept, partial
+            ones replayed and continued.
+        prices: Token prices for cost accounting.
+        progress: Show a progress bar.
+
+    Returns:
+        A :class:`RunSummary`; the run folder holds ``run.json`` and ``trajectories.jsonl``.
+    """
+    return asyncio.run(run_llm_async(config, agent, **kwargs))
+
+
+__all__ = [
+    "SYSTEM_PROMPT",
+    "Decision",
+    "EpisodeOutcome",
+    "PriceTable",
+    "RunConfig",
+    "RunSummary",
+    "SessionPort",
+    "ToolPort",
+    "decide",
+    "jsonable",
+    "run_episode",
+    "run_llm",
+    "run_llm_async",
+]

@@ -1,0 +1,451 @@
+"""Agent episodes as recorded trajectories: one session type for the LLM runner and the MCP server.
+
+An :class:`EpisodeSession` owns one text env (the base env inside
+:class:`~finenvs.wrappers.EpisodeMetrics` inside
+:class:`~finenvs.wrappers.TextInterface`), records every tool call made between
+decisions, and writes one JSON line per decision and one per finished episode
+to a run's ``trajectories.jsonl``. A run folder holds:
+
+* ``run.json`` — what ran: env, episodes (env kwargs, seed, options), agent,
+  configuration, finenvs version, data manifest, status;
+* ``trajectories.jsonl`` — records of ``"type": "step"`` (prompt, messages,
+  tool calls and results, raw reply, parsed action, invalid reason, reward,
+  equity, usage, timing) and ``"type": "episode"`` (status, metrics,
+  efficiency counts).
+
+Every line is written whole and flushed, so an interrupted run leaves valid
+JSONL (at worst a partial last line, which readers drop). Resuming replays the
+recorded actions into a fresh env, checks each reward matches the record, and
+continues. :func:`replay_episode` re-scores a trajectory offline from its
+actions alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from finenvs.envs.text import ParsedAction
+from finenvs.tools.registry import ToolResult
+from finenvs.wrappers.metrics import EpisodeMetrics
+from finenvs.wrappers.text import DEFAULT_HISTORY, TextInterface
+
+RUN_FILE = "run.json"
+TRAJECTORY_FILE = "trajectories.jsonl"
+FORMAT_VERSION = 1
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` with NaN/inf floats as None and numpy scalars as Python numbers (strict JSON)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
+        return jsonable(obj.item())
+    return obj
+
+
+def same_number(a: Any, b: Any) -> bool:
+    """Equality where a missing value (None) equals NaN: how NaN round-trips through strict JSON."""
+    a_missing = a is None or (isinstance(a, float) and math.isnan(a))
+    b_missing = b is None or (isinstance(b, float) and math.isnan(b))
+    if a_missing or b_missing:
+        return a_missing and b_missing
+    return a == b
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One episode of a run: which env, with which arguments, seed and reset options."""
+
+    index: int
+    env_id: str
+    env_kwargs: dict[str, Any]
+    seed: int | None = None
+    options: dict[str, Any] | None = None
+
+    def label(self) -> str:
+        symbol = self.env_kwargs.get("symbol") or (self.options or {}).get("symbol") or "?"
+        return f"#{self.index} {self.env_id} {symbol} seed={self.seed}"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EpisodeSpec:
+        return cls(int(data["index"]), str(data["env_id"]), dict(data["env_kwargs"]), data.get("seed"),
+                   data.get("options"))
+
+
+class TrajectoryWriter:
+    """Appends whole JSON lines to a file, flushing each one."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (closed in close())
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(jsonable(record), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        self._fh.write(line + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+
+
+def read_trajectories(path: Path, *, repair: bool = False) -> tuple[list[dict[str, Any]], int]:
+    """Records of a JSONL file, skipping a partial or corrupt last line.
+
+    Args:
+        path: The ``trajectories.jsonl`` file (missing = no records).
+        repair: Cut a partial last line off the file (before appending to it).
+
+    Returns:
+        ``(records, dropped)`` where ``dropped`` is 0 or 1.
+
+    Raises:
+        ValueError: A line other than the last is not valid JSON (names the line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        return [], 0
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    records: list[dict[str, Any]] = []
+    dropped = 0
+    kept_bytes = 0
+    for i, line in enumerate(lines):
+        is_last = i == len(lines) - 1
+        if not line.strip():
+            kept_bytes += len(line) + (0 if is_last else 1)
+            continue
+        try:
+            record = json.loads(line)
+            if is_last:  # a last line without its newline was cut mid-write
+                raise ValueError("no newline")
+        except ValueError as exc:
+            if is_last or (i == len(lines) - 2 and not lines[-1].strip()):
+                dropped = 1
+                break
+            raise ValueError(f"{path}: line {i + 1} is not valid JSON ({exc})") from exc
+        records.append(record)
+        kept_bytes += len(line) + 1
+    if dropped and repair:
+        with open(path, "r+b") as fh:
+            fh.truncate(kept_bytes)
+    return records, dropped
+
+
+def make_text_env(spec: EpisodeSpec, *, history: int = DEFAULT_HISTORY, tool_max_chars: int | None = None,
+                  **toolbox_kwargs: Any) -> TextInterface:
+    """The text env of an episode: ``TextInterface(EpisodeMetrics(gym.make(env_id, **kwargs)))``."""
+    base = gym.make(spec.env_id, **spec.env_kwargs)
+    kwargs: dict[str, Any] = dict(toolbox_kwargs)
+    if tool_max_chars is not None:
+        kwargs["tool_max_chars"] = tool_max_chars
+    return TextInterface(EpisodeMetrics(base), history=history, **kwargs)
+
+
+class ReplayMismatch(RuntimeError):
+    """A recorded trajectory does not replay to the same rewards (data, code or env arguments changed)."""
+
+
+@dataclass
+class EpisodeTotals:
+    """Efficiency counts of one episode."""
+
+    decisions: int = 0
+    format_errors: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    look_ahead_attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
+    retries: int = 0
+    endpoint_errors: int = 0
+    cost_usd: float | None = 0.0
+    seconds: float = 0.0
+
+    def add_step(self, record: dict[str, Any]) -> None:
+        self.decisions += 1
+        self.format_errors += 1 if record.get("invalid") else 0
+        calls = record.get("tool_calls") or []
+        self.tool_calls += len(calls)
+        self.tool_errors += sum(1 for c in calls if not c.get("ok", True))
+        self.look_ahead_attempts += int(record.get("look_ahead") or 0)
+        usage = record.get("usage") or {}
+        self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+        self.completion_tokens += int(usage.get("completion_tokens") or 0)
+        self.requests += int(record.get("requests") or 0)
+        self.retries += int(record.get("retries") or 0)
+        self.endpoint_errors += int(record.get("endpoint_errors") or 0)
+        cost = record.get("cost_usd")
+        self.cost_usd = None if cost is None or self.cost_usd is None else self.cost_usd + float(cost)
+        self.seconds += float((record.get("timing") or {}).get("seconds") or 0.0)
+
+
+class EpisodeSession:
+    """One agent episode: a text env, its tool calls and its trajectory records.
+
+    Args:
+        spec: The episode.
+        writer: Where records go (None: keep them in memory only, in ``records``).
+        history: Recent decisions in the prompt.
+        tool_max_chars: Cap on tool results.
+        recorded: Step records of an earlier, interrupted attempt: their actions
+            are replayed (rewards checked) before the session continues.
+        toolbox_kwargs: Passed to :class:`~finenvs.tools.ToolBox` (document stores).
+
+    Raises:
+        ReplayMismatch: ``recorded`` does not replay to the recorded rewards.
+    """
+
+    def __init__(
+        self,
+        spec: EpisodeSpec,
+        *,
+        writer: TrajectoryWriter | None = None,
+        history: int = DEFAULT_HISTORY,
+        tool_max_chars: int | None = None,
+        recorded: list[dict[str, Any]] | None = None,
+        **toolbox_kwargs: Any,
+    ) -> None:
+        self.spec = spec
+        self.writer = writer
+        self.env = make_text_env(spec, history=history, tool_max_chars=tool_max_chars, **toolbox_kwargs)
+        self.protocol = self.env.protocol
+        self.prompt, self.reset_info = self.env.reset(seed=spec.seed, options=spec.options)
+        self.step_index = 0
+        self.done = False
+        self.last_info: dict[str, Any] = dict(self.reset_info)
+        self.totals = EpisodeTotals()
+        self.records: list[dict[str, Any]] = []
+        self.episode_record: dict[str, Any] | None = None
+        self._pending: list[ToolResult] = []
+        self._began = time.perf_counter()
+        for record in recorded or []:
+            self._replay(record)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def symbol(self) -> str:
+        return str(self.reset_info.get("symbol", ""))
+
+    @property
+    def date(self) -> str:
+        return str(self.last_info.get("date", ""))
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        return self.env.tool_specs()
+
+    # ------------------------------------------------------------------ acting
+    def call_tool(self, name: Any, arguments: Any = None) -> ToolResult:
+        """Call a tool at the current decision (recorded with the next committed step)."""
+        if self.done:
+            message = "the episode has ended; no more tool calls"
+            return ToolResult(str(name), None, False, {"error": message}, message)
+        result = self.env.call_tool(name, arguments)
+        self._pending.append(result)
+        return result
+
+    def commit(
+        self,
+        parsed: ParsedAction,
+        *,
+        raw_text: str | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        usage: dict[str, int] | None = None,
+        cost_usd: float | None = 0.0,
+        requests: int = 0,
+        retries: int = 0,
+        endpoint_errors: int = 0,
+        errors: list[str] | None = None,
+        timing: dict[str, float] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Take the decision: step the env, write the step record (and the episode record at the end).
+
+        Returns:
+            The step record.
+
+        Raises:
+            RuntimeError: The episode has already ended.
+        """
+        if self.done:
+            raise RuntimeError("the episode has ended; reset a new session")
+        prompt = self.prompt
+        date = self.date
+        obs, reward, terminated, truncated, info = self.env.step_parsed(parsed, action_text=raw_text)
+        calls = self._pending
+        self._pending = []
+        record: dict[str, Any] = {
+            "type": "step",
+            "episode": self.spec.index,
+            "step": self.step_index,
+            "date": date,
+            "symbol": self.symbol,
+            "prompt": prompt,
+            "messages": messages or [],
+            "tool_calls": [
+                {**c.record(), "result": c.data} for c in calls
+            ],
+            "raw_text": raw_text,
+            "action": parsed.name,
+            "action_index": parsed.action,
+            "via": parsed.via,
+            "invalid": parsed.invalid,
+            "reasoning": parsed.reasoning,
+            "reward": float(reward),
+            "equity": info.get("equity"),
+            "position": info.get("position"),
+            "next_date": info.get("date"),
+            "terminated": bool(terminated),
+            "truncated": bool(truncated),
+            "look_ahead": sum(c.look_ahead for c in calls),
+            "usage": usage,
+            "cost_usd": cost_usd,
+            "requests": requests,
+            "retries": retries,
+            "endpoint_errors": endpoint_errors,
+            "errors": errors or [],
+            "timing": timing or {},
+        }
+        if extra:
+            record.update(extra)
+        self._advance(record, obs, info, terminated, truncated)
+        return record
+
+    def _advance(self, record: dict[str, Any], obs: str, info: dict[str, Any], terminated: bool, truncated: bool,
+                 *, write_step: bool = True) -> None:
+        self.step_index += 1
+        self.prompt = obs
+        self.last_info = info
+        self.totals.add_step(record)
+        self.records.append(record)
+        if self.writer is not None and write_step:
+            self.writer.write(record)
+        if terminated or truncated:
+            self.done = True
+            self.episode_record = self._episode_record(info)
+            if self.writer is not None:
+                self.writer.write(self.episode_record)
+
+    def _replay(self, record: dict[str, Any]) -> None:
+        if self.done:
+            raise ReplayMismatch(f"{self.spec.label()}: recorded steps continue past the episode's end")
+        word = record["action"]
+        if word not in self.protocol.actions:
+            raise ReplayMismatch(f"{self.spec.label()}: recorded action {word!r} is not in {self.protocol.action_words}")
+        parsed = ParsedAction(self.protocol.actions[word], word, record.get("invalid"), record.get("via", "default"),
+                              record.get("reasoning", ""))
+        obs, reward, terminated, truncated, info = self.env.step_parsed(parsed)
+        if not same_number(float(reward), record.get("reward")) or record.get("step") != self.step_index:
+            raise ReplayMismatch(
+                f"{self.spec.label()} step {self.step_index}: replayed reward {reward!r} differs from the recorded "
+                f"{record.get('reward')!r}; the data, the code or the env arguments changed since the run"
+            )
+        self._advance(dict(record), obs, info, terminated, truncated, write_step=False)  # already in the file
+
+    def _episode_record(self, info: dict[str, Any]) -> dict[str, Any]:
+        metrics = info.get("episode_metrics", {})
+        totals = asdict(self.totals)
+        totals["seconds"] = self.totals.seconds
+        return {
+            "type": "episode",
+            "episode": self.spec.index,
+            "spec": asdict(self.spec),
+            "status": "complete",
+            "symbol": self.symbol,
+            "window": f"{self.reset_info.get('window_start', '')}..{info.get('date', '')}",
+            "steps": self.step_index,
+            "final_equity": info.get("equity"),
+            "fees": info.get("fees"),
+            "look_ahead_attempts": int(info.get("look_ahead_attempts", 0)),
+            "standard": metrics.get("standard", {}),
+            "herculean": metrics.get("herculean", {}),
+            "totals": totals,
+        }
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def episode_metrics_from_actions(spec: EpisodeSpec, words: list[str]) -> tuple[list[float], dict[str, Any]]:
+    """Replay decisions (action words, in order) into a fresh base env; return ``(rewards, final info)``.
+
+    The offline re-scorer: it needs only the run's episode spec and the
+    recorded decisions, not the agent, the tools or the endpoint.
+
+    Raises:
+        ReplayMismatch: A word is not an action of the env, or the episode ends early.
+    """
+    env = EpisodeMetrics(gym.make(spec.env_id, **spec.env_kwargs))
+    protocol = env.unwrapped.text_protocol
+    unknown = sorted({w for w in words if w not in protocol.actions})
+    if unknown:
+        raise ReplayMismatch(f"{spec.label()}: recorded actions {unknown} are not in {protocol.action_words}")
+    actions = [protocol.actions[w] for w in words]
+    try:
+        _, info = env.reset(seed=spec.seed, options=spec.options)
+        rewards: list[float] = []
+        for k, action in enumerate(actions):
+            _, reward, terminated, truncated, info = env.step(action)
+            rewards.append(float(reward))
+            if (terminated or truncated) and k != len(actions) - 1:
+                raise ReplayMismatch(f"{spec.label()}: the episode ends after {k + 1} of {len(actions)} recorded actions")
+        return rewards, info
+    finally:
+        env.close()
+
+
+@dataclass
+class RunFiles:
+    """Paths of a run folder."""
+
+    root: Path
+    run: Path = field(init=False)
+    trajectories: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root)
+        self.run = self.root / RUN_FILE
+        self.trajectories = self.root / TRAJECTORY_FILE
+
+
+def write_run_json(path: Path, data: dict[str, Any]) -> None:
+    """Write run metadata atomically (a crash never leaves half a run.json)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(jsonable(data), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+__all__ = [
+    "FORMAT_VERSION",
+    "RUN_FILE",
+    "TRAJECTORY_FILE",
+    "EpisodeSession",
+    "EpisodeSpec",
+    "EpisodeTotals",
+    "ReplayMismatch",
+    "RunFiles",
+    "TrajectoryWriter",
+    "episode_metrics_from_actions",
+    "jsonable",
+    "make_text_env",
+    "read_trajectories",
+    "same_number",
+    "write_run_json",
+]
