@@ -542,6 +542,77 @@ def _episode_record(files: RunFiles, index: int) -> dict[str, Any] | None:
     return None
 
 
+# ---------------------------------------------------------------------------- over MCP
+class McpPort:
+    """An MCP client session (``mcp.Client``) as a :class:`ToolPort`: the same decision loop, remote tools."""
+
+    def __init__(self, client: Any, tools: list[Any], protocol: TextProtocol) -> None:
+        self.client = client
+        self.protocol = protocol
+        self._specs = [
+            {"type": "function", "function": {"name": t.name, "description": t.description or "",
+                                              "parameters": t.input_schema}}
+            for t in tools
+            if t.name != "get_observation"
+        ]
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        return self._specs
+
+    async def call_tool(self, name: str, arguments: str) -> str:
+        try:
+            args = json.loads(arguments) if arguments and arguments.strip() else {}
+        except ValueError as exc:
+            return json.dumps({"error": f"arguments of {name} are not valid JSON ({exc})"})
+        if not isinstance(args, dict):
+            return json.dumps({"error": f"arguments of {name} must be a JSON object"})
+        result = await self.client.call_tool(name, args)
+        return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def drive_mcp_episode(
+    agent: ChatAgent,
+    client: Any,
+    protocol: TextProtocol,
+    config: RunConfig | None = None,
+    *,
+    sleep: Sleep = asyncio.sleep,
+) -> list[dict[str, Any]]:
+    """Play a served episode to its end with ``agent``: observation, tools, commit, repeat.
+
+    The agent's ``commit_action`` arguments are forwarded as given, so the
+    server judges them; a decision that ended without a commit (a text reply,
+    an endpoint failure) is sent as ``{"action": <parsed word or the reason>}``.
+
+    Returns:
+        The server's replies to each commit (the last one carries the results).
+    """
+    config = config or RunConfig()
+    listing = await client.list_tools()
+    port = McpPort(client, listing.tools, protocol)
+    rng = random.Random(config.seed)
+    replies: list[dict[str, Any]] = []
+    while True:
+        observed = await client.call_tool("get_observation", {})
+        data = observed.structured_content or {}
+        if data.get("done") or observed.is_error:
+            return replies
+        decision = await decide(agent, port, data["observation"], config, rng=rng, sleep=sleep)
+        arguments: Any = None
+        if decision.commit_arguments is not None:
+            try:
+                arguments = json.loads(decision.commit_arguments)
+            except ValueError:
+                arguments = None
+        if not isinstance(arguments, dict):
+            word = decision.parsed.name if decision.parsed.valid else f"(no action: {decision.parsed.invalid})"
+            arguments = {"action": word[:200]}
+        reply = await client.call_tool(COMMIT_TOOL, arguments)
+        replies.append(reply.structured_content or {})
+        if (reply.structured_content or {}).get("done"):
+            return replies
+
+
 def run_llm(config: RunConfig, agent: ChatAgent, **kwargs: Any) -> RunSummary:
     """Run (or with ``resume=RUN_DIR`` continue) an LLM-agent evaluation; see :func:`run_llm_async`.
 
@@ -567,12 +638,14 @@ __all__ = [
     "SYSTEM_PROMPT",
     "Decision",
     "EpisodeOutcome",
+    "McpPort",
     "PriceTable",
     "RunConfig",
     "RunSummary",
     "SessionPort",
     "ToolPort",
     "decide",
+    "drive_mcp_episode",
     "jsonable",
     "run_episode",
     "run_llm",

@@ -4,6 +4,10 @@
     finenvs run --env FinTrading-v0 --policy momentum [--symbol AAPL --split eval --seed 0]
     finenvs bench [--split eval --symbols AAPL MSFT --out finenvs-results]
     finenvs data verify [--file my_prices.csv]
+    finenvs llm [--base-url URL --model NAME] [--symbols TSLA AAPL --split eval --out finenvs-runs]
+    finenvs llm --resume RUN_DIR
+    finenvs score RUN_DIR
+    finenvs mcp --env FinTrading-v0 --symbol TSLA --split eval
 
 Bad input (unknown env, policy, symbol, split or date; unreadable data) prints
 one line ``finenvs: error: ...`` and exits with code 2; ``data verify`` exits 1
@@ -59,6 +63,53 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--name", help="run folder name (default: UTC timestamp)")
     bench.add_argument("--no-plots", action="store_true", help="skip the PNG charts")
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    llm = sub.add_parser(
+        "llm",
+        help="run an LLM agent (any OpenAI-compatible endpoint; the offline scripted agent without one)",
+        description="Run an agent through the text interface with date-locked tools and record its trajectories. "
+        "Without --base-url the offline scripted agent (momentum with news and volatility checks) runs.",
+    )
+    llm.add_argument("--env", default="FinTrading-v0", help="env id (default: FinTrading-v0)")
+    llm.add_argument("--symbols", nargs="+", default=["MSFT", "TSLA", "AAPL", "NVDA"],
+                     help="one episode per symbol (default: HERCULEAN's MSFT TSLA AAPL NVDA)")
+    llm.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
+    llm.add_argument("--start", help="window start YYYY-MM-DD (overrides the split's)")
+    llm.add_argument("--end", help="window end YYYY-MM-DD (overrides the split's)")
+    llm.add_argument("--seeds", nargs="+", type=int, default=[0], help="reset seeds (default: 0)")
+    llm.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
+    llm.add_argument("--model", help="model name at the endpoint (required with --base-url)")
+    llm.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key (default: OPENAI_API_KEY)")
+    llm.add_argument("--temperature", type=float, default=0.0)
+    llm.add_argument("--max-tokens", type=int, default=1024, help="cap on each reply's tokens")
+    llm.add_argument("--max-tool-calls", type=int, default=8, help="tool calls per decision (default: 8)")
+    llm.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default: 60)")
+    llm.add_argument("--decision-timeout", type=float, default=600.0, help="seconds per decision (default: 600)")
+    llm.add_argument("--retries", type=int, default=4, help="retries of a transient failure (default: 4)")
+    llm.add_argument("--concurrency", type=int, default=4, help="episodes in flight (default: 4)")
+    llm.add_argument("--format-retries", type=int, default=0, help="re-ask after a reply without an action")
+    llm.add_argument("--max-decisions", type=int, help="stop each episode after N decisions (smoke runs)")
+    llm.add_argument("--price-in", type=float, help="$ per million prompt tokens")
+    llm.add_argument("--price-out", type=float, help="$ per million completion tokens")
+    llm.add_argument("--prices", type=Path, help="JSON price table {model: {input_per_million, output_per_million}}")
+    llm.add_argument("--out", type=Path, default=Path("finenvs-runs"), help="parent folder of runs")
+    llm.add_argument("--name", help="run folder name (default: UTC timestamp)")
+    llm.add_argument("--resume", type=Path, help="continue an interrupted run folder (its run.json gives the setup)")
+    llm.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    score = sub.add_parser("score", help="re-score a run folder offline from its trajectories")
+    score.add_argument("run_dir", type=Path, help="a folder written by `finenvs llm` or `finenvs mcp`")
+    score.add_argument("--json", action="store_true", help="print the score as JSON")
+
+    mcp = sub.add_parser("mcp", help="serve one episode's tools and commit_action over MCP (stdio)")
+    mcp.add_argument("--env", default="FinTrading-v0", help="env id (default: FinTrading-v0)")
+    mcp.add_argument("--symbol", help="ticker (default: random from the env's universe)")
+    mcp.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
+    mcp.add_argument("--start", help="window start YYYY-MM-DD")
+    mcp.add_argument("--end", help="window end YYYY-MM-DD")
+    mcp.add_argument("--seed", type=int, default=0)
+    mcp.add_argument("--out", type=Path, default=Path("finenvs-mcp-runs"), help="parent folder of the run folder")
+    mcp.add_argument("--name", help="run folder name (default: mcp-<env>-<symbol>-<UTC time>)")
 
     data = sub.add_parser("data", help="data tools")
     data_sub = data.add_subparsers(dest="data_command", parser_class=_Parser)
@@ -185,6 +236,97 @@ def _cmd_data_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _llm_agent(args: argparse.Namespace, meta: dict[str, Any] | None) -> Any:
+    from finenvs.baselines.agents import OpenAIChatAgent, ScriptedTradingAgent
+
+    recorded = (meta or {}).get("agent") or {}
+    base_url = args.base_url or (recorded.get("base_url") if recorded.get("kind") == "openai-compatible" else None)
+    if base_url:
+        model = args.model or recorded.get("model")
+        if not model:
+            raise ValueError("--model is required with --base-url")
+        return OpenAIChatAgent(
+            model, base_url, api_key_env=recorded.get("api_key_env", args.api_key_env) if meta else args.api_key_env,
+            timeout=args.timeout, temperature=args.temperature, max_tokens=args.max_tokens,
+        )
+    if args.model:
+        raise ValueError("--model needs --base-url (without an endpoint the offline scripted agent runs)")
+    keys = ("fast", "slow", "max_vol", "overbought", "news_days")
+    return ScriptedTradingAgent(**{k: recorded[k] for k in keys if k in recorded})
+
+
+def _cmd_llm(args: argparse.Namespace) -> int:
+    from finenvs.baselines.llm import PriceTable, RunConfig, run_llm
+    from finenvs.baselines.llm_score import score_run, terminal_report
+    from finenvs.baselines.registry import family_of
+
+    meta = None
+    if args.resume is not None:
+        run_file = args.resume / "run.json"
+        if not run_file.is_file():
+            raise FileNotFoundError(f"{args.resume}: no run.json; not a finenvs run folder")
+        meta = json.loads(run_file.read_text())
+        config = RunConfig(**meta["config"])
+        prices = PriceTable(**meta.get("prices", {}))
+    else:
+        family_of(args.env)  # unknown env -> exit 2
+        env_kwargs: dict[str, Any] = {}
+        if args.start:
+            env_kwargs["start"] = args.start
+        if args.end:
+            env_kwargs["end"] = args.end
+        config = RunConfig(
+            env_id=args.env, symbols=args.symbols, split=args.split, env_kwargs=env_kwargs, seeds=args.seeds,
+            max_tool_calls=args.max_tool_calls, request_timeout=args.timeout, decision_timeout=args.decision_timeout,
+            max_retries=args.retries, concurrency=args.concurrency, format_retries=args.format_retries,
+            max_decisions=args.max_decisions,
+        )
+        if args.prices is not None:
+            if not args.model:
+                raise ValueError("--prices needs --model (the table is looked up by model name)")
+            prices = PriceTable.load(args.prices, args.model)
+        else:
+            prices = PriceTable(args.price_in, args.price_out)
+    agent = _llm_agent(args, meta)
+    if not args.quiet and not getattr(agent, "base_url", None):
+        print(f"no --base-url: running the offline scripted agent ({agent.name})", file=sys.stderr)
+    summary = run_llm(config, agent, out=args.out, name=args.name, resume=args.resume, prices=prices,
+                      progress=not args.quiet)
+    print(terminal_report(score_run(summary.run_dir)))
+    for outcome in summary.outcomes:
+        if outcome.status not in ("complete", "skipped"):
+            print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
+    print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s)")
+    return 0 if summary.status == "complete" else 1
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from finenvs.baselines.llm_score import score_run, terminal_report
+
+    result = score_run(args.run_dir)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(terminal_report(result))
+    return 0 if result.reproduced else 1
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from finenvs.baselines.registry import family_of
+    from finenvs.mcp_server import McpEpisode, serve_stdio
+    from finenvs.wrappers.rollout import EpisodeSpec
+
+    family_of(args.env)
+    kwargs: dict[str, Any] = {"split": args.split}
+    for key in ("symbol", "start", "end"):
+        if getattr(args, key):
+            kwargs[key] = getattr(args, key)
+    episode = McpEpisode(EpisodeSpec(0, args.env, kwargs, args.seed), out=args.out, name=args.name)
+    print(f"finenvs mcp: serving {args.env} {kwargs} on stdio; results in {episode.files.root}", file=sys.stderr)
+    serve_stdio(episode)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``finenvs`` command."""
     parser = _parser()
@@ -203,6 +345,12 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_run(args)
         if args.command == "bench":
             return _cmd_bench(args)
+        if args.command == "llm":
+            return _cmd_llm(args)
+        if args.command == "score":
+            return _cmd_score(args)
+        if args.command == "mcp":
+            return _cmd_mcp(args)
         if args.command == "data":
             if args.data_command == "verify":
                 return _cmd_data_verify(args)
@@ -212,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     except DataError as exc:
         print(f"finenvs: error: {exc}", file=sys.stderr)
         return EXIT_DATA_INVALID if args.command == "data" else EXIT_USAGE
-    except (FinEnvsError, ValueError, KeyError, FileNotFoundError, ImportError) as exc:
+    except (FinEnvsError, ValueError, KeyError, FileNotFoundError, FileExistsError, ImportError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"finenvs: error: {message}", file=sys.stderr)
         return EXIT_USAGE
