@@ -1,0 +1,440 @@
+"""The LLM-agent runner: the scripted agent through three paths, bad endpoints and replies, resume, re-scoring."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from finenvs.baselines.agents import ChatReply, EndpointError, OpenAIChatAgent, ScriptedTradingAgent, ToolCall
+from finenvs.baselines.llm import PriceTable, RunConfig, decide, drive_mcp_episode, run_llm, run_llm_async
+from finenvs.baselines.llm_score import score_run
+from finenvs.envs.trading_text import TRADING_PROTOCOL
+from finenvs.wrappers.rollout import EpisodeSession, EpisodeSpec, read_trajectories
+
+pytest.importorskip("openai")
+from chat_server import ChatServer  # noqa: E402
+
+FAST = {"backoff_base": 0.001, "backoff_max": 0.01}
+
+
+def steps_of(run_dir: Path, episode: int = 0) -> list[dict]:
+    records, dropped = read_trajectories(Path(run_dir) / "trajectories.jsonl")
+    assert dropped == 0
+    return sorted((r for r in records if r["type"] == "step" and r["episode"] == episode), key=lambda r: r["step"])
+
+
+def episode_record(run_dir: Path, episode: int = 0) -> dict:
+    records, _ = read_trajectories(Path(run_dir) / "trajectories.jsonl")
+    [record] = [r for r in records if r["type"] == "episode" and r["episode"] == episode]
+    return record
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ChatServer() as srv:
+        yield srv
+
+
+@pytest.fixture()
+def clean(server):
+    server.faults.clear()
+    server.requests.clear()
+    return server
+
+
+def endpoint_agent(server, **kwargs) -> OpenAIChatAgent:
+    return OpenAIChatAgent("scripted", server.base_url, timeout=kwargs.pop("timeout", 10.0), **kwargs)
+
+
+# ---------------------------------------------------------------------------- the three paths agree
+@pytest.fixture(scope="module")
+def in_process_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    config = RunConfig(symbols=["AAPL"], split="eval")
+    summary = run_llm(config, ScriptedTradingAgent(), out=out, name="inproc", progress=False)
+    assert summary.status == "complete"
+    return summary.run_dir
+
+
+def test_scripted_agent_completes_a_full_eval_episode_through_the_text_wrapper(in_process_run):
+    steps = steps_of(in_process_run)
+    final = episode_record(in_process_run)
+    assert len(steps) == final["steps"] == 60  # every decision of the 2026-Q1 eval window
+    assert {s["action"] for s in steps} == {"BUY", "HOLD"}  # the rules both enter and stay out
+    assert all(s["invalid"] is None for s in steps)
+    assert all(len(s["tool_calls"]) == 2 for s in steps)  # indicators + news (no news in 2026-Q1)
+    assert all(s["prompt"].startswith("# FinTrading-v0") and s["messages"][1]["content"] == s["prompt"] for s in steps)
+    assert final["standard"]["cumulative_return"] == pytest.approx(final["final_equity"] - 1.0)
+
+
+def test_finenvs_score_reproduces_the_live_scores_exactly(in_process_run):
+    score = score_run(in_process_run)
+    assert score.reproduced
+    [episode] = score.episodes
+    final = episode_record(in_process_run)
+    for key, value in final["standard"].items():
+        assert episode.standard[key] == value or (value is None and episode.standard[key] != episode.standard[key])
+    assert episode.reparse_mismatches == 0
+    assert (in_process_run / "score.json").is_file() and (in_process_run / "score.md").is_file()
+
+
+def test_openai_client_against_local_server_gives_the_same_actions_and_scores(in_process_run, clean, tmp_path):
+    config = RunConfig(symbols=["AAPL"], split="eval")
+    summary = run_llm(config, endpoint_agent(clean), out=tmp_path, name="http", progress=False)
+    assert summary.status == "complete"
+    ours, theirs = steps_of(in_process_run), steps_of(summary.run_dir)
+    assert [s["action"] for s in theirs] == [s["action"] for s in ours]
+    assert [s["reward"] for s in theirs] == [s["reward"] for s in ours]
+    assert episode_record(summary.run_dir)["standard"] == episode_record(in_process_run)["standard"]
+    assert len(clean.requests) == 120  # two chat turns per decision, each a real HTTP request
+    assert all(s["usage"]["prompt_tokens"] > 0 for s in theirs)  # usage flows from the server
+    assert score_run(summary.run_dir).reproduced
+
+
+def test_mcp_client_session_gives_the_same_actions_and_scores(in_process_run, tmp_path):
+    from mcp import Client
+
+    from finenvs.mcp_server import McpEpisode, build_server
+
+    episode = McpEpisode(EpisodeSpec(0, "FinTrading-v0", {"symbol": "AAPL", "split": "eval"}, 0), out=tmp_path,
+                         name="mcp")
+
+    async def play():
+        async with Client(build_server(episode)) as client:
+            return await drive_mcp_episode(ScriptedTradingAgent(), client, TRADING_PROTOCOL)
+
+    replies = asyncio.run(play())
+    assert len(replies) == 60 and replies[-1]["done"] and replies[-1]["reproduced_offline"] is True
+    ours, theirs = steps_of(in_process_run), steps_of(episode.files.root)
+    assert [s["action"] for s in theirs] == [s["action"] for s in ours]
+    assert [s["reward"] for s in theirs] == [s["reward"] for s in ours]
+    assert replies[-1]["standard"] == episode_record(in_process_run)["standard"]
+    assert score_run(episode.files.root).reproduced
+
+
+# ---------------------------------------------------------------------------- bad endpoints and replies
+def short_run(agent, tmp_path, name="r", **config):
+    cfg = RunConfig(symbols=["AAPL"], split="eval", max_decisions=config.pop("max_decisions", 2), **{**FAST, **config})
+    return run_llm(cfg, agent, out=tmp_path, name=name, progress=False)
+
+
+def test_rate_limit_and_server_errors_are_retried_then_succeed(clean, tmp_path):
+    clean.faults.extend(["status:429", "status:500", "status:503"])
+    summary = short_run(endpoint_agent(clean), tmp_path)
+    first = steps_of(summary.run_dir)[0]
+    assert first["retries"] == 3 and first["endpoint_errors"] == 3
+    assert first["invalid"] is None and first["action"] in ("BUY", "HOLD")
+    assert any("429" in e for e in first["errors"]) and any("500" in e for e in first["errors"])
+
+
+def test_persistent_server_errors_become_an_invalid_step_not_a_crash(clean, tmp_path):
+    clean.faults.extend(["status:500"] * 3)
+    summary = short_run(endpoint_agent(clean), tmp_path, max_retries=2)
+    first, second = steps_of(summary.run_dir)
+    assert first["action"] == "HOLD" and first["invalid"].startswith("endpoint error")
+    assert "after 3 attempts" in first["invalid"] and first["requests"] == 3
+    assert second["invalid"] is None  # the run goes on
+
+
+@pytest.mark.parametrize("fault, reason", [("malformed", "malformed"), ("no_choices", "no choices"),
+                                           ("status:400", "permanent")])
+def test_unreadable_or_refused_replies_are_recorded_invalid_without_retry(clean, tmp_path, fault, reason):
+    clean.faults.append(fault)
+    summary = short_run(endpoint_agent(clean), tmp_path, max_decisions=1)
+    [step] = steps_of(summary.run_dir)
+    assert step["action"] == "HOLD" and reason in step["invalid"]
+    assert step["retries"] == 0
+
+
+def test_a_request_timeout_is_retried(clean, tmp_path):
+    clean.faults.append("sleep:1.5")
+    summary = short_run(endpoint_agent(clean, timeout=0.5), tmp_path, max_decisions=1, request_timeout=0.5)
+    [step] = steps_of(summary.run_dir)
+    assert step["retries"] >= 1 and any("timed out" in e or "no reply" in e for e in step["errors"])
+    assert step["invalid"] is None
+
+
+@pytest.mark.parametrize(
+    "fault, message",
+    [("garbage_args", "not valid JSON"), ("unknown_tool", "unknown tool 'get_weather'"),
+     ("wrong_type", "lookback must be of type integer")],
+)
+def test_bad_tool_calls_get_error_results_and_the_decision_continues(clean, tmp_path, fault, message):
+    clean.faults.append(fault)
+    summary = short_run(endpoint_agent(clean), tmp_path, max_decisions=1)
+    [step] = steps_of(summary.run_dir)
+    tool_messages = [m["content"] for m in step["messages"] if m["role"] == "tool"]
+    assert any(message in t for t in tool_messages)
+    assert any(not c["ok"] and message in c["error"] for c in step["tool_calls"])
+    assert step["action"] in ("BUY", "HOLD")  # the agent still committed afterwards
+
+
+@pytest.mark.parametrize("fault, reason", [("no_action", "no action found"), ("long", "the limit is 16384")])
+def test_replies_without_a_readable_action_take_hold_and_count_as_format_errors(clean, tmp_path, fault, reason):
+    clean.faults.append(fault)
+    summary = short_run(endpoint_agent(clean), tmp_path, max_decisions=1)
+    [step] = steps_of(summary.run_dir)
+    assert step["action"] == "HOLD" and reason in step["invalid"]
+    assert step["raw_text"] is not None  # the model's text is kept in the trajectory
+    score = score_run(summary.run_dir)
+    assert score.efficiency()["format_errors"] == 1
+
+
+def test_a_format_retry_lets_the_agent_correct_itself(clean, tmp_path):
+    clean.faults.extend(["no_action", "text:BUY"])
+    summary = short_run(endpoint_agent(clean), tmp_path, max_decisions=1, format_retries=1)
+    [step] = steps_of(summary.run_dir)
+    assert step["action"] == "BUY" and step["invalid"] is None and step["via"] == "marker"
+    assert any(e.startswith("format:") for e in step["errors"])
+
+
+def test_a_dead_endpoint_aborts_the_episode_after_consecutive_failures(tmp_path):
+    agent = OpenAIChatAgent("m", "http://127.0.0.1:9/v1", timeout=1.0)  # nothing listens on port 9
+    summary = short_run(agent, tmp_path, max_decisions=None, max_retries=1, max_consecutive_endpoint_failures=3)
+    assert summary.status == "incomplete"
+    [outcome] = summary.outcomes
+    assert outcome.status == "aborted" and outcome.decisions == 3
+    steps = steps_of(summary.run_dir)
+    assert len(steps) == 3 and all("endpoint error" in s["invalid"] for s in steps)
+    meta = json.loads((summary.run_dir / "run.json").read_text())
+    assert meta["status"] == "incomplete" and meta["outcomes"][0]["status"] == "aborted"
+
+
+def test_token_usage_and_cost_are_accounted(clean, tmp_path):
+    prices = PriceTable(input_per_million=3.0, output_per_million=15.0)
+    cfg = RunConfig(symbols=["AAPL"], split="eval", max_decisions=3)
+    summary = run_llm(cfg, endpoint_agent(clean), out=tmp_path, name="cost", prices=prices, progress=False)
+    steps = steps_of(summary.run_dir)
+    for s in steps:
+        expected = s["usage"]["prompt_tokens"] * 3.0 / 1e6 + s["usage"]["completion_tokens"] * 15.0 / 1e6
+        assert s["cost_usd"] == pytest.approx(expected) and s["cost_usd"] > 0
+    eff = score_run(summary.run_dir).efficiency()
+    assert eff["cost_usd"] == pytest.approx(sum(s["cost_usd"] for s in steps))
+    assert eff["prompt_tokens"] == sum(s["usage"]["prompt_tokens"] for s in steps)
+    assert eff["tool_calls_per_decision"] == pytest.approx(2.0)
+
+
+def test_unknown_prices_give_no_cost_rather_than_zero():
+    assert PriceTable().cost({"prompt_tokens": 10, "completion_tokens": 5}) is None
+    assert PriceTable().cost({"prompt_tokens": 0, "completion_tokens": 0}) == 0.0
+
+
+def test_price_table_file_errors_name_the_problem(tmp_path):
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"gpt-x": {"input_per_million": 1, "output_per_million": 2}}))
+    assert PriceTable.load(path, "gpt-x") == PriceTable(1.0, 2.0)
+    with pytest.raises(ValueError, match="no entry for model 'other'.*gpt-x"):
+        PriceTable.load(path, "other")
+
+
+# ---------------------------------------------------------------------------- the decision loop itself
+class ReplayAgent:
+    """Returns canned replies in order (then repeats the last)."""
+
+    name = "canned"
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.calls = 0
+
+    def describe(self):
+        return {"kind": "canned"}
+
+    async def complete(self, messages, tools):
+        reply = self.replies[min(self.calls, len(self.replies) - 1)]
+        self.calls += 1
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+@pytest.fixture()
+def session():
+    s = EpisodeSession(EpisodeSpec(0, "FinTrading-v0", {"symbol": "AAPL", "split": "eval"}, 0))
+    yield s
+    s.close()
+
+
+def run_decide(agent, session, **config):
+    from finenvs.baselines.llm import SessionPort
+
+    return asyncio.run(decide(agent, SessionPort(session), session.prompt, RunConfig(**{**FAST, **config})))
+
+
+def call(name, args, k=0):
+    return ToolCall(f"c{k}", name, json.dumps(args))
+
+
+def test_the_tool_budget_is_enforced_and_an_endless_caller_ends_invalid(session):
+    agent = ReplayAgent([ChatReply(None, [call("get_prices", {"lookback": 2})])])
+    d = run_decide(agent, session, max_tool_calls=3)
+    assert d.parsed.action == TRADING_PROTOCOL.actions["HOLD"] and "no decision after" in d.parsed.invalid
+    results = [json.loads(m["content"]) for m in d.messages if m["role"] == "tool"]
+    assert sum("rows" in r for r in results) == 3  # exactly the budget was served
+    assert all("budget" in r["error"] for r in results[3:]) and len(results) > 3
+
+
+def test_disagreeing_commits_in_one_reply_are_ambiguous(session):
+    agent = ReplayAgent([ChatReply(None, [call("commit_action", {"action": "BUY"}), call("commit_action",
+                                                                                          {"action": "SELL"}, 1)])])
+    d = run_decide(agent, session)
+    assert d.parsed.name == "HOLD" and "ambiguous" in d.parsed.invalid
+
+
+def test_a_commit_with_an_unknown_action_is_invalid(session):
+    d = run_decide(ReplayAgent([ChatReply(None, [call("commit_action", {"action": "MOON"})])]), session)
+    assert d.parsed.name == "HOLD" and "unknown action 'MOON'" in d.parsed.invalid
+
+
+def test_an_agent_that_raises_is_recorded_not_propagated(session):
+    d = run_decide(ReplayAgent([RuntimeError("boom")]), session)
+    assert d.endpoint_failed and "RuntimeError: boom" in d.parsed.invalid
+
+
+def test_transient_errors_honour_retry_after(session):
+    slept = []
+
+    async def fake_sleep(seconds):
+        slept.append(seconds)
+
+    from finenvs.baselines.llm import SessionPort
+
+    agent = ReplayAgent([EndpointError("transient", "busy", status=429, retry_after=7.0),
+                         ChatReply("Action: BUY")])
+    d = asyncio.run(decide(agent, SessionPort(session), session.prompt, RunConfig(), sleep=fake_sleep))
+    assert slept == [7.0] and d.parsed.name == "BUY" and d.retries == 1
+
+
+def test_a_slow_agent_hits_the_decision_timeout(session):
+    class Slow(ReplayAgent):
+        async def complete(self, messages, tools):
+            await asyncio.sleep(5)
+
+    d = run_decide(Slow([]), session, decision_timeout=0.3, request_timeout=10)
+    assert d.parsed.name == "HOLD" and d.parsed.invalid
+
+
+# ---------------------------------------------------------------------------- interruption and resume
+class StopAfter:
+    """Wraps an agent; after ``n`` calls it blocks until cancelled (a Ctrl-C mid-decision)."""
+
+    def __init__(self, agent, n, event):
+        self.agent, self.n, self.event, self.calls = agent, n, event, 0
+        self.name = agent.name
+
+    def describe(self):
+        return self.agent.describe()
+
+    async def complete(self, messages, tools):
+        self.calls += 1
+        if self.calls > self.n:
+            self.event.set()
+            await asyncio.sleep(3600)
+        return await self.agent.complete(messages, tools)
+
+
+def test_an_interrupted_run_leaves_valid_jsonl_and_resumes_to_the_same_result(in_process_run, tmp_path):
+    config = RunConfig(symbols=["AAPL"], split="eval")
+
+    async def interrupted():
+        event = asyncio.Event()
+        task = asyncio.create_task(run_llm_async(config, StopAfter(ScriptedTradingAgent(), 41, event), out=tmp_path,
+                                                 name="cut", progress=False))
+        await event.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted())
+    run_dir = tmp_path / "cut"
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["status"] == "interrupted" and "--resume" in meta["note"]
+    assert len(steps_of(run_dir)) == 20  # 41 calls = 20 whole decisions, the 21st cut mid-way
+    with open(run_dir / "trajectories.jsonl", "a") as fh:  # and a write cut in the middle of a line
+        fh.write('{"type": "step", "episode": 0, "ste')
+    summary = run_llm(config, ScriptedTradingAgent(), resume=run_dir, progress=False)
+    assert summary.status == "complete"
+    resumed, whole = steps_of(run_dir), steps_of(in_process_run)
+    assert [s["action"] for s in resumed] == [s["action"] for s in whole]
+    assert [s["reward"] for s in resumed] == [s["reward"] for s in whole]
+    assert episode_record(run_dir)["standard"] == episode_record(in_process_run)["standard"]
+    assert score_run(run_dir).reproduced
+
+
+def test_resume_refuses_a_different_configuration(in_process_run):
+    with pytest.raises(ValueError, match="episodes differ"):
+        run_llm(RunConfig(symbols=["MSFT"], split="eval"), ScriptedTradingAgent(), resume=in_process_run,
+                progress=False)
+
+
+def test_a_new_run_never_overwrites_an_existing_folder(in_process_run):
+    with pytest.raises(FileExistsError, match="--resume"):
+        run_llm(RunConfig(symbols=["AAPL"]), ScriptedTradingAgent(), out=in_process_run.parent, name="inproc",
+                progress=False)
+
+
+def test_ctrl_c_on_the_cli_leaves_a_resumable_run(clean, tmp_path):
+    clean.faults.extend(["sleep:0.05"] * 400)  # slow the endpoint so the interrupt lands mid-run
+    env = dict(os.environ)
+    cmd = [sys.executable, "-m", "finenvs.cli", "llm", "--base-url", clean.base_url, "--model", "scripted",
+           "--symbols", "AAPL", "--out", str(tmp_path), "--name", "sigint", "--quiet"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    trajectory = tmp_path / "sigint" / "trajectories.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not trajectory.exists() or trajectory.read_text().count("\n") < 5):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    records, dropped = read_trajectories(trajectory)
+    assert 5 <= len(records) < 61 and dropped == 0
+    assert json.loads((tmp_path / "sigint" / "run.json").read_text())["status"] == "interrupted"
+    clean.faults.clear()
+    done = subprocess.run([sys.executable, "-m", "finenvs.cli", "llm", "--resume", str(tmp_path / "sigint"),
+                           "--quiet"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "reproduce the live scores exactly" in done.stdout
+    assert len(steps_of(tmp_path / "sigint")) == 60
+
+
+# ---------------------------------------------------------------------------- the CLI
+def run_cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "finenvs.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env=dict(os.environ))
+
+
+def test_cli_llm_without_an_endpoint_runs_the_scripted_agent(tmp_path):
+    proc = run_cli("llm", "--symbols", "NVDA", "--out", str(tmp_path), "--name", "cli", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "reproduce the live scores exactly" in proc.stdout and "format errors" in proc.stdout
+    assert (tmp_path / "cli" / "score.json").is_file()
+
+
+def test_cli_score_detects_a_tampered_trajectory(in_process_run, tmp_path):
+    import shutil
+
+    copy = tmp_path / "tampered"
+    shutil.copytree(in_process_run, copy)
+    lines = (copy / "trajectories.jsonl").read_text().splitlines()
+    step = json.loads(lines[10])
+    step["reward"] += 0.01
+    lines[10] = json.dumps(step)
+    (copy / "trajectories.jsonl").write_text("\n".join(lines) + "\n")
+    assert run_cli("score", str(in_process_run)).returncode == 0
+    proc = run_cli("score", str(copy))
+    assert proc.returncode == 1 and "NOT reproduced" in proc.stdout and "step 10" in proc.stdout
+
+
+def test_cli_bad_arguments_exit_2_with_one_line():
+    proc = run_cli("llm", "--model", "x")
+    assert proc.returncode == 2 and "needs --base-url" in proc.stderr
+    proc = run_cli("score", "/nonexistent/run")
+    assert proc.returncode == 2 and "not a finenvs run folder" in proc.stderr
