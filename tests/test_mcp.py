@@ -1,0 +1,125 @@
+"""The MCP server, through the official SDK's client: in process and over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+
+import pytest
+
+mcp = pytest.importorskip("mcp")
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from finenvs.baselines.agents import ScriptedTradingAgent  # noqa: E402
+from finenvs.baselines.llm import drive_mcp_episode  # noqa: E402
+from finenvs.baselines.llm_score import score_run  # noqa: E402
+from finenvs.envs.trading_text import TRADING_PROTOCOL  # noqa: E402
+from finenvs.mcp_server import McpEpisode, build_server  # noqa: E402
+from finenvs.wrappers.rollout import EpisodeSpec, read_trajectories  # noqa: E402
+
+MARKET_TOOLS = {"get_state", "get_prices", "get_indicators", "list_news", "get_news", "list_filings",
+                "get_filing_section", "get_rate"}
+
+
+def episode(tmp_path, symbol="TSLA", **kwargs):
+    return McpEpisode(EpisodeSpec(0, "FinTrading-v0", {"symbol": symbol, "split": "eval", **kwargs}, 0),
+                      out=tmp_path, name="mcp")
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_lists_the_task_tools_with_schemas(tmp_path):
+    ep = episode(tmp_path)
+
+    async def go():
+        async with Client(build_server(ep)) as client:
+            return (await client.list_tools()).tools
+
+    tools = {t.name: t for t in run(go())}
+    assert set(tools) == MARKET_TOOLS | {"get_observation", "commit_action"}
+    assert tools["commit_action"].input_schema["properties"]["action"]["enum"] == ["SELL", "HOLD", "BUY"]
+    assert tools["get_indicators"].input_schema["required"] == ["names"]
+    assert all(t.description for t in tools.values())
+
+
+def test_tools_read_as_of_the_clock_and_look_ahead_is_refused_and_counted(tmp_path):
+    ep = episode(tmp_path)
+
+    async def go():
+        async with Client(build_server(ep)) as client:
+            obs = (await client.call_tool("get_observation", {})).structured_content
+            ahead = await client.call_tool("get_prices", {"start": "2026-01-01", "end": "2026-12-31"})
+            bad = await client.call_tool("get_prices", {"lookback": "ten"})
+            unknown = await client.call_tool("get_weather", {})
+            commit = await client.call_tool("commit_action", {"action": "BUY", "reasoning": "test"})
+            after = await client.call_tool("get_prices", {"lookback": 1})
+            return obs, ahead, bad, unknown, commit, after
+
+    obs, ahead, bad, unknown, commit, after = run(go())
+    assert obs["date"] == "2026-01-02" and "Symbol: TSLA" in obs["observation"]
+    rows = ahead.structured_content["rows"]
+    assert not ahead.is_error and [r[0] for r in rows] == ["2026-01-02"]  # nothing after the clock
+    assert bad.is_error and "must be of type integer" in bad.structured_content["error"]
+    assert unknown.is_error and "unknown tool" in unknown.structured_content["error"]
+    c = commit.structured_content
+    assert c["accepted"] and c["action"] == "BUY" and c["look_ahead_attempts"] == 1 and not c["done"]
+    assert c["next_date"] == "2026-01-05" and "Position: LONG" in c["observation"]
+    assert after.structured_content["rows"][-1][0] == "2026-01-05"  # the clock moved only on commit
+    [step] = [r for r in read_trajectories(ep.files.trajectories)[0] if r["type"] == "step"]
+    assert step["look_ahead"] == 1 and len(step["tool_calls"]) == 3 and step["reasoning"] == "test"
+
+
+def test_an_invalid_commit_takes_the_default_and_is_recorded(tmp_path):
+    ep = episode(tmp_path)
+
+    async def go():
+        async with Client(build_server(ep)) as client:
+            return (await client.call_tool("commit_action", {"action": "MOON"})).structured_content
+
+    reply = run(go())
+    assert reply["accepted"] is False and reply["action"] == "HOLD" and "unknown action" in reply["invalid"]
+
+
+def test_a_whole_episode_is_committed_scored_and_closed(tmp_path):
+    ep = episode(tmp_path, symbol="AAPL")
+
+    async def go():
+        async with Client(build_server(ep)) as client:
+            replies = await drive_mcp_episode(ScriptedTradingAgent(), client, TRADING_PROTOCOL)
+            late = await client.call_tool("get_prices", {"lookback": 1})
+            return replies, late
+
+    replies, late = run(go())
+    last = replies[-1]
+    assert len(replies) == 60 and last["done"] and last["reproduced_offline"] is True
+    assert late.is_error and "episode is over" in late.structured_content["error"]
+    score = json.loads((tmp_path / "mcp" / "score.json").read_text())
+    assert score["reproduced"] is True and score["episodes"][0]["steps"] == 60
+    assert score["episodes"][0]["standard"]["cumulative_return"] == pytest.approx(last["final_equity"] - 1.0)
+    assert json.loads((tmp_path / "mcp" / "run.json").read_text())["status"] == "complete"
+    assert score_run(tmp_path / "mcp").reproduced
+
+
+def test_stdio_server_from_the_cli_plays_a_whole_episode(tmp_path):
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "finenvs.cli", "mcp", "--env", "FinTrading-v0", "--symbol", "NVDA", "--split", "eval",
+              "--out", str(tmp_path), "--name", "stdio"],
+        env=dict(os.environ),
+    )
+
+    async def go():
+        async with Client(params) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            replies = await drive_mcp_episode(ScriptedTradingAgent(), client, TRADING_PROTOCOL)
+            return names, replies
+
+    names, replies = run(go())
+    assert "commit_action" in names and replies[-1]["done"] and replies[-1]["reproduced_offline"]
+    steps = [r for r in read_trajectories(tmp_path / "stdio" / "trajectories.jsonl")[0] if r["type"] == "step"]
+    assert len(steps) == len(replies) == 60
+    assert score_run(tmp_path / "stdio").reproduced
