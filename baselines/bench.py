@@ -22,7 +22,10 @@ import finenvs
 from finenvs.baselines.registry import applicable_policies, make_policy
 from finenvs.baselines.runner import EpisodeResult, run_episode
 from finenvs.data.splits import SPLITS
-from finenvs.registration import ENVIRONMENTS
+from finenvs.registration import ENVIRONMENTS, text_variant
+
+#: The offline scripted agent run through each env's text interface and tools (see finenvs.baselines.agents).
+AGENT_POLICY = "scripted_agent"
 
 #: HERCULEAN paper, Table 2, buy-and-hold baseline ("BL") of the Trading workflow on the
 #: 2026-01-02..2026-03-31 window (CR %, SR, MDD %). Results licensed Apache-2.0.
@@ -61,6 +64,7 @@ class BenchConfig:
         run_name: Run folder name (default: a UTC timestamp).
         plots: Write PNG charts (needs matplotlib).
         progress: Show a progress bar.
+        agents: Also run the offline scripted agent through each env's text interface and tools.
     """
 
     split: str = "eval"
@@ -71,6 +75,7 @@ class BenchConfig:
     run_name: str | None = None
     plots: bool = True
     progress: bool = True
+    agents: bool = True
     env_kwargs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -194,6 +199,30 @@ def render_markdown(card: Scorecard) -> str:
             )
         )
         lines.append("")
+    agents = [r for r in card.results if r.efficiency is not None]
+    if agents:
+        lines += [
+            "## Agents through the text interface",
+            "",
+            "The offline scripted agent (`finenvs.baselines.agents.ScriptedTradingAgent`: momentum with volatility, "
+            "RSI and news checks) reads date-locked tools and commits through the same protocol an LLM uses. "
+            "Efficiency beside the task score: format errors (invalid actions), tool calls per decision, look-ahead "
+            "attempts, tokens and dollar cost (0 for this offline agent; `finenvs llm` runs a model).",
+            "",
+            _table(
+                ["env", "symbol", "CR %", "SR", "MDD %", "format errors", "tool calls/decision", "look-ahead",
+                 "tokens", "cost $", "s/decision"],
+                [
+                    [r.env_id, r.symbol, _fmt(r.standard["cumulative_return"], 100), _fmt(r.standard["sharpe"]),
+                     _fmt(r.standard["max_drawdown"], 100), str(r.efficiency["format_errors"]),
+                     _fmt(r.efficiency["tool_calls_per_decision"]), str(r.efficiency["look_ahead_attempts"]),
+                     str(r.efficiency["tokens"]), _fmt(r.efficiency["cost_usd"], 1.0),
+                     f"{r.efficiency['seconds_per_decision']:.4f}"]
+                    for r in sorted(agents, key=lambda r: (r.env_id, r.symbol))
+                ],
+            ),
+            "",
+        ]
     if card.reproduction:
         lines += [
             "## Reproduction check: HERCULEAN Table 2 buy-and-hold baseline",
@@ -280,6 +309,53 @@ def _plots(card: Scorecard) -> list[Path]:
     return written
 
 
+def run_agent_episode(env_id: str, symbol: str, config: BenchConfig) -> EpisodeResult:
+    """One episode of the offline scripted agent through the text interface, with its efficiency figures."""
+    import asyncio
+
+    from finenvs.baselines.agents import ScriptedTradingAgent
+    from finenvs.baselines.llm import RunConfig, run_episode
+    from finenvs.wrappers.rollout import EpisodeSpec
+
+    began = time.perf_counter()
+    spec = EpisodeSpec(0, env_id, {"symbol": symbol, "split": config.split, **config.env_kwargs}, config.seed)
+    outcome = asyncio.run(run_episode(ScriptedTradingAgent(), spec, RunConfig(env_id=env_id)))
+    record, curves = outcome.record, outcome.curves or {}
+    if record is None:  # pragma: no cover - the offline agent has no endpoint to lose
+        raise RuntimeError(f"{spec.label()}: {outcome.status} ({outcome.message})")
+    totals = record["totals"]
+    n = max(1, totals["decisions"])
+    return EpisodeResult(
+        env_id=env_id,
+        policy=AGENT_POLICY,
+        symbol=record["symbol"],
+        window_start=record["window"].split("..")[0],
+        window_end=record["window"].split("..")[1],
+        steps=record["steps"],
+        total_reward=float(np.log(record["final_equity"])) if record["final_equity"] > 0 else -math.inf,
+        final_equity=float(record["final_equity"]),
+        fees=float(record["fees"]),
+        look_ahead_attempts=int(record["look_ahead_attempts"]),
+        standard={k: (math.nan if v is None else v) for k, v in record["standard"].items()},
+        herculean={k: (math.nan if v is None else v) for k, v in record["herculean"].items()},
+        dates=curves.get("dates", []),
+        wealth=curves.get("wealth", []),
+        herculean_equity=curves.get("herculean_equity", []),
+        positions=curves.get("positions", []),
+        seconds=time.perf_counter() - began,
+        efficiency={
+            "decisions": totals["decisions"],
+            "format_errors": totals["format_errors"],
+            "tool_calls_per_decision": totals["tool_calls"] / n,
+            "tool_errors": totals["tool_errors"],
+            "look_ahead_attempts": int(record["look_ahead_attempts"]),
+            "tokens": totals["prompt_tokens"] + totals["completion_tokens"],
+            "cost_usd": totals["cost_usd"],
+            "seconds_per_decision": totals["seconds"] / n,
+        },
+    )
+
+
 def _run_dir(config: BenchConfig) -> Path:
     name = config.run_name or _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
     path = Path(config.out) / name
@@ -310,6 +386,8 @@ def run_bench(config: BenchConfig) -> Scorecard:
         for symbol in symbols:
             for policy in applicable_policies(env_id):
                 jobs.append((env_id, symbol, policy))
+            if config.agents and text_variant(env_id) is not None:
+                jobs.append((env_id, symbol, AGENT_POLICY))
     results: list[EpisodeResult] = []
     errors: list[dict[str, str]] = []
     envs: dict[tuple[str, str], Any] = {}
@@ -317,6 +395,9 @@ def run_bench(config: BenchConfig) -> Scorecard:
     for env_id, symbol, policy_name in bar:
         bar.set_postfix_str(f"{env_id} {symbol} {policy_name}", refresh=False)
         try:
+            if policy_name == AGENT_POLICY:
+                results.append(run_agent_episode(env_id, symbol, config))
+                continue
             key = (env_id, symbol)
             if key not in envs:
                 envs[key] = gym.make(env_id, symbol=symbol, split=config.split, **config.env_kwargs)
@@ -397,6 +478,16 @@ def terminal_table(card: Scorecard) -> str:
             ],
         )
     )
+    agents = [r for r in card.results if r.efficiency is not None]
+    if agents:
+        out.append("")
+        out.append(
+            f"Scripted agent through the text interface: {len(agents)} episode(s), "
+            f"{sum(r.efficiency['decisions'] for r in agents)} decisions, "
+            f"{sum(r.efficiency['format_errors'] for r in agents)} format errors, "
+            f"{np.mean([r.efficiency['tool_calls_per_decision'] for r in agents]):.2f} tool calls/decision, "
+            f"{sum(r.efficiency['look_ahead_attempts'] for r in agents)} look-ahead attempts."
+        )
     if card.reproduction:
         ok = sum(c["match"] for c in card.reproduction)
         out.append("")

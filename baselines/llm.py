@@ -357,6 +357,8 @@ class EpisodeOutcome:
     record: dict[str, Any] | None
     decisions: int
     message: str = ""
+    #: the episode's curves (dates, wealth, herculean_equity, positions) when it completed in this process
+    curves: dict[str, Any] | None = None
 
 
 @dataclass
@@ -419,7 +421,9 @@ async def run_episode(
             if limit is not None and failures >= limit and not session.done:
                 return EpisodeOutcome(spec, "aborted", None, session.step_index,
                                       f"endpoint failed on {failures} decisions in a row; resume the run later")
-        return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index)
+        curves = {k: v for k, v in session.last_info.get("episode_metrics", {}).items()
+                  if k not in ("standard", "herculean")}
+        return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index, curves=curves)
     finally:
         session.close()
 

@@ -33,9 +33,12 @@ class EpisodeResult:
     herculean_equity: list[float] = field(repr=False)
     positions: list[float] = field(repr=False)
     seconds: float = 0.0
+    #: agent episodes only: format errors, tool calls, tokens, cost, ... (see finenvs.baselines.llm_score)
+    efficiency: dict[str, Any] | None = None
 
     def row(self) -> dict[str, Any]:
         """Flat JSON-able summary (no curves)."""
+        extra = {"efficiency": self.efficiency} if self.efficiency is not None else {}
         return {
             "env": self.env_id,
             "policy": self.policy,
@@ -47,6 +50,7 @@ class EpisodeResult:
             "look_ahead_attempts": self.look_ahead_attempts,
             "standard": self.standard,
             "herculean": self.herculean,
+            **extra,
         }
 
 

@@ -63,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--name", help="run folder name (default: UTC timestamp)")
     bench.add_argument("--no-plots", action="store_true", help="skip the PNG charts")
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    bench.add_argument("--no-agents", action="store_true",
+                       help="skip the offline scripted agent that runs through the text interface and tools")
 
     llm = sub.add_parser(
         "llm",
@@ -203,6 +205,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             run_name=args.name,
             plots=not args.no_plots,
             progress=not args.quiet,
+            agents=not args.no_agents,
         )
     )
     print(terminal_table(card))

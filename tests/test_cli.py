@@ -112,12 +112,17 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert proc.returncode == 0, proc.stderr
     run = tmp_path / "t"
     card = json.loads((run / "scorecard.json").read_text())
-    assert len(card["rows"]) == 2 * 6 and not card["errors"]
+    assert len(card["rows"]) == 2 * 7 and not card["errors"]
     assert {r["policy"] for r in card["rows"]} == {
-        "buy_and_hold", "always_flat", "random", "sma_crossover", "momentum", "rsi_mean_reversion"}
+        "buy_and_hold", "always_flat", "random", "sma_crossover", "momentum", "rsi_mean_reversion", "scripted_agent"}
+    agents = [r for r in card["rows"] if r["policy"] == "scripted_agent"]
+    assert all(r["efficiency"]["format_errors"] == 0 and r["efficiency"]["decisions"] == 60 for r in agents)
+    assert all(r["efficiency"]["tool_calls_per_decision"] >= 2 for r in agents)
+    assert all("efficiency" not in r for r in card["rows"] if r["policy"] != "scripted_agent")
     assert [c["match"] for c in card["reproduction_check"]] == [True, True]
     md = (run / "scorecard.md").read_text()
     assert "## FinTrading-v0" in md and "Reproduction check" in md and "| MSFT" in md
+    assert "## Agents through the text interface" in md and "Scripted agent through the text interface" in proc.stdout
     assert "buy_and_hold" in proc.stdout and "reproduced on 2/2 symbols" in proc.stdout
     if _has_matplotlib():
         pngs = sorted(p.name for p in run.glob("*.png"))
@@ -130,9 +135,17 @@ def test_full_bench_on_shipped_data(tmp_path):
     proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots", "--quiet")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
-    assert len(card["rows"]) == 10 * 6
+    assert len(card["rows"]) == 10 * 7
     assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == 4
     assert all(r["look_ahead_attempts"] == 0 for r in card["rows"])
+
+
+def test_bench_without_agents(tmp_path):
+    proc = run_cli("bench", "--symbols", "SPY", "--out", str(tmp_path), "--name", "na", "--no-plots", "--quiet",
+                   "--no-agents")
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads((tmp_path / "na" / "scorecard.json").read_text())
+    assert len(card["rows"]) == 6 and "scripted_agent" not in {r["policy"] for r in card["rows"]}
 
 
 def _has_matplotlib() -> bool:
