@@ -124,12 +124,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_list() -> int:
     from finenvs.baselines.registry import applicable_policies
-    from finenvs.registration import ENVIRONMENTS
+    from finenvs.registration import ENVIRONMENTS, text_variant
+    from finenvs.tools import TOOLSETS
 
     width = max(len(e) for e in ENVIRONMENTS)
-    for env_id, (description, _family) in ENVIRONMENTS.items():
+    for env_id, (description, family) in ENVIRONMENTS.items():
         print(f"{env_id.ljust(width)}  {description}")
         print(f"{''.ljust(width)}  baselines: {', '.join(applicable_policies(env_id))}")
+        text_id = text_variant(env_id)
+        if text_id is not None:
+            tools = [t.name for t in TOOLSETS.get(family, ())] + ["commit_action"]
+            print(f"{''.ljust(width)}  text variant: {text_id}; agent tools: {', '.join(tools)}")
     return 0
 
 

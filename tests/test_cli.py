@@ -31,6 +31,7 @@ def test_list_shows_every_env_with_its_baselines(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "FinTrading-v0" in out and "buy_and_hold" in out and "rsi_mean_reversion" in out
+    assert "text variant: FinTrading-text-v0" in out and "get_filing_section" in out and "commit_action" in out
 
 
 def test_run_prints_both_presets(capsys):
