@@ -46,7 +46,6 @@ from finenvs.baselines.agents import ChatAgent, EndpointError
 from finenvs.envs.text import ParsedAction, TextProtocol
 from finenvs.tools.registry import COMMIT_TOOL
 from finenvs.wrappers.rollout import (
-    FORMAT_VERSION,
     EpisodeSession,
     EpisodeSpec,
     ReplayMismatch,
@@ -54,6 +53,7 @@ from finenvs.wrappers.rollout import (
     TrajectoryWriter,
     jsonable,
     read_trajectories,
+    run_metadata,
     write_run_json,
 )
 
@@ -429,22 +429,8 @@ async def run_episode(
 
 
 def _run_meta(config: RunConfig, agent: ChatAgent, prices: PriceTable, run_dir: Path) -> dict[str, Any]:
-    import finenvs
-    from finenvs.data.catalog import default_catalog
-
-    return {
-        "format": FORMAT_VERSION,
-        "run": run_dir.name,
-        "kind": "llm-runner",
-        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "finenvs_version": finenvs.__version__,
-        "data_manifest": default_catalog().manifest.digest,
-        "agent": agent.describe(),
-        "config": dataclasses.asdict(config),
-        "prices": dataclasses.asdict(prices),
-        "episodes": [dataclasses.asdict(s) for s in config.episodes()],
-        "status": "running",
-    }
+    return run_metadata(run_dir, "llm-runner", agent=agent.describe(), config=dataclasses.asdict(config),
+                        episodes=config.episodes(), prices=dataclasses.asdict(prices))
 
 
 def _group_steps(records: list[dict[str, Any]]) -> tuple[dict[int, list[dict[str, Any]]], set[int]]:

@@ -60,15 +60,11 @@ class McpEpisode:
 
     def __init__(self, spec: Any, *, out: Path | str = "finenvs-mcp-runs", name: str | None = None,
                  history: int = 5, tool_max_chars: int = 8_000, **toolbox_kwargs: Any) -> None:
-        import dataclasses
-
-        import finenvs
-        from finenvs.data.catalog import default_catalog
         from finenvs.wrappers.rollout import (
-            FORMAT_VERSION,
             EpisodeSession,
             RunFiles,
             TrajectoryWriter,
+            run_metadata,
             write_run_json,
         )
 
@@ -84,18 +80,9 @@ class McpEpisode:
         self.session = EpisodeSession(spec, writer=self.writer, history=history, tool_max_chars=tool_max_chars,
                                       **toolbox_kwargs)
         self.protocol = self.session.protocol
-        self.meta: dict[str, Any] = {
-            "format": FORMAT_VERSION,
-            "run": root.name,
-            "kind": "mcp",
-            "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "finenvs_version": finenvs.__version__,
-            "data_manifest": default_catalog().manifest.digest,
-            "agent": {"kind": "mcp-client"},
-            "config": {"history": history, "tool_max_chars": tool_max_chars},
-            "episodes": [dataclasses.asdict(spec)],
-            "status": "running",
-        }
+        self.meta: dict[str, Any] = run_metadata(root, "mcp", agent={"kind": "mcp-client"},
+                                                 config={"history": history, "tool_max_chars": tool_max_chars},
+                                                 episodes=[spec])
         write_run_json(self.files.run, self.meta)
         self.score: Any = None
         self._decision_began = time.perf_counter()

@@ -424,6 +424,29 @@ class RunFiles:
         self.trajectories = self.root / TRAJECTORY_FILE
 
 
+def run_metadata(root: Path, kind: str, *, agent: dict[str, Any], config: dict[str, Any],
+                 episodes: list[EpisodeSpec], **extra: Any) -> dict[str, Any]:
+    """The ``run.json`` of a new run folder: what ran, on which code and data."""
+    import datetime as _dt
+
+    import finenvs
+    from finenvs.data.catalog import default_catalog
+
+    return {
+        "format": FORMAT_VERSION,
+        "run": Path(root).name,
+        "kind": kind,
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "finenvs_version": finenvs.__version__,
+        "data_manifest": default_catalog().manifest.digest,
+        "agent": agent,
+        "config": config,
+        "episodes": [asdict(s) for s in episodes],
+        "status": "running",
+        **extra,
+    }
+
+
 def write_run_json(path: Path, data: dict[str, Any]) -> None:
     """Write run metadata atomically (a crash never leaves half a run.json)."""
     path = Path(path)
@@ -446,6 +469,7 @@ __all__ = [
     "jsonable",
     "make_text_env",
     "read_trajectories",
+    "run_metadata",
     "same_number",
     "write_run_json",
 ]

@@ -146,34 +146,30 @@ def _blank(values: np.ndarray) -> np.ndarray:
     return np.array([v is None or not str(v).strip() for v in values], dtype=bool)
 
 
-def check_news_table(table: dict[str, np.ndarray], source: str) -> None:
-    """News: id, symbol, title, source and url non-empty; timestamp present; (id, symbol) unique."""
-    for col in ("id", "symbol", "title", "source", "url"):
+def _check_documents(table: dict[str, np.ndarray], source: str, what: str, required: tuple[str, ...],
+                     time_column: str, unit: str, key: tuple[str, str]) -> None:
+    for col in required:
         i = _first_bad(_blank(table[col]))
         if i is not None:
-            raise DataError(f"{source}: row {i + 1}: news {col} is empty")
-    published = np.asarray(table["published_at"]).astype("datetime64[s]")
-    i = _first_bad(np.isnat(published))
+            raise DataError(f"{source}: row {i + 1}: {what} {col} is empty")
+    i = _first_bad(np.isnat(np.asarray(table[time_column]).astype(f"datetime64[{unit}]")))
     if i is not None:
-        raise DataError(f"{source}: row {i + 1}: news published_at is missing")
-    keys = [f"{a}\x00{b}" for a, b in zip(table["id"], table["symbol"], strict=True)]
+        raise DataError(f"{source}: row {i + 1}: {what} {time_column} is missing")
+    keys = list(zip(table[key[0]].tolist(), table[key[1]].tolist(), strict=True))
     if len(set(keys)) != len(keys):
-        raise DataError(f"{source}: (id, symbol) pairs must be unique")
+        raise DataError(f"{source}: ({key[0]}, {key[1]}) pairs must be unique")
+
+
+def check_news_table(table: dict[str, np.ndarray], source: str) -> None:
+    """News: id, symbol, title, source and url non-empty; timestamp present; (id, symbol) unique."""
+    _check_documents(table, source, "news", ("id", "symbol", "title", "source", "url"), "published_at", "s",
+                     ("id", "symbol"))
 
 
 def check_filing_table(table: dict[str, np.ndarray], source: str) -> None:
     """Filing sections: ids, symbol, form, section and text non-empty; filed date present; (filing_id, section) unique."""
-    for col in ("filing_id", "symbol", "form", "section", "text"):
-        i = _first_bad(_blank(table[col]))
-        if i is not None:
-            raise DataError(f"{source}: row {i + 1}: filing {col} is empty")
-    filed = np.asarray(table["filed"]).astype("datetime64[D]")
-    i = _first_bad(np.isnat(filed))
-    if i is not None:
-        raise DataError(f"{source}: row {i + 1}: filing date is missing")
-    keys = [f"{a}\x00{b}" for a, b in zip(table["filing_id"], table["section"], strict=True)]
-    if len(set(keys)) != len(keys):
-        raise DataError(f"{source}: (filing_id, section) pairs must be unique")
+    _check_documents(table, source, "filing", ("filing_id", "symbol", "form", "section", "text"), "filed", "D",
+                     ("filing_id", "section"))
 
 
 @dataclass
