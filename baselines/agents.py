@@ -69,8 +69,14 @@ class ChatReply:
     model: str | None = None
 
     def message(self) -> dict[str, Any]:
-        """The turn as a chat message to append to the conversation."""
-        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
+        """The turn as a chat message to append to the conversation.
+
+        An assistant turn with tool calls and no text is sent with ``content: ""``:
+        the chat-completions spec also allows null, but some servers (llama.cpp's
+        Python server) reject it.
+        """
+        content = self.content if self.content is not None or not self.tool_calls else ""
+        msg: dict[str, Any] = {"role": "assistant", "content": content}
         if self.tool_calls:
             msg["tool_calls"] = [c.message() for c in self.tool_calls]
         return msg
@@ -99,6 +105,10 @@ class OpenAIChatAgent:
         timeout: Seconds per request.
         temperature: Sampling temperature (0 = greedy where the server honours it).
         max_tokens: Cap on each reply's tokens (None = server default).
+        tool_choice: ``"auto"``, ``"required"`` or ``"none"``, sent with the tools; None
+            sends nothing (the spec's default is ``auto``, but llama.cpp's Python server
+            with ``--chat_format chatml-function-calling`` offers the tools to the model
+            only when it is set).
         extra_body: Extra JSON fields for the request (server-specific options).
 
     Requires the ``llm`` extra (``pip install 'finenvs[llm]'``).
@@ -113,6 +123,7 @@ class OpenAIChatAgent:
         timeout: float = 60.0,
         temperature: float | None = 0.0,
         max_tokens: int | None = 1024,
+        tool_choice: str | None = None,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
         try:
@@ -127,6 +138,9 @@ class OpenAIChatAgent:
         self.timeout = float(timeout)
         self.temperature = temperature
         self.max_tokens = max_tokens
+        if tool_choice not in (None, "auto", "required", "none"):
+            raise ValueError(f"tool_choice={tool_choice!r}; valid: None, 'auto', 'required', 'none'")
+        self.tool_choice = tool_choice
         self.extra_body = dict(extra_body or {})
         key = os.environ.get(api_key_env) or "not-needed"
         self.key_from_env = api_key_env in os.environ
@@ -142,6 +156,7 @@ class OpenAIChatAgent:
             "timeout": self.timeout,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
+            "tool_choice": self.tool_choice,
             "extra_body": self.extra_body,
         }
 
@@ -150,6 +165,8 @@ class OpenAIChatAgent:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
             kwargs["tools"] = tools
+            if self.tool_choice is not None:
+                kwargs["tool_choice"] = self.tool_choice
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
         if self.max_tokens is not None:

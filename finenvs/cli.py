@@ -84,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     llm.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key (default: OPENAI_API_KEY)")
     llm.add_argument("--temperature", type=float, default=0.0)
     llm.add_argument("--max-tokens", type=int, default=1024, help="cap on each reply's tokens")
+    llm.add_argument("--tool-choice", choices=["auto", "required", "none"],
+                     help="send tool_choice with the tools (llama.cpp's Python server needs 'auto')")
+    llm.add_argument("--extra-body", help="extra JSON fields for every request, e.g. '{\"top_p\": 0.9}'")
     llm.add_argument("--max-tool-calls", type=int, default=8, help="tool calls per decision (default: 8)")
     llm.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default: 60)")
     llm.add_argument("--decision-timeout", type=float, default=600.0, help="seconds per decision (default: 600)")
@@ -253,9 +256,20 @@ def _llm_agent(args: argparse.Namespace, meta: dict[str, Any] | None) -> Any:
         model = args.model or recorded.get("model")
         if not model:
             raise ValueError("--model is required with --base-url")
+        extra_body = recorded.get("extra_body") if meta else None
+        if args.extra_body:
+            try:
+                extra_body = json.loads(args.extra_body)
+            except ValueError as exc:
+                raise ValueError(f"--extra-body is not JSON: {exc}") from exc
+            if not isinstance(extra_body, dict):
+                raise ValueError("--extra-body must be a JSON object")
+        pick = (lambda key, value: recorded.get(key, value)) if meta else (lambda key, value: value)
         return OpenAIChatAgent(
-            model, base_url, api_key_env=recorded.get("api_key_env", args.api_key_env) if meta else args.api_key_env,
-            timeout=args.timeout, temperature=args.temperature, max_tokens=args.max_tokens,
+            model, base_url, api_key_env=pick("api_key_env", args.api_key_env),
+            timeout=pick("timeout", args.timeout), temperature=pick("temperature", args.temperature),
+            max_tokens=pick("max_tokens", args.max_tokens), tool_choice=args.tool_choice or pick("tool_choice", None),
+            extra_body=extra_body,
         )
     if args.model:
         raise ValueError("--model needs --base-url (without an endpoint the offline scripted agent runs)")

@@ -7,8 +7,9 @@ instructions, the state at the current close, the tools) and
 ``commit_action``. The market clock advances only on ``commit_action``; every
 other tool reads as of the current close, so an agent may call them as often
 as it likes. A request past the clock returns only what was visible and is
-counted as a look-ahead attempt (``get_state`` and every commit report the
-count).
+counted as a look-ahead attempt; the count is reported with the results after
+the last commit, not during the episode (so it cannot tell an agent whether an
+id it guessed exists in the future).
 
 The episode is recorded as a finenvs run folder (``run.json`` and
 ``trajectories.jsonl``, the LLM runner's format); on the last commit the server
@@ -131,7 +132,6 @@ class McpEpisode:
             "reward": record["reward"],
             "equity": record["equity"],
             "position": record["position"],
-            "look_ahead_attempts": int(info.get("look_ahead_attempts", 0)),
             "done": self.session.done,
         }
         if not parsed.valid:
@@ -139,6 +139,7 @@ class McpEpisode:
             reply["note"] = f"{parsed.name} was taken by default"
         if self.session.done:
             reply.update(self.finish())
+            reply["look_ahead_attempts"] = int(info.get("look_ahead_attempts", 0))
         else:
             reply["next_date"] = record["next_date"]
             reply["observation"] = self.session.prompt

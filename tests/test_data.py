@@ -313,6 +313,9 @@ def test_rate_as_of_reports_the_observation_date(catalog):
     view = catalog.as_of("2026-03-31")
     date, value = view.rate("DTB3")
     assert date == "2026-03-26" and value == pytest.approx(3.63)
+    # H.15 publishes a day's print the next business day: at the close of 2026-03-26 it is not public yet
+    assert catalog.as_of("2026-03-26").rate("DTB3")[0] == "2026-03-25"
+    assert catalog.as_of("2026-03-27").rate("DTB3")[0] == "2026-03-26"
     earlier = view.rate("DTB3", date="2025-07-04")  # a holiday: the day before is the latest
     assert earlier[0] == "2025-07-03"
     view.rate("DTB3", date="2026-06-01")

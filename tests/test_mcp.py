@@ -66,7 +66,8 @@ def test_tools_read_as_of_the_clock_and_look_ahead_is_refused_and_counted(tmp_pa
     assert bad.is_error and "must be of type integer" in bad.structured_content["error"]
     assert unknown.is_error and "unknown tool" in unknown.structured_content["error"]
     c = commit.structured_content
-    assert c["accepted"] and c["action"] == "BUY" and c["look_ahead_attempts"] == 1 and not c["done"]
+    assert c["accepted"] and c["action"] == "BUY" and not c["done"]
+    assert "look_ahead_attempts" not in c  # reported with the results, never mid-episode
     assert c["next_date"] == "2026-01-05" and "Position: LONG" in c["observation"]
     assert after.structured_content["rows"][-1][0] == "2026-01-05"  # the clock moved only on commit
     [step] = [r for r in read_trajectories(ep.files.trajectories)[0] if r["type"] == "step"]
@@ -96,6 +97,7 @@ def test_a_whole_episode_is_committed_scored_and_closed(tmp_path):
     replies, late = run(go())
     last = replies[-1]
     assert len(replies) == 60 and last["done"] and last["reproduced_offline"] is True
+    assert last["look_ahead_attempts"] == 0
     assert late.is_error and "episode is over" in late.structured_content["error"]
     score = json.loads((tmp_path / "mcp" / "score.json").read_text())
     assert score["reproduced"] is True and score["episodes"][0]["steps"] == 60

@@ -4,7 +4,10 @@ Every agent-facing read goes through an :class:`AsOfView`. A view has a clock
 (``as_of``, a trading date, read as its market close); a read returns only what
 was public at that close:
 
-* prices and rates: rows dated on or before ``as_of``;
+* prices: rows dated on or before ``as_of``;
+* rates: observations dated *before* ``as_of`` — the Federal Reserve's H.15
+  release publishes a day's rates on the next business day, so at the close of
+  ``as_of`` that day's print is not yet public;
 * news: items published at or before the close of ``as_of`` (16:00 New York);
 * filings: filings whose filing date is before ``as_of`` (a filing dated ``f`` is
   stamped 17:30 New York on ``f``, EDGAR's cut-off; see :mod:`finenvs.data.documents`).
@@ -212,7 +215,11 @@ class AsOfView:
         return series.dates[: self._visible_stop(series.dates)]
 
     def rate(self, series: str = "DTB3", date: Any = None) -> tuple[str, float]:
-        """Latest observation of a rate series on or before ``date`` (default ``as_of``).
+        """Latest published observation of a rate series, as of ``date`` (default ``as_of``).
+
+        A print dated ``d`` is published on the next business day (H.15), so at
+        the close of ``as_of`` only prints dated before ``as_of`` are visible;
+        with ``date`` earlier than ``as_of``, prints dated on or before ``date``.
 
         Returns:
             ``(observation date, value in % p.a.)``; the date shows how stale it is.
@@ -223,15 +230,15 @@ class AsOfView:
         if self._rate_lookup is None:
             raise DataError("this view has no rate data")
         dates, values = self._rate_lookup(series)
-        when = self.as_of
+        last = self.as_of - np.timedelta64(1, "D")  # newest print that can be public at the close
         if date is not None:
             asked = to_day(date, name="date")
             if asked > self.as_of:
                 self.counter.record(f"rate({series})", self.as_of, asked)
-            when = min(asked, self.as_of)
-        i = int(np.searchsorted(dates, when, side="right")) - 1
+            last = min(asked, last)
+        i = int(np.searchsorted(dates, last, side="right")) - 1
         if i < 0:
-            raise DataError(f"no {series} observation on or before {when}")
+            raise DataError(f"no {series} observation published by {self.as_of} (dated on or before {last})")
         return str(dates[i]), float(values[i])
 
     # ------------------------------------------------------------------ text

@@ -135,9 +135,10 @@ class TextProtocol:
                     "description": f"The decision: one of {', '.join(self.action_words)}.",
                 },
                 "reasoning": {
+                    # no maxLength here: llama.cpp turns long string bounds into grammars it cannot
+                    # load; parse_commit cuts reasoning to max_chars instead
                     "type": "string",
                     "description": "Optional: why, in a few sentences (recorded in the trajectory).",
-                    "maxLength": self.max_chars,
                 },
             },
             "required": ["action"],

@@ -184,13 +184,24 @@ def get_filing_section(
     lo, hi = 0, int(max_chars)
     if json_size(page(hi)) <= ctx.max_chars:
         return page(hi)
+
+    def marked(n: int) -> dict[str, Any]:
+        out = page(n)
+        out["truncated"] = {
+            "fields": {"text": {"kept": len(out["text"]), "of": len(text[offset : offset + int(max_chars)])}},
+            "note": f"page shortened to fit the {ctx.max_chars}-character output cap; continue at next_offset",
+        }
+        return out
+
     while lo < hi:  # the longest page that fits the output cap, so next_offset stays exact
         mid = (lo + hi + 1) // 2
-        if json_size(page(mid)) <= ctx.max_chars:
+        if json_size(marked(mid)) <= ctx.max_chars:
             lo = mid
         else:
             hi = mid - 1
-    return page(lo)
+    if lo == 0 and offset < len(text):
+        raise ValueError(f"no text fits the output cap of {ctx.max_chars} characters; raise the cap")
+    return marked(lo)
 
 
 # ---------------------------------------------------------------------------- rates

@@ -37,6 +37,8 @@ from finenvs.errors import FinEnvsError
 
 #: Default cap on a tool result, in characters of JSON.
 DEFAULT_MAX_CHARS = 8_000
+#: Smallest cap a ToolBox accepts: every tool's fixed fields plus a truncation marker fit in it.
+MIN_MAX_CHARS = 1_000
 COMMIT_TOOL = "commit_action"
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
@@ -257,6 +259,10 @@ def cap_output(data: Any, max_chars: int, keep: str = "head") -> tuple[Any, bool
 
     Returns:
         ``(data, truncated)``.
+
+    Raises:
+        ValueError: Even with every list and string emptied the result does not
+            fit (the cap is too small for this result's fixed fields).
     """
     if not isinstance(data, dict) or _json_size(data) <= max_chars:
         return data, False
@@ -295,6 +301,11 @@ def cap_output(data: Any, max_chars: int, keep: str = "head") -> tuple[Any, bool
             else:
                 hi = mid - 1
         put(lo)
+    if _json_size(out) > max_chars:
+        raise ValueError(
+            f"the result does not fit max_chars={max_chars} even with every list and text emptied; "
+            "raise the cap or narrow the request"
+        )
     return out, True
 
 
@@ -327,8 +338,8 @@ class ToolBox:
         protocol = getattr(self.env, "text_protocol", None)
         if not isinstance(protocol, TextProtocol):
             raise TypeError(f"{type(self.env).__name__} has no text_protocol; it cannot take text actions")
-        if max_chars < 200:
-            raise ValueError(f"max_chars={max_chars} is too small for any tool result; use >= 200")
+        if max_chars < MIN_MAX_CHARS:
+            raise ValueError(f"max_chars={max_chars} is too small for the tools' results; use >= {MIN_MAX_CHARS}")
         self.family = family
         self.protocol = protocol
         self.max_chars = int(max_chars)
@@ -414,7 +425,11 @@ class ToolBox:
             return _error(name, arguments, str(message))
         except Exception as exc:  # a bug must not end an agent's run: record it
             return _error(name, arguments, f"internal error in {name}: {type(exc).__name__}: {exc}")
-        data, truncated = cap_output(data, self.max_chars, tool.keep)
+        try:
+            data, truncated = cap_output(data, self.max_chars, tool.keep)
+        except ValueError as exc:
+            return _error(name, arguments, str(exc))
+        truncated = truncated or (isinstance(data, dict) and "truncated" in data)
         return ToolResult(name, arguments, True, data, truncated=truncated)
 
 
@@ -441,6 +456,7 @@ class ToolUsage:
 __all__ = [
     "COMMIT_TOOL",
     "DEFAULT_MAX_CHARS",
+    "MIN_MAX_CHARS",
     "TOOLSETS",
     "Tool",
     "ToolBox",
