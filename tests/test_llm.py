@@ -322,6 +322,34 @@ def test_a_slow_agent_hits_the_decision_timeout(session):
     assert d.parsed.name == "HOLD" and d.parsed.invalid
 
 
+class InFlight:
+    """The scripted agent, slowed down, counting how many requests are in flight at once."""
+
+    name = "in-flight"
+
+    def __init__(self):
+        self.agent, self.now, self.most = ScriptedTradingAgent(), 0, 0
+
+    def describe(self):
+        return {"kind": "test"}
+
+    async def complete(self, messages, tools):
+        self.now += 1
+        self.most = max(self.most, self.now)
+        await asyncio.sleep(0.002)
+        self.now -= 1
+        return self.agent.reply(messages, tools)
+
+
+def test_episodes_run_concurrently_up_to_the_limit(tmp_path):
+    agent = InFlight()
+    cfg = RunConfig(symbols=["AAPL", "MSFT", "NVDA", "TSLA"], split="eval", max_decisions=5, concurrency=3)
+    summary = run_llm(cfg, agent, out=tmp_path, name="conc", progress=False)
+    assert agent.most == 3  # overlapped, and never more than the semaphore allows
+    assert [o.status for o in summary.outcomes] == ["partial"] * 4
+    assert sorted({s["episode"] for s in read_trajectories(summary.run_dir / "trajectories.jsonl")[0]}) == [0, 1, 2, 3]
+
+
 # ---------------------------------------------------------------------------- interruption and resume
 class StopAfter:
     """Wraps an agent; after ``n`` calls it blocks until cancelled (a Ctrl-C mid-decision)."""
