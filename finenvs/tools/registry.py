@@ -375,22 +375,18 @@ class ToolBox:
     def call(self, name: Any, arguments: Any = None) -> ToolResult:
         """Call a tool; never raises (see the module docstring)."""
         began = time.perf_counter()
-        counter = self.env.as_of_view().counter if self._has_episode() else None
+        try:  # one view per call: its counter is the episode's, shared with the tool's own view
+            counter = self.env.as_of_view().counter
+        except Exception:  # no episode yet (reset not called): tools answer with an error
+            counter = None
         before = counter.attempts if counter is not None else 0
-        result = self._call(name, arguments)
+        result = self._call(name, arguments, has_episode=counter is not None)
         if counter is not None:
             result.look_ahead = counter.attempts - before
         result.seconds = time.perf_counter() - began
         return result
 
-    def _has_episode(self) -> bool:
-        try:
-            self.env.as_of_view()
-        except Exception:
-            return False
-        return True
-
-    def _call(self, name: Any, arguments: Any) -> ToolResult:
+    def _call(self, name: Any, arguments: Any, *, has_episode: bool) -> ToolResult:
         shown = str(name)[:80]
         if not isinstance(name, str) or name not in self.tools:
             return _error(shown, None, f"unknown tool {shown!r}; available tools: {self.names}")
@@ -414,7 +410,7 @@ class ToolBox:
         problem = validate_arguments(arguments, tool.parameters)
         if problem is not None:
             return _error(name, arguments, problem)
-        if not self._has_episode():
+        if not has_episode:
             return _error(name, arguments, "no episode is running: reset the env first")
         defaults = {k: v["default"] for k, v in tool.parameters.get("properties", {}).items() if "default" in v}
         kwargs = {**defaults, **arguments}
