@@ -233,3 +233,40 @@ def test_text_env_pickles_after_reset(text_env):
     a = text_env.step("BUY")
     b = clone.step("BUY")
     assert a[0] == b[0] and a[1] == b[1]
+
+
+def _text_rollout(env, seed, replies):
+    prompt, info = env.reset(seed=seed)
+    out = [(prompt, None, info["date"])]
+    for reply in replies:
+        prompt, reward, terminated, truncated, info = env.step(reply)
+        out.append((prompt, reward, info["date"], info["equity"], info["invalid_action"]))
+        if terminated or truncated:
+            break
+    return out
+
+
+REPLIES = ["Action: BUY", "HOLD", '{"action": "SELL"}', "unclear", "Action: BUY", "BUY", "SELL", "HOLD"] * 8
+
+
+def test_text_env_is_deterministic_for_a_seed_and_varies_with_it():
+    env = gym.make("FinTrading-text-v0", split="train", episode_length=40)
+    first, again = _text_rollout(env, 5, REPLIES), _text_rollout(env, 5, REPLIES)
+    assert first == again
+    other = _text_rollout(env, 6, REPLIES)
+    assert [p for p, *_ in other] != [p for p, *_ in first]  # another symbol or window
+
+
+def test_text_env_prompts_and_rewards_are_invariant_to_the_future(aapl_frame):
+    from helpers import perturb_after
+
+    window = {"symbol": "AAPL", "split": None, "start": "2025-02-03", "end": "2025-04-30"}
+    cut = "2025-03-14"
+    rng = np.random.default_rng(0)
+    real = gym.make("FinTrading-text-v0", data=aapl_frame, **window)
+    changed = gym.make("FinTrading-text-v0", data=perturb_after(aapl_frame, cut, rng), **window)
+    a, b = _text_rollout(real, 0, REPLIES), _text_rollout(changed, 0, REPLIES)
+    upto = [k for k, step in enumerate(a) if step[2] <= cut]
+    assert len(upto) > 20
+    assert [a[k] for k in upto] == [b[k] for k in upto]  # prompts, rewards, equity, invalid reasons
+    assert a[upto[-1] + 2] != b[upto[-1] + 2]  # after the cut the data does differ
