@@ -21,6 +21,10 @@ ENVIRONMENTS: dict[str, tuple[str, str]] = {
         "One asset, daily SELL/HOLD/BUY target position; 5 bp fees; CR/SR/MDD (standard and herculean).",
         "trading",
     ),
+    "FinHedging-v0": (
+        "Choose an ordered pair of 8 stocks on day 1, then trade it dollar-neutral daily; 5 bp per leg; CR/SR/MDD.",
+        "hedging",
+    ),
 }
 
 _KWARGS = {
@@ -35,9 +39,20 @@ _KWARGS = {
         "source": "real",
         "dataset": "core",
     },
+    "FinHedging-v0": {
+        "symbols": None,
+        "split": "train",
+        "fee_bps": 5.0,
+        "invalid_action": "hold",
+        "source": "real",
+        "dataset": "core",
+    },
 }
 
-_ENTRY_POINTS = {"FinTrading-v0": "finenvs.envs.trading:FinTradingEnv"}
+_ENTRY_POINTS = {
+    "FinTrading-v0": "finenvs.envs.trading:FinTradingEnv",
+    "FinHedging-v0": "finenvs.envs.hedging:FinHedgingEnv",
+}
 
 #: text variant id -> base env id. ``gym.make("FinTrading-text-v0", **base_kwargs)`` is the base env
 #: wrapped in :class:`finenvs.wrappers.text.TextInterface` (prompt observations, text actions, tools).

@@ -63,3 +63,89 @@ def equity_chart(
     canvas.draw()
     rgba = np.asarray(canvas.buffer_rgba())
     return np.ascontiguousarray(rgba[:, :, :3])
+
+
+def trade_marks(positions: np.ndarray, *, closed_at_end: bool = True) -> tuple[list[int], list[int], list[int]]:
+    """Closes where positions open and close.
+
+    ``positions[k]`` is the position held over day k-1 -> k (``positions[0]`` is
+    the start); a change between ``positions[k-1]`` and ``positions[k]`` is a
+    trade at close ``k - 1``. With ``closed_at_end`` a position still held at
+    the last index is exited there (the window's last close closes it).
+
+    Returns:
+        ``(long_entries, short_entries, exits)``: indices of the closes where a +1
+        position opened, a -1 position opened, and a position was exited (a
+        reversal is both an exit and an entry).
+    """
+    longs: list[int] = []
+    shorts: list[int] = []
+    exits: list[int] = []
+    pos = np.asarray(positions)
+    for k in range(1, len(pos)):
+        before, after = int(pos[k - 1]), int(pos[k])
+        if before == after:
+            continue
+        if before != 0:
+            exits.append(k - 1)
+        if after == 1:
+            longs.append(k - 1)
+        elif after == -1:
+            shorts.append(k - 1)
+    if closed_at_end and len(pos) and int(pos[-1]) != 0:  # the last close closes the position
+        exits.append(len(pos) - 1)
+    return longs, shorts, exits
+
+
+def draw_spread(
+    ax: Any, x: Any, spread: np.ndarray, positions: np.ndarray, *, closed_at_end: bool = True, label: str = "log(P_i / P_j)"
+) -> None:
+    """Plot a pair's log price ratio with entry (triangles) and exit (crosses) marks on ``ax``."""
+    spread = np.asarray(spread, dtype=float)
+    ax.plot(x, spread, color="#1f77b4", lw=1.1)
+    longs, shorts, exits = trade_marks(positions, closed_at_end=closed_at_end)
+    if longs:
+        ax.scatter([x[k] for k in longs], spread[longs], marker="^", color="#2ca02c", s=36, zorder=3,
+                   label="enter LONG_SHORT")
+    if shorts:
+        ax.scatter([x[k] for k in shorts], spread[shorts], marker="v", color="#d62728", s=36, zorder=3,
+                   label="enter SHORT_LONG")
+    if exits:
+        ax.scatter([x[k] for k in exits], spread[exits], marker="x", color="black", s=30, zorder=3, label="exit")
+    ax.set_ylabel(label)
+    if longs or shorts or exits:
+        ax.legend(fontsize=7, loc="best")
+
+
+def spread_chart(
+    *,
+    dates: np.ndarray,
+    spread: np.ndarray,
+    positions: np.ndarray,
+    equity: np.ndarray,
+    title: str,
+    closed_at_end: bool = True,
+    spread_label: str = "log(P_i / P_j)",
+    width_px: int = 960,
+    height_px: int = 560,
+) -> np.ndarray:
+    """A pair's spread with entries and exits, and the book's equity, as an RGB uint8 array."""
+    _matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    dpi = 100
+    fig = Figure(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
+    canvas = FigureCanvasAgg(fig)
+    ax_spread, ax_eq = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    x = dates.astype("datetime64[D]").astype("O") if len(dates) else np.arange(0)
+    draw_spread(ax_spread, x, spread, positions, closed_at_end=closed_at_end, label=spread_label)
+    ax_spread.set_title(title, fontsize=10)
+    ax_eq.plot(x, equity, color="#ff7f0e", lw=1.2)
+    ax_eq.axhline(1.0, color="grey", lw=0.6, ls="--")
+    ax_eq.set_ylabel("equity")
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    canvas.draw()
+    rgba = np.asarray(canvas.buffer_rgba())
+    return np.ascontiguousarray(rgba[:, :, :3])
