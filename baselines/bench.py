@@ -19,13 +19,19 @@ import gymnasium as gym
 import numpy as np
 
 import finenvs
-from finenvs.baselines.registry import applicable_policies, make_policy
+from finenvs.baselines.registry import applicable_policies, family_of, make_policy
 from finenvs.baselines.runner import EpisodeResult, run_episode
 from finenvs.data.splits import SPLITS
 from finenvs.registration import ENVIRONMENTS, text_variant
 
 #: The offline scripted agent run through each env's text interface and tools (see finenvs.baselines.agents).
 AGENT_POLICY = "scripted_agent"
+
+#: Families whose env acts on a universe (one bench episode per policy, labelled UNIVERSE) rather than one symbol.
+UNIVERSE_FAMILIES = ("hedging",)
+UNIVERSE = "universe"
+#: How oracle rows (policies that read the future) are labelled in tables.
+ORACLE_MARK = " (oracle)"
 
 #: HERCULEAN paper, Table 2, buy-and-hold baseline ("BL") of the Trading workflow on the
 #: 2026-01-02..2026-03-31 window (CR %, SR, MDD %). Results licensed Apache-2.0.
@@ -57,7 +63,8 @@ class BenchConfig:
 
     Attributes:
         split: Named split every env runs on.
-        symbols: Symbols for market envs (default: the env's whole universe).
+        symbols: Symbols of single-asset envs, one episode each (default: the env's dataset).
+        universe: Universe of pairs envs (FinHedging-v0; default: the env's own, 8 stocks).
         envs: Env ids (default: every registered finenvs env).
         seed: Seed of resets and stochastic policies.
         out: Parent folder of the run folder.
@@ -69,6 +76,7 @@ class BenchConfig:
 
     split: str = "eval"
     symbols: list[str] | None = None
+    universe: list[str] | None = None
     envs: list[str] | None = None
     seed: int = 0
     out: Path = Path("finenvs-results")
@@ -116,6 +124,8 @@ def mean_rows(results: list[EpisodeResult]) -> list[dict[str, Any]]:
     rows = []
     for (env_id, policy), items in groups.items():
         row: dict[str, Any] = {"env": env_id, "policy": policy, "n": len(items), "standard": {}, "herculean": {}}
+        if any(i.oracle for i in items):
+            row["oracle"] = True
         for preset in ("standard", "herculean"):
             keys = getattr(items[0], preset).keys()
             for key in keys:
@@ -158,6 +168,41 @@ def _metric_cells(metrics: dict[str, float], columns: tuple[tuple[str, str, floa
     return [_fmt(metrics.get(key, math.nan), scale) for key, _, scale in columns]
 
 
+def _policy_label(r: EpisodeResult) -> str:
+    return r.policy + (ORACLE_MARK if r.oracle else "")
+
+
+def _universe_section(
+    env_id: str, rows: list[EpisodeResult], headers_std: list[str], headers_h: list[str]
+) -> list[str]:
+    """Scorecard section of a pairs env: one row per policy with its selected pair."""
+    universe = sorted({s for r in rows for s in (r.pair or "").split("/") if s})
+    lines = [
+        f"## {env_id}",
+        "",
+        f"One episode per policy on the universe; the pair is each policy's own choice on the first day "
+        f"(long the first symbol on LONG_SHORT). Pairs chosen from: {', '.join(universe)}.",
+        "",
+        _table(
+            ["policy", "pair", *headers_std, *headers_h, "in market %", "positions", "look-ahead"],
+            [
+                [_policy_label(r), r.pair or "", *_metric_cells(r.standard, STANDARD_COLUMNS),
+                 *_metric_cells(r.herculean, HERCULEAN_COLUMNS), _fmt(r.time_in_market, 100.0),
+                 str(r.round_trips), str(r.look_ahead_attempts)]
+                for r in sorted(rows, key=lambda r: (r.oracle, r.policy))
+            ],
+        ),
+        "",
+    ]
+    if any(r.oracle for r in rows):
+        lines += [
+            "Rows marked (oracle) read the window's future prices to choose their pair: an upper bound on "
+            "pair choice for the same trading rule, not a baseline a strategy could reach live.",
+            "",
+        ]
+    return lines
+
+
 def render_markdown(card: Scorecard) -> str:
     cfg = card.config
     lines = [
@@ -174,6 +219,10 @@ def render_markdown(card: Scorecard) -> str:
     headers_std = [c[1] for c in STANDARD_COLUMNS]
     headers_h = [c[1] for c in HERCULEAN_COLUMNS]
     for env_id in dict.fromkeys(r.env_id for r in card.results):
+        env_rows = [r for r in card.results if r.env_id == env_id]
+        if any(r.pair is not None for r in env_rows):
+            lines += _universe_section(env_id, env_rows, headers_std, headers_h)
+            continue
         lines += [f"## {env_id}", "", "### Mean over symbols", ""]
         mean = [m for m in mean_rows(card.results) if m["env"] == env_id]
         lines.append(
@@ -187,13 +236,14 @@ def render_markdown(card: Scorecard) -> str:
             )
         )
         lines += ["", "### Per symbol", ""]
-        rows = sorted((r for r in card.results if r.env_id == env_id), key=lambda r: (r.symbol, r.policy))
+        rows = sorted(env_rows, key=lambda r: (r.symbol, r.policy))
         lines.append(
             _table(
-                ["symbol", "policy", *headers_std, *headers_h, "look-ahead"],
+                ["symbol", "policy", *headers_std, *headers_h, "in market %", "positions", "look-ahead"],
                 [
-                    [r.symbol, r.policy, *_metric_cells(r.standard, STANDARD_COLUMNS),
-                     *_metric_cells(r.herculean, HERCULEAN_COLUMNS), str(r.look_ahead_attempts)]
+                    [r.symbol, _policy_label(r), *_metric_cells(r.standard, STANDARD_COLUMNS),
+                     *_metric_cells(r.herculean, HERCULEAN_COLUMNS), _fmt(r.time_in_market, 100.0),
+                     str(r.round_trips), str(r.look_ahead_attempts)]
                     for r in rows
                 ],
             )
@@ -263,7 +313,7 @@ def _plots(card: Scorecard) -> list[Path]:
     written = []
     by_key: dict[tuple[str, str], list[EpisodeResult]] = {}
     for r in card.results:
-        by_key.setdefault((r.env_id, r.symbol), []).append(r)
+        by_key.setdefault((r.env_id, UNIVERSE if r.pair is not None else r.symbol), []).append(r)
     for (env_id, symbol), items in by_key.items():
         fig = Figure(figsize=(10, 6), dpi=100)
         FigureCanvasAgg(fig)
@@ -271,7 +321,9 @@ def _plots(card: Scorecard) -> list[Path]:
         for r in items:
             x = np.array(r.dates, dtype="datetime64[D]").astype("O")
             wealth = np.asarray(r.wealth)
-            ax_eq.plot(x, wealth, lw=1.3, label=f"{r.policy} ({100 * r.standard['cumulative_return']:+.1f}%)")
+            pair = f" {r.pair}" if r.pair else ""
+            ax_eq.plot(x, wealth, lw=1.3, ls="--" if r.oracle else "-",
+                       label=f"{_policy_label(r)}{pair} ({100 * r.standard['cumulative_return']:+.1f}%)")
             ax_dd.plot(x, -100 * drawdown_path(wealth), lw=1.0)
         ax_eq.axhline(1.0, color="grey", lw=0.6, ls="--")
         ax_eq.set_ylabel("wealth (start = 1)")
@@ -285,6 +337,9 @@ def _plots(card: Scorecard) -> list[Path]:
         written.append(path)
     for env_id in dict.fromkeys(r.env_id for r in card.results):
         rows = [r for r in card.results if r.env_id == env_id]
+        if any(r.pair is not None for r in rows):
+            written.append(_spread_plot(card, env_id, [r for r in rows if r.spread]))
+            continue
         symbols = sorted({r.symbol for r in rows})
         policies = list(dict.fromkeys(r.policy for r in rows))
         grid = np.full((len(policies), len(symbols)), np.nan)
@@ -309,6 +364,39 @@ def _plots(card: Scorecard) -> list[Path]:
     return written
 
 
+def _spread_plot(card: Scorecard, env_id: str, rows: list[EpisodeResult]) -> Path:
+    """One panel per policy: its pair's log price ratio with entries and exits."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from finenvs.envs.rendering import draw_spread
+
+    rows = sorted(rows, key=lambda r: (r.oracle, r.policy))
+    fig = Figure(figsize=(10, 2.4 * max(1, len(rows)) + 0.6), dpi=100)
+    FigureCanvasAgg(fig)
+    axes = np.atleast_1d(fig.subplots(max(1, len(rows)), 1, sharex=True))
+    for ax, r in zip(axes, rows, strict=False):
+        x = np.array(r.dates, dtype="datetime64[D]").astype("O")
+        legs = (r.pair or "i/j").split("/")
+        # positions[k] is held over day k -> k+1; draw_spread wants the start's (flat) position first
+        draw_spread(ax, x, np.asarray(r.spread), np.asarray([0.0, *r.positions]), label=f"log({legs[0]}/{legs[1]})")
+        ax.set_title(f"{_policy_label(r)}: {r.pair}, CR {100 * r.standard['cumulative_return']:+.1f}%, "
+                     f"{r.round_trips} position(s), {100 * r.time_in_market:.0f}% in market", fontsize=9)
+    fig.suptitle(f"{env_id}: selected pair's spread with entries and exits — {card.config['split']} split", fontsize=11)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    path = card.run_dir / f"spread_{env_id}.png"
+    fig.savefig(path)
+    return path
+
+
+def _market_kwargs(env_id: str, symbol: str, config: BenchConfig) -> dict[str, Any]:
+    """gym.make kwargs of one bench job: a symbol, or a universe (``config.universe``) for pairs envs."""
+    if symbol != UNIVERSE:
+        return {"symbol": symbol, **config.env_kwargs}
+    return ({"symbols": list(config.universe)} if config.universe else {}) | dict(config.env_kwargs)
+
+
 def run_agent_episode(env_id: str, symbol: str, config: BenchConfig) -> EpisodeResult:
     """One episode of the offline scripted agent through the text interface, with its efficiency figures."""
     import asyncio
@@ -318,7 +406,7 @@ def run_agent_episode(env_id: str, symbol: str, config: BenchConfig) -> EpisodeR
     from finenvs.wrappers.rollout import EpisodeSpec
 
     began = time.perf_counter()
-    spec = EpisodeSpec(0, env_id, {"symbol": symbol, "split": config.split, **config.env_kwargs}, config.seed)
+    spec = EpisodeSpec(0, env_id, {"split": config.split, **_market_kwargs(env_id, symbol, config)}, config.seed)
     outcome = asyncio.run(run_episode(ScriptedTradingAgent(), spec, RunConfig(env_id=env_id)))
     record, curves = outcome.record, outcome.curves or {}
     if record is None:  # pragma: no cover - the offline agent has no endpoint to lose
@@ -382,7 +470,10 @@ def run_bench(config: BenchConfig) -> Scorecard:
     catalog = default_catalog()
     jobs: list[tuple[str, str, str]] = []
     for env_id in env_ids:
-        symbols = config.symbols or catalog.symbols(gym.spec(env_id).kwargs.get("dataset", "core"))
+        if family_of(env_id) in UNIVERSE_FAMILIES:  # one episode per policy on the whole universe
+            symbols = [UNIVERSE]
+        else:
+            symbols = config.symbols or catalog.symbols(gym.spec(env_id).kwargs.get("dataset", "core"))
         for symbol in symbols:
             for policy in applicable_policies(env_id):
                 jobs.append((env_id, symbol, policy))
@@ -400,7 +491,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
                 continue
             key = (env_id, symbol)
             if key not in envs:
-                envs[key] = gym.make(env_id, symbol=symbol, split=config.split, **config.env_kwargs)
+                envs[key] = gym.make(env_id, split=config.split, **_market_kwargs(env_id, symbol, config))
             env = envs[key]
             policy = make_policy(policy_name, env_id, env, seed=config.seed)
             results.append(
@@ -421,6 +512,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
             "seed": config.seed,
             "envs": env_ids,
             "symbols": config.symbols,
+            "universe": config.universe,
             "env_kwargs": config.env_kwargs,
             "finenvs_version": finenvs.__version__,
             "data_manifest": catalog.manifest.digest,
@@ -455,12 +547,14 @@ def _json_default(obj: Any) -> Any:
 def terminal_table(card: Scorecard) -> str:
     """The per-symbol table and the means, for printing."""
     out = []
-    headers = ["env", "symbol", "policy", "CR %", "SR", "MDD %", "CR % (H)", "SR (H)", "MDD % (H)"]
+    headers = ["env", "symbol", "policy", "CR %", "SR", "MDD %", "CR % (H)", "SR (H)", "MDD % (H)", "in mkt %",
+               "positions"]
     rows = [
-        [r.env_id, r.symbol, r.policy,
+        [r.env_id, r.symbol, _policy_label(r),
          _fmt(r.standard["cumulative_return"], 100), _fmt(r.standard["sharpe"]), _fmt(r.standard["max_drawdown"], 100),
-         _fmt(r.herculean["cumulative_return"], 100), _fmt(r.herculean["sharpe"]), _fmt(r.herculean["max_drawdown"], 100)]
-        for r in sorted(card.results, key=lambda r: (r.env_id, r.symbol, r.policy))
+         _fmt(r.herculean["cumulative_return"], 100), _fmt(r.herculean["sharpe"]), _fmt(r.herculean["max_drawdown"], 100),
+         _fmt(r.time_in_market, 100), str(r.round_trips)]
+        for r in sorted(card.results, key=lambda r: (r.env_id, r.oracle, r.symbol, r.policy))
     ]
     out.append(_table(headers, rows))
     mean = mean_rows(card.results)
@@ -470,7 +564,7 @@ def terminal_table(card: Scorecard) -> str:
         _table(
             ["env", "policy", "n", "CR %", "SR", "MDD %", "CR % (H)", "SR (H)", "MDD % (H)"],
             [
-                [m["env"], m["policy"], str(m["n"]),
+                [m["env"], m["policy"] + (ORACLE_MARK if m.get("oracle") else ""), str(m["n"]),
                  _fmt(m["standard"]["cumulative_return"], 100), _fmt(m["standard"]["sharpe"]),
                  _fmt(m["standard"]["max_drawdown"], 100), _fmt(m["herculean"]["cumulative_return"], 100),
                  _fmt(m["herculean"]["sharpe"]), _fmt(m["herculean"]["max_drawdown"], 100)]

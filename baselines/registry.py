@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from finenvs.baselines.trading import TRADING_POLICIES, RandomPolicy, TradingPolicy
+from finenvs.baselines.hedging import HEDGING_POLICIES
+from finenvs.baselines.trading import TRADING_POLICIES, RandomPolicy
 from finenvs.registration import ENVIRONMENTS
 
 #: task family -> {policy name: (class, one-line description)}
-POLICIES_BY_FAMILY: dict[str, dict[str, tuple[type[TradingPolicy], str]]] = {
+POLICIES_BY_FAMILY: dict[str, dict[str, tuple[type, str]]] = {
     "trading": TRADING_POLICIES,
+    "hedging": HEDGING_POLICIES,
 }
 
 
@@ -29,13 +31,15 @@ def applicable_policies(env_id: str) -> list[str]:
     return list(POLICIES_BY_FAMILY.get(family_of(env_id), {}))
 
 
-def make_policy(name: str, env_id: str, env: Any = None, seed: int | None = 0) -> TradingPolicy:
+def make_policy(name: str, env_id: str, env: Any = None, seed: int | None = 0) -> Any:
     """Build baseline ``name`` for ``env_id``.
 
     Args:
         name: Policy name (see :func:`applicable_policies`).
         env_id: Registered env id.
-        env: The env instance, used to check the policy's history fits its observation window.
+        env: The env instance: policies that read its observation layout or as-of view
+            (every FinHedging-v0 baseline) need it; others use it to check the policy's
+            history fits the observation window.
         seed: Seed of stochastic policies.
 
     Raises:
@@ -46,6 +50,10 @@ def make_policy(name: str, env_id: str, env: Any = None, seed: int | None = 0) -
     if name not in table:
         raise KeyError(f"unknown policy {name!r} for {env_id}; valid policies: {sorted(table)}")
     cls = table[name][0]
+    if hasattr(cls, "from_env"):
+        if env is None:
+            raise ValueError(f"policy {name!r} for {env_id} needs the env it acts in (pass env=)")
+        return cls.from_env(env, seed)
     policy = cls(seed=seed) if cls is RandomPolicy else cls()
     if env is not None:
         window = getattr(getattr(env, "unwrapped", env), "params", None)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from finenvs.wrappers.metrics import EpisodeMetrics
 
@@ -35,10 +36,30 @@ class EpisodeResult:
     seconds: float = 0.0
     #: agent episodes only: format errors, tool calls, tokens, cost, ... (see finenvs.baselines.llm_score)
     efficiency: dict[str, Any] | None = None
+    #: FinHedging-v0: the selected ordered pair ("AAPL/MSFT"; long the first on LONG_SHORT)
+    pair: str | None = None
+    #: The policy read the future (an upper bound, not a baseline).
+    oracle: bool = False
+    #: FinHedging-v0: the pair's log price ratio on ``dates``
+    spread: list[float] | None = field(default=None, repr=False)
+
+    @property
+    def time_in_market(self) -> float:
+        """Fraction of the episode's days with a position held."""
+        return position_stats(self.positions)[0]
+
+    @property
+    def round_trips(self) -> int:
+        """Positions opened (a reversal opens one); each is closed by the episode's end."""
+        return position_stats(self.positions)[1]
 
     def row(self) -> dict[str, Any]:
         """Flat JSON-able summary (no curves)."""
-        extra = {"efficiency": self.efficiency} if self.efficiency is not None else {}
+        extra: dict[str, Any] = {"efficiency": self.efficiency} if self.efficiency is not None else {}
+        if self.pair is not None:
+            extra["pair"] = self.pair
+        if self.oracle:
+            extra["oracle"] = True
         return {
             "env": self.env_id,
             "policy": self.policy,
@@ -50,8 +71,19 @@ class EpisodeResult:
             "look_ahead_attempts": self.look_ahead_attempts,
             "standard": self.standard,
             "herculean": self.herculean,
+            "time_in_market": self.time_in_market,
+            "round_trips": self.round_trips,
             **extra,
         }
+
+
+def position_stats(positions: list[float]) -> tuple[float, int]:
+    """``(time in market, positions opened)`` of a per-day held-position list."""
+    if not positions:
+        return 0.0, 0
+    pos = np.asarray(positions)
+    opened = int(np.count_nonzero((pos != 0) & (pos != np.concatenate(([0.0], pos[:-1])))))
+    return float(np.count_nonzero(pos) / pos.size), opened
 
 
 def run_episode(
@@ -83,10 +115,13 @@ def run_episode(
         if terminated or truncated:
             break
     metrics = info["episode_metrics"]
+    pair = info.get("pair")
+    spread_path = getattr(env.unwrapped, "spread_path", None)
+    spread = spread_path() if callable(spread_path) else None
     return EpisodeResult(
         env_id=env_id,
         policy=policy_name,
-        symbol=str(first_info.get("symbol", "")),
+        symbol=str(first_info.get("symbol", pair or "")),
         window_start=str(first_info.get("window_start", first_info.get("date", ""))),
         window_end=str(info.get("date", "")),
         steps=steps,
@@ -101,6 +136,9 @@ def run_episode(
         herculean_equity=metrics["herculean_equity"],
         positions=metrics["positions"],
         seconds=time.perf_counter() - began,
+        pair=pair,
+        oracle=bool(getattr(policy, "oracle", False)),
+        spread=None if spread is None else spread.tolist(),
     )
 
 

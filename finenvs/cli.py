@@ -2,7 +2,7 @@
 
     finenvs list                                  registered envs, one line each
     finenvs run --env FinTrading-v0 --policy momentum [--symbol AAPL --split eval --seed 0]
-    finenvs bench [--split eval --symbols AAPL MSFT --out finenvs-results]
+    finenvs bench [--split eval --symbols AAPL MSFT --universe AAPL MSFT NVDA --out finenvs-results]
     finenvs data verify [--file my_prices.csv]
     finenvs llm [--base-url URL --model NAME] [--symbols TSLA AAPL --split eval --out finenvs-runs]
     finenvs llm --resume RUN_DIR
@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--env", required=True, help="env id, e.g. FinTrading-v0")
     run.add_argument("--policy", required=True, help="baseline name (see `finenvs list`)")
     run.add_argument("--symbol", help="ticker (default: random from the env's universe)")
+    run.add_argument("--symbols", nargs="+", help="FinHedging-v0 universe (default: its 8 stocks)")
     run.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
     run.add_argument("--start", help="window start YYYY-MM-DD (overrides the split's)")
     run.add_argument("--end", help="window end YYYY-MM-DD (overrides the split's)")
@@ -56,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="every env x every baseline on a split; writes a scorecard")
     bench.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
-    bench.add_argument("--symbols", nargs="+", help="symbols (default: each env's universe)")
+    bench.add_argument("--symbols", nargs="+", help="symbols of single-asset envs (default: each env's dataset)")
+    bench.add_argument("--universe", nargs="+", help="FinHedging-v0 universe, >= 2 symbols (default: its 8 stocks)")
     bench.add_argument("--envs", nargs="+", help="env ids (default: all)")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--out", type=Path, default=Path("finenvs-results"), help="results folder")
@@ -147,8 +149,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from finenvs.baselines.registry import family_of, make_policy
     from finenvs.baselines.runner import run_episode
 
-    family_of(args.env)  # unknown env -> KeyError -> exit 2
+    family = family_of(args.env)  # unknown env -> KeyError -> exit 2
     kwargs: dict[str, Any] = {"split": args.split}
+    if family == "hedging":
+        if args.symbol:
+            raise ValueError(f"--symbol is for single-asset envs; {args.env} takes --symbols (its universe)")
+        if args.fill:
+            raise ValueError(f"--fill is not an option of {args.env} (trades fill at the close)")
+        if args.symbols:
+            kwargs["symbols"] = args.symbols
+    elif args.symbols:
+        raise ValueError(f"--symbols is for FinHedging-v0's universe; {args.env} takes --symbol")
     if args.symbol:
         kwargs["symbol"] = args.symbol
     if args.start:
@@ -188,6 +199,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"  herculean: CR {pct(h['cumulative_return'])}  SR {num(h['sharpe'])}  MDD {mag(h['max_drawdown'])}")
     print(f"  final equity {result.final_equity:.4f}, fees {result.fees:.4f}, "
           f"look-ahead attempts {result.look_ahead_attempts}")
+    print(f"  time in market {100 * result.time_in_market:.1f}%, positions opened {result.round_trips}"
+          + (f", pair {result.pair} (long {result.pair.split('/')[0]} on LONG_SHORT)" if result.pair else "")
+          + ("  [ORACLE: read the future; an upper bound, not a baseline]" if result.oracle else ""))
     if args.chart:
         print(f"  chart: {args.chart}")
     return 0
@@ -207,6 +221,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         BenchConfig(
             split=args.split,
             symbols=args.symbols,
+            universe=args.universe,
             envs=args.envs,
             seed=args.seed,
             out=args.out,

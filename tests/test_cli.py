@@ -113,8 +113,9 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert proc.returncode == 0, proc.stderr
     run = tmp_path / "t"
     card = json.loads((run / "scorecard.json").read_text())
-    assert len(card["rows"]) == 2 * 7 and not card["errors"]
-    assert {r["policy"] for r in card["rows"]} == {
+    assert len(card["rows"]) == 2 * 7 + 4 and not card["errors"]
+    trading = [r for r in card["rows"] if r["env"] == "FinTrading-v0"]
+    assert {r["policy"] for r in trading} == {
         "buy_and_hold", "always_flat", "random", "sma_crossover", "momentum", "rsi_mean_reversion", "scripted_agent"}
     agents = [r for r in card["rows"] if r["policy"] == "scripted_agent"]
     assert all(r["efficiency"]["format_errors"] == 0 and r["efficiency"]["decisions"] == 60 for r in agents)
@@ -127,7 +128,8 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert "buy_and_hold" in proc.stdout and "reproduced on 2/2 symbols" in proc.stdout
     if _has_matplotlib():
         pngs = sorted(p.name for p in run.glob("*.png"))
-        assert pngs == ["equity_FinTrading-v0_AAPL.png", "equity_FinTrading-v0_MSFT.png", "sharpe_FinTrading-v0.png"]
+        assert pngs == ["equity_FinHedging-v0_universe.png", "equity_FinTrading-v0_AAPL.png",
+                        "equity_FinTrading-v0_MSFT.png", "sharpe_FinTrading-v0.png", "spread_FinHedging-v0.png"]
         assert "![" in md
 
 
@@ -136,9 +138,19 @@ def test_full_bench_on_shipped_data(tmp_path):
     proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots", "--quiet")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
-    assert len(card["rows"]) == 10 * 7
+    assert len(card["rows"]) == 10 * 7 + 4 and not card["errors"]
     assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == 4
     assert all(r["look_ahead_attempts"] == 0 for r in card["rows"])
+    pairs = {r["policy"]: r for r in card["rows"] if r["env"] == "FinHedging-v0"}
+    assert set(pairs) == {"zscore_coint", "zscore_corr", "random", "oracle_best_pair"}
+    assert all(len(r["pair"].split("/")) == 2 for r in pairs.values())
+    assert [p for p, r in pairs.items() if r.get("oracle")] == ["oracle_best_pair"]
+    # the oracle picks the best pair for the same z-score rule, so it beats both live pair choices
+    oracle_cr = pairs["oracle_best_pair"]["standard"]["cumulative_return"]
+    assert oracle_cr >= pairs["zscore_coint"]["standard"]["cumulative_return"]
+    assert oracle_cr >= pairs["zscore_corr"]["standard"]["cumulative_return"]
+    md = (tmp_path / "full" / "scorecard.md").read_text()
+    assert "## FinHedging-v0" in md and "oracle_best_pair (oracle)" in md and "read the window's future" in md
 
 
 def test_bench_without_agents(tmp_path):
@@ -146,7 +158,8 @@ def test_bench_without_agents(tmp_path):
                    "--no-agents")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "na" / "scorecard.json").read_text())
-    assert len(card["rows"]) == 6 and "scripted_agent" not in {r["policy"] for r in card["rows"]}
+    assert len(card["rows"]) == 6 + 4 and "scripted_agent" not in {r["policy"] for r in card["rows"]}
+    assert {r["symbol"] for r in card["rows"] if r["env"] == "FinTrading-v0"} == {"SPY"}
 
 
 def _has_matplotlib() -> bool:

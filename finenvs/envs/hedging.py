@@ -44,6 +44,8 @@ DEFAULT_UNIVERSE = ("AAPL", "ADBE", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TS
 SOURCES = ("real", "synthetic")
 RESET_OPTIONS = ("start", "end")
 DEFAULT_SYNTHETIC_LENGTH = 252
+#: Days simulated before a synthetic episode's first decision, so selection rules have a year of history.
+SYNTHETIC_HISTORY = 252
 EPISODE_CACHE_SIZE = 16
 _POSITION_NAMES = {1: "LONG_SHORT", -1: "SHORT_LONG", 0: "FLAT"}
 
@@ -71,7 +73,8 @@ class FinHedgingEnv(gym.Env):
     (a day one symbol's calendar lacks is dropped for all); a symbol that lacks
     more than one consecutive day the others trade, or does not cover the
     window and its history, is an error naming it. ``source="synthetic"``: a
-    fresh universe from ``self.np_random`` every reset, whose first two assets
+    fresh universe from ``self.np_random`` every reset (a year of history,
+    then ``episode_length`` decisions, default 252), whose first two assets
     are cointegrated by construction (``synthetic=`` takes the fields of
     :class:`finenvs.data.synthetic_pairs.PairsSpec`, e.g. ``{"n_assets": 4,
     "half_life": 10, "break_rate": 2}``).
@@ -330,11 +333,12 @@ class FinHedgingEnv(gym.Env):
         if self.source == "synthetic":
             if options:
                 raise ValueError("start/end options apply to source='real' only")
-            n_rows = self.params.history + self.episode_length + 1
+            first = max(self.params.history, SYNTHETIC_HISTORY)
+            n_rows = first + self.episode_length + 1
             sim = simulate_pairs(self._synthetic, n_rows, rng)
             self._episode_series = {s.symbol: s for s in sim.series}
             universe = Universe.align(list(sim.series))
-            first, last = self.params.history, n_rows - 1
+            last = n_rows - 1
             episode = make_episode(universe, self.params, first, last)
         else:
             universe = self._universe
@@ -533,6 +537,13 @@ class FinHedgingEnv(gym.Env):
         if self._state is None or self._state[3] < 0:
             return None
         return self.pair_symbols(self._state[3])
+
+    def spread_path(self) -> np.ndarray | None:
+        """The chosen pair's log price ratio ``log P_i - log P_j`` from the first decision to now (None before selection)."""
+        if self._book is None or self._state is None:
+            return None
+        u = self._episode.universe
+        return (u.log_close[self._book.i] - u.log_close[self._book.j])[self._state[1] : self._state[0] + 1].copy()
 
     @staticmethod
     def action_names() -> tuple[str, ...]:
