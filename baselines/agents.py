@@ -320,6 +320,101 @@ class ScriptedTradingAgent:
         return "BUY", f"momentum up ({trend}); RSI {rsi if rsi is None else round(rsi, 1)}, vol {vol if vol is None else round(vol, 3)}"
 
 
+@dataclass
+class ScriptedPairsAgent:
+    """Offline FinHedging-v0 agent that speaks the chat protocol: tools first, then a committed decision.
+
+    Stateless like :class:`ScriptedTradingAgent` (the same conversation always
+    gets the same reply). Each decision takes three assistant turns:
+
+    1. call ``get_state`` (the stage, the pair, the position);
+    2. call ``get_pair_stats``: without a pair on the first decision (every pair
+       ranked by its Dickey-Fuller statistic over ``lookback`` days), with the
+       chosen pair afterwards;
+    3. commit: on the first decision the top-ranked pair (most mean-reverting
+       spread); afterwards the z-score rule on the ``z_days`` z-score: flat, enter
+       SHORT_LONG when ``entry < z < stop`` and LONG_SHORT when ``-stop < z <
+       -entry``; in a position, CLOSE once the spread has reverted past ``exit``
+       or moved beyond ``stop`` against it, else HOLD. Keeping no state, it has
+       no cool-down after a stop (the ``zscore_coint`` baseline has one).
+
+    A tool error leads to HOLD (or, on the first decision, the first pair the
+    ranking lists), with the reason in the commit's reasoning.
+    """
+
+    lookback: int = 60
+    z_days: int = 20
+    entry: float = 2.0
+    exit: float = 0.5
+    stop: float = 4.0
+    name: str = "scripted-pairs"
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "scripted", "name": self.name, "lookback": self.lookback, "z_days": self.z_days,
+                "entry": self.entry, "exit": self.exit, "stop": self.stop}
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        return self.reply(messages, tools)
+
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        """The next assistant turn for this conversation (pure function of its inputs)."""
+        names = {t.get("function", {}).get("name") for t in tools or []}
+        turn = _current_turn(messages)
+        results = _tool_results(turn)
+        round_no = sum(1 for m in turn if m.get("role") == "assistant")
+        if not {"get_state", "get_pair_stats", "commit_action"} <= names:
+            return ChatReply("I cannot read the pairs' statistics without tools.\nAction: HOLD", usage=_NO_USAGE)
+        if "get_state" not in results:
+            return ChatReply(None, [ToolCall(f"call_{round_no}_0", "get_state", "{}")], usage=_NO_USAGE)
+        state = results["get_state"] or {}
+        pair = _pair_of(state)
+        if "get_pair_stats" not in results:
+            args: dict[str, Any] = {"lookback": self.lookback}
+            if pair is not None:
+                args["pair"] = pair
+            return ChatReply(None, [ToolCall(f"call_{round_no}_0", "get_pair_stats", json.dumps(args))],
+                             usage=_NO_USAGE)
+        action, reasoning = self.decide(state, results["get_pair_stats"] or {}, pair)
+        args = {"action": action, "reasoning": reasoning}
+        return ChatReply(None, [ToolCall(f"call_{round_no}_0", "commit_action", json.dumps(args))], usage=_NO_USAGE)
+
+    def decide(self, state: dict[str, Any], stats: dict[str, Any], pair: str | None) -> tuple[str, str]:
+        """``(action, reasoning)`` from ``get_state`` and ``get_pair_stats``."""
+        if pair is None:
+            ranked = stats.get("pairs") or []
+            if not ranked:
+                return "HOLD", f"no pair statistics ({stats.get('error', 'empty ranking')}); default pair"
+            best = ranked[0]
+            return best["pair"], (f"most mean-reverting spread over {stats.get('days')} days: Dickey-Fuller t "
+                                  f"{best['df_tstat']}, half-life {best['half_life_days']} days")
+        z = (stats.get("zscore") or {}).get(str(self.z_days))
+        if not isinstance(z, (int, float)):
+            return "HOLD", f"no {self.z_days}-day z-score ({stats.get('error', 'missing')}); keeping the book"
+        position = str(state.get("position", "FLAT")).split(",")[0].strip()
+        if position == "LONG_SHORT":
+            if z < -self.stop:
+                return "CLOSE", f"z {z:+.2f} beyond the stop {-self.stop:+.1f}"
+            return ("CLOSE", f"z {z:+.2f} reverted past {-self.exit:+.1f}") if z > -self.exit else ("HOLD", f"z {z:+.2f}")
+        if position == "SHORT_LONG":
+            if z > self.stop:
+                return "CLOSE", f"z {z:+.2f} beyond the stop {self.stop:+.1f}"
+            return ("CLOSE", f"z {z:+.2f} reverted past {self.exit:+.1f}") if z < self.exit else ("HOLD", f"z {z:+.2f}")
+        if self.entry < z < self.stop:
+            return "SHORT_LONG", f"spread rich: z {z:+.2f} > {self.entry}"
+        if -self.stop < z < -self.entry:
+            return "LONG_SHORT", f"spread cheap: z {z:+.2f} < {-self.entry}"
+        return "HOLD", f"z {z:+.2f} inside the entry band; staying flat"
+
+
+def _pair_of(state: dict[str, Any]) -> str | None:
+    """The chosen pair from ``get_state``'s stage line (None on the selection step)."""
+    stage = str(state.get("stage", ""))
+    prefix = "trade the pair "
+    if stage.startswith(prefix):
+        return stage[len(prefix) :].split(" ")[0]
+    return None
+
+
 _NO_USAGE = {"prompt_tokens": 0, "completion_tokens": 0}
 
 
@@ -347,4 +442,8 @@ def _tool_results(turn: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["ChatAgent", "ChatReply", "EndpointError", "OpenAIChatAgent", "ScriptedTradingAgent", "ToolCall"]
+#: task family -> the offline scripted agent ``finenvs bench`` runs through its text interface
+SCRIPTED_AGENTS: dict[str, type] = {"trading": ScriptedTradingAgent, "hedging": ScriptedPairsAgent}
+
+__all__ = ["SCRIPTED_AGENTS", "ChatAgent", "ChatReply", "EndpointError", "OpenAIChatAgent", "ScriptedPairsAgent",
+           "ScriptedTradingAgent", "ToolCall"]

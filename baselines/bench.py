@@ -254,8 +254,9 @@ def render_markdown(card: Scorecard) -> str:
         lines += [
             "## Agents through the text interface",
             "",
-            "The offline scripted agent (`finenvs.baselines.agents.ScriptedTradingAgent`: momentum with volatility, "
-            "RSI and news checks) reads date-locked tools and commits through the same protocol an LLM uses. "
+            "The offline scripted agents (`finenvs.baselines.agents.ScriptedTradingAgent`: momentum with volatility, "
+            "RSI and news checks; `ScriptedPairsAgent`: the most mean-reverting pair, then a z-score rule) read "
+            "date-locked tools and commit through the same protocol an LLM uses. "
             "Efficiency beside the task score: format errors (invalid actions), tool calls per decision, look-ahead "
             "attempts, tokens and dollar cost (0 for this offline agent; `finenvs llm` runs a model).",
             "",
@@ -401,13 +402,14 @@ def run_agent_episode(env_id: str, symbol: str, config: BenchConfig) -> EpisodeR
     """One episode of the offline scripted agent through the text interface, with its efficiency figures."""
     import asyncio
 
-    from finenvs.baselines.agents import ScriptedTradingAgent
+    from finenvs.baselines.agents import SCRIPTED_AGENTS
     from finenvs.baselines.llm import RunConfig, run_episode
     from finenvs.wrappers.rollout import EpisodeSpec
 
     began = time.perf_counter()
     spec = EpisodeSpec(0, env_id, {"split": config.split, **_market_kwargs(env_id, symbol, config)}, config.seed)
-    outcome = asyncio.run(run_episode(ScriptedTradingAgent(), spec, RunConfig(env_id=env_id)))
+    agent = SCRIPTED_AGENTS[family_of(env_id)]()
+    outcome = asyncio.run(run_episode(agent, spec, RunConfig(env_id=env_id)))
     record, curves = outcome.record, outcome.curves or {}
     if record is None:  # pragma: no cover - the offline agent has no endpoint to lose
         raise RuntimeError(f"{spec.label()}: {outcome.status} ({outcome.message})")
@@ -417,6 +419,8 @@ def run_agent_episode(env_id: str, symbol: str, config: BenchConfig) -> EpisodeR
         env_id=env_id,
         policy=AGENT_POLICY,
         symbol=record["symbol"],
+        pair=record["symbol"] if symbol == UNIVERSE else None,
+        spread=curves.get("spread"),
         window_start=record["window"].split("..")[0],
         window_end=record["window"].split("..")[1],
         steps=record["steps"],

@@ -301,7 +301,7 @@ async def decide(
         messages.append({
             "role": "user",
             "content": f"Your reply had no valid action ({parsed.invalid}). Call {COMMIT_TOOL}, or end your "
-            f"reply with one line 'Action: <{'|'.join(protocol.action_words)}>'.",
+            f"reply with one line 'Action: <{protocol.answer_format}>'.",
         })
     return finish(protocol.invalid(f"no decision after {max_rounds} model turns"))
 
@@ -357,7 +357,8 @@ class EpisodeOutcome:
     record: dict[str, Any] | None
     decisions: int
     message: str = ""
-    #: the episode's curves (dates, wealth, herculean_equity, positions) when it completed in this process
+    #: the episode's curves (dates, wealth, herculean_equity, positions; spread for pairs envs) when it
+    #: completed in this process
     curves: dict[str, Any] | None = None
 
 
@@ -423,6 +424,9 @@ async def run_episode(
                                       f"endpoint failed on {failures} decisions in a row; resume the run later")
         curves = {k: v for k, v in session.last_info.get("episode_metrics", {}).items()
                   if k not in ("standard", "herculean")}
+        spread_path = getattr(session.env.unwrapped, "spread_path", None)
+        if callable(spread_path) and spread_path() is not None:  # pairs envs: the chosen pair's log ratio
+            curves["spread"] = spread_path().tolist()
         return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index, curves=curves)
     finally:
         session.close()

@@ -56,7 +56,10 @@ _ENTRY_POINTS = {
 
 #: text variant id -> base env id. ``gym.make("FinTrading-text-v0", **base_kwargs)`` is the base env
 #: wrapped in :class:`finenvs.wrappers.text.TextInterface` (prompt observations, text actions, tools).
-TEXT_VARIANTS: dict[str, str] = {"FinTrading-text-v0": "FinTrading-v0"}
+TEXT_VARIANTS: dict[str, str] = {
+    "FinTrading-text-v0": "FinTrading-v0",
+    "FinHedging-text-v0": "FinHedging-v0",
+}
 
 
 def text_variant(env_id: str) -> str | None:

@@ -113,7 +113,7 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert proc.returncode == 0, proc.stderr
     run = tmp_path / "t"
     card = json.loads((run / "scorecard.json").read_text())
-    assert len(card["rows"]) == 2 * 7 + 4 and not card["errors"]
+    assert len(card["rows"]) == 2 * 7 + 5 and not card["errors"]
     trading = [r for r in card["rows"] if r["env"] == "FinTrading-v0"]
     assert {r["policy"] for r in trading} == {
         "buy_and_hold", "always_flat", "random", "sma_crossover", "momentum", "rsi_mean_reversion", "scripted_agent"}
@@ -138,11 +138,12 @@ def test_full_bench_on_shipped_data(tmp_path):
     proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots", "--quiet")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
-    assert len(card["rows"]) == 10 * 7 + 4 and not card["errors"]
+    assert len(card["rows"]) == 10 * 7 + 5 and not card["errors"]
     assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == 4
     assert all(r["look_ahead_attempts"] == 0 for r in card["rows"])
     pairs = {r["policy"]: r for r in card["rows"] if r["env"] == "FinHedging-v0"}
-    assert set(pairs) == {"zscore_coint", "zscore_corr", "random", "oracle_best_pair"}
+    assert set(pairs) == {"zscore_coint", "zscore_corr", "random", "oracle_best_pair", "scripted_agent"}
+    assert pairs["scripted_agent"]["efficiency"]["format_errors"] == 0
     assert all(len(r["pair"].split("/")) == 2 for r in pairs.values())
     assert [p for p, r in pairs.items() if r.get("oracle")] == ["oracle_best_pair"]
     # the oracle picks the best pair for the same z-score rule, so it beats both live pair choices

@@ -241,7 +241,8 @@ class EpisodeSession:
     # ------------------------------------------------------------------ state
     @property
     def symbol(self) -> str:
-        return str(self.reset_info.get("symbol", ""))
+        """The episode's symbol; for pairs envs the chosen pair once it is chosen."""
+        return str(self.reset_info.get("symbol") or self.last_info.get("pair", ""))
 
     @property
     def date(self) -> str:

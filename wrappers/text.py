@@ -168,6 +168,9 @@ class TextInterface(gym.Wrapper):
 
     def step_parsed(self, parsed: ParsedAction, *, action_text: str | None = None) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Step with an already parsed action (the runner and MCP server parse replies themselves)."""
+        resolve = getattr(self.env.unwrapped, "text_action", None)
+        if resolve is not None:  # envs whose words depend on the stage (FinHedging-v0) check them here
+            parsed = resolve(parsed)
         _, reward, terminated, truncated, info = self.env.step(parsed.action)
         if not parsed.valid:
             self._format_errors += 1

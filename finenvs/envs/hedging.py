@@ -38,6 +38,8 @@ from finenvs.envs.hedging_core import (
     select,
     transition,
 )
+from finenvs.envs.hedging_text import hedging_protocol
+from finenvs.envs.text import ParsedAction
 from finenvs.errors import UnknownSymbolError, WindowError
 
 DEFAULT_UNIVERSE = ("AAPL", "ADBE", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
@@ -246,6 +248,8 @@ class FinHedgingEnv(gym.Env):
             self._window = self._resolve_window(start, end, explicit_start=start is not None)
 
         n = len(self._symbols)
+        #: How agents' text maps to actions (see :mod:`finenvs.envs.hedging_text`).
+        self.text_protocol = hedging_protocol(self._symbols)
         self.layout = Layout(n, self.params)
         self.n_pairs = n * (n - 1)
         self.pairs = pair_list(n)
@@ -486,6 +490,60 @@ class FinHedgingEnv(gym.Env):
             raise ValueError(f"pair index {index!r} must be an integer in [0, {self.n_pairs - 1}]")
         i, j = self.pairs[int(index)]
         return self._symbols[i], self._symbols[j]
+
+    def text_action(self, parsed: ParsedAction) -> ParsedAction:
+        """A parsed text action as the integer action of the current stage (see :mod:`finenvs.envs.hedging_text`).
+
+        A word of the wrong stage, or an invalid reply, becomes the stage's
+        default (pair 0 on the selection step, HOLD afterwards) with the reason.
+        """
+        if self._state is None:
+            raise gym.error.ResetNeeded("call reset() before text_action()")
+        selecting = self._state[3] < 0
+        kind, value = parsed.action
+        if selecting:
+            default = ParsedAction(0, self.text_protocol.word_of(("pair", 0)), parsed.invalid, "default", parsed.reasoning)
+            if not parsed.valid:
+                return default
+            if kind != "pair":
+                first = self.text_protocol.word_of(("pair", 0))
+                return ParsedAction(
+                    0, first, f"{parsed.name} needs a pair, and none is chosen yet: the first decision names one "
+                    f"as LONG/SHORT (e.g. {first}); took {first}", "default", parsed.reasoning,
+                )
+            return ParsedAction(value, parsed.name, None, parsed.via, parsed.reasoning)
+        if kind != "trade":
+            chosen = "/".join(self.pair)
+            return ParsedAction(
+                HOLD, "HOLD", f"the pair is already chosen ({chosen}); {parsed.name} is not a trading action; "
+                "took HOLD", "default", parsed.reasoning,
+            )
+        return ParsedAction(value, parsed.name, parsed.invalid, parsed.via, parsed.reasoning)
+
+    def text_state(self) -> dict[str, str]:
+        """The state at the current close as prompt lines (used by the text interface)."""
+        if self._state is None or self._episode is None:
+            raise gym.error.ResetNeeded("call reset() before text_state()")
+        state, u = self.state, self._episode.universe
+        k, n = state.t - state.start, state.end - state.start
+        out = {
+            "Universe": ", ".join(u.symbols),
+            "Date": f"{u.date_strings[state.t]} (decision {k + 1} of {n}; window "
+            f"{u.date_strings[state.start]}..{u.date_strings[state.end]})",
+        }
+        if self.pair is None:
+            out["Stage"] = "choose the pair (answer LONG/SHORT, e.g. " + self.text_protocol.word_of(("pair", 0)) + ")"
+            out["Closes"] = ", ".join(f"{sym} {u.close_values[i][state.t]:.2f}" for i, sym in enumerate(u.symbols))
+        else:
+            a, b = self.pair
+            book = self._book
+            out["Stage"] = f"trade the pair {a}/{b} (LONG_SHORT = long {a}, short {b})"
+            out["Closes"] = f"{a} {book.close_i[state.t]:.2f}, {b} {book.close_j[state.t]:.2f}"
+            held = "" if state.position == 0 else f", held {state.days_held} day(s)"
+            out["Position"] = _POSITION_NAMES[state.position] + held
+        out["Equity"] = f"{state.equity:.4f} (started at 1.0000; fees paid {state.fees_paid:.4f})"
+        out["Costs"] = f"{self.params.fee * 10_000.0:g} bps of traded notional per leg on every entry and exit"
+        return out
 
     def as_of_view(self) -> AsOfView:
         """Date-locked reads at the current close (look-ahead attempts are counted).

@@ -13,7 +13,8 @@ Parsing rules for a reply (:meth:`TextProtocol.parse_text`), first match wins:
    (several that disagree make the reply ambiguous).
 3. Marker lines ``Action: X``, ``Final action: X``, ``Decision: X``,
    ``Final answer: X`` (case-insensitive, markdown emphasis allowed), where X
-   is an action word. Markers whose value is not an action word (``Action:
+   is an action word (letters, digits, ``_ . / -``; trailing punctuation is
+   dropped, so pair words like ``AAPL/MSFT`` read whole). Markers whose value is not an action word (``Action:
    get_prices``) are ignored; markers that disagree make the reply ambiguous.
 4. The whole reply is one action word (punctuation and emphasis stripped).
 
@@ -42,7 +43,7 @@ MAX_PROMPT_CHARS = 32_768
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
 _EMBEDDED = re.compile(r"\{[^{}]*\"action\"\s*:\s*\"([^\"]*)\"[^{}]*\}", re.IGNORECASE)
 _MARKER = re.compile(
-    r"^[\s>*_#`-]*(?:final\s+)?(?:action|decision|answer)\s*[*_`]*\s*[:=]\s*[*_`\"']*\s*([A-Za-z_]+)",
+    r"^[\s>*_#`-]*(?:final\s+)?(?:action|decision|answer)\s*[*_`]*\s*[:=]\s*[*_`\"']*\s*([A-Za-z_][A-Za-z0-9_./-]*)",
     re.IGNORECASE | re.MULTILINE,
 )
 _WORD_STRIP = " \t\r\n*_`'\".!:;,()[]{}<>"
@@ -88,6 +89,8 @@ class TextProtocol:
         default: Canonical word taken when a reply is invalid.
         default_reason: Why that default is safe (documented in prompts and docs).
         max_chars: Longest accepted reply.
+        hint: How to write an action, for prompts and error messages, when listing
+            every word would be too long (default: the words joined with ``|``).
     """
 
     task: str
@@ -97,6 +100,12 @@ class TextProtocol:
     default_reason: str
     synonyms: dict[str, str] = field(default_factory=dict)
     max_chars: int = MAX_ACTION_CHARS
+    hint: str = ""
+
+    @property
+    def answer_format(self) -> str:
+        """What goes after ``Action:`` (the hint, or every word joined with ``|``)."""
+        return self.hint or "|".join(self.action_words)
 
     # ---------------------------------------------------------------- vocabulary
     @property
@@ -111,7 +120,7 @@ class TextProtocol:
         raise KeyError(f"{action!r} is not an action of {self.task}")
 
     def _lookup(self, word: str) -> str | None:
-        key = word.strip().upper()
+        key = word.strip().rstrip(".,;:!").upper()
         if key in self.actions:
             return key
         return self.synonyms.get(key)
@@ -216,6 +225,8 @@ class TextProtocol:
             word = self._lookup(bare)
             if word is not None:
                 return self._ok(word, "word")
+        if self.hint:
+            return self.invalid(f"no action found; end the reply with a line 'Action: <{self.hint}>'")
         words = " or ".join(f"'Action: {w}'" for w in self.action_words)
         return self.invalid(f"no action found; end the reply with a line {words}")
 
@@ -249,11 +260,11 @@ def render_prompt(
             "Call them as often as you like before you decide; every tool sees data up to this close only.",
         ]
         lines += [f"- {name}: {summary}" for name, summary in tools]
-    words = ", ".join(protocol.action_words)
+    words = protocol.hint or ", ".join(protocol.action_words)
     lines += [
         "",
         "## Answer",
-        f"Commit with the commit_action tool, or end your reply with one line 'Action: <{'|'.join(protocol.action_words)}>'. "
+        f"Commit with the commit_action tool, or end your reply with one line 'Action: <{protocol.answer_format}>'. "
         f"Valid actions: {words}. A reply without a clear action counts as a format error and "
         f"{protocol.default} is taken ({protocol.default_reason}).",
     ]

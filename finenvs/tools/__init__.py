@@ -16,6 +16,7 @@ See :mod:`finenvs.tools.registry` for the call contract and
 """
 
 from finenvs.tools.market import MARKET_TOOLS  # noqa: E402,I001  (registers the market tools)
+from finenvs.tools.pairs import PAIR_TOOLS  # noqa: E402,I001  (registers the pairs tools)
 from finenvs.tools.registry import (
     COMMIT_TOOL,
     DEFAULT_MAX_CHARS,
@@ -34,6 +35,7 @@ __all__ = [
     "COMMIT_TOOL",
     "DEFAULT_MAX_CHARS",
     "MARKET_TOOLS",
+    "PAIR_TOOLS",
     "TOOLSETS",
     "Tool",
     "ToolBox",

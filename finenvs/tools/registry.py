@@ -208,7 +208,13 @@ class ToolContext:
 
     @property
     def symbol(self) -> str:
-        """The symbol the current episode trades."""
+        """The symbol the current episode trades (FinHedging-v0: the pair's first leg, or before the
+        pair is chosen, the universe's first symbol)."""
+        pair = getattr(self.env, "pair", False)
+        if pair is not False:  # pairs envs: the pair's first leg, else the universe's first symbol
+            if getattr(self.env, "state", None) is None:
+                raise FinEnvsError("no episode: call reset() first")
+            return str(pair[0] if pair else self.env.universe[0])
         market = getattr(self.env, "market", None)
         if market is None:
             raise FinEnvsError("no episode: call reset() first")
@@ -348,7 +354,7 @@ class ToolBox:
             name=COMMIT_TOOL,
             description=(
                 "Commit today's decision; the market then moves to the next trading day. "
-                f"Valid actions: {', '.join(protocol.action_words)}."
+                f"Valid actions: {protocol.hint or ', '.join(protocol.action_words)}."
             ),
             parameters=protocol.commit_schema(),
             func=None,
