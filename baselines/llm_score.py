@@ -166,14 +166,22 @@ def score_run(run_dir: Path | str, *, write: bool = True) -> RunScore:
                                                  spec.env_kwargs.get("symbol", ""))
         score = EpisodeScore(spec.index, spec.label(), str(symbol), "complete" if final else "incomplete",
                              len(ep_steps), totals=totals)
-        if spec.env_id not in protocols:  # the env class's protocol, without building an env
+        key = spec.env_id + json.dumps(spec.env_kwargs, sort_keys=True, default=str)
+        if key not in protocols:
             entry = gym.spec(spec.env_id).entry_point
             creator = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
-            protocols[spec.env_id] = creator.text_protocol
-        protocol = protocols[spec.env_id]
+            protocol = getattr(creator, "text_protocol", None)  # a class-level protocol: no env to build
+            if protocol is None:  # per-instance vocabularies (FinHedging-v0's pair words) need the env
+                env = gym.make(spec.env_id, **spec.env_kwargs)
+                protocol = env.unwrapped.text_protocol
+                env.close()
+            protocols[key] = protocol
+        protocol = protocols[key]
         for step in ep_steps:
             again = _reparse(protocol, step)
-            if again is not None and again != (step["action"], step.get("invalid") is None):
+            recorded = (step.get("reply_action", step["action"]),
+                        step.get("reply_valid", step.get("invalid") is None))
+            if again is not None and again != recorded:
                 score.reparse_mismatches += 1
         if final is None:
             score.look_ahead_attempts = totals.look_ahead_attempts

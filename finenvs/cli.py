@@ -72,11 +72,13 @@ def _parser() -> argparse.ArgumentParser:
         "llm",
         help="run an LLM agent (any OpenAI-compatible endpoint; the offline scripted agent without one)",
         description="Run an agent through the text interface with date-locked tools and record its trajectories. "
-        "Without --base-url the offline scripted agent (momentum with news and volatility checks) runs.",
+        "Without --base-url the offline scripted agent runs (trading: momentum with news and volatility checks; "
+        "hedging: the most mean-reverting pair, then a z-score rule).",
     )
     llm.add_argument("--env", default="FinTrading-v0", help="env id (default: FinTrading-v0)")
-    llm.add_argument("--symbols", nargs="+", default=["MSFT", "TSLA", "AAPL", "NVDA"],
-                     help="one episode per symbol (default: HERCULEAN's MSFT TSLA AAPL NVDA)")
+    llm.add_argument("--symbols", nargs="+",
+                     help="one episode per symbol (default: HERCULEAN's MSFT TSLA AAPL NVDA); for FinHedging-v0 "
+                     "the universe of its one episode per seed (default: its 8 stocks)")
     llm.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
     llm.add_argument("--start", help="window start YYYY-MM-DD (overrides the split's)")
     llm.add_argument("--end", help="window end YYYY-MM-DD (overrides the split's)")
@@ -111,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     mcp = sub.add_parser("mcp", help="serve one episode's tools and commit_action over MCP (stdio)")
     mcp.add_argument("--env", default="FinTrading-v0", help="env id (default: FinTrading-v0)")
     mcp.add_argument("--symbol", help="ticker (default: random from the env's universe)")
+    mcp.add_argument("--symbols", nargs="+", help="FinHedging-v0 universe (default: its 8 stocks)")
     mcp.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
     mcp.add_argument("--start", help="window start YYYY-MM-DD")
     mcp.add_argument("--end", help="window end YYYY-MM-DD")
@@ -263,7 +266,10 @@ def _cmd_data_verify(args: argparse.Namespace) -> int:
 
 
 def _llm_agent(args: argparse.Namespace, meta: dict[str, Any] | None) -> Any:
-    from finenvs.baselines.agents import OpenAIChatAgent, ScriptedTradingAgent
+    import dataclasses
+
+    from finenvs.baselines.agents import SCRIPTED_AGENTS, OpenAIChatAgent
+    from finenvs.baselines.registry import family_of
 
     recorded = (meta or {}).get("agent") or {}
     base_url = args.base_url or (recorded.get("base_url") if recorded.get("kind") == "openai-compatible" else None)
@@ -288,8 +294,10 @@ def _llm_agent(args: argparse.Namespace, meta: dict[str, Any] | None) -> Any:
         )
     if args.model:
         raise ValueError("--model needs --base-url (without an endpoint the offline scripted agent runs)")
-    keys = ("fast", "slow", "max_vol", "overbought", "news_days")
-    return ScriptedTradingAgent(**{k: recorded[k] for k in keys if k in recorded})
+    env_id = (meta or {}).get("config", {}).get("env_id") or args.env
+    cls = SCRIPTED_AGENTS[family_of(env_id)]
+    keys = {f.name for f in dataclasses.fields(cls)} - {"name"}
+    return cls(**{k: recorded[k] for k in keys if k in recorded})
 
 
 def _cmd_llm(args: argparse.Namespace) -> int:
@@ -306,8 +314,14 @@ def _cmd_llm(args: argparse.Namespace) -> int:
         config = RunConfig(**meta["config"])
         prices = PriceTable(**meta.get("prices", {}))
     else:
-        family_of(args.env)  # unknown env -> exit 2
+        family = family_of(args.env)  # unknown env -> exit 2
         env_kwargs: dict[str, Any] = {}
+        if family == "hedging":
+            if args.symbols:
+                env_kwargs["symbols"] = args.symbols
+            args.symbols = None
+        elif args.symbols is None:
+            args.symbols = ["MSFT", "TSLA", "AAPL", "NVDA"]
         if args.start:
             env_kwargs["start"] = args.start
         if args.end:
@@ -353,9 +367,13 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     from finenvs.mcp_server import McpEpisode, serve_stdio
     from finenvs.wrappers.rollout import EpisodeSpec
 
-    family_of(args.env)
+    family = family_of(args.env)
     kwargs: dict[str, Any] = {"split": args.split}
-    for key in ("symbol", "start", "end"):
+    if family == "hedging" and args.symbol:
+        raise ValueError(f"--symbol is for single-asset envs; {args.env} takes --symbols (its universe)")
+    if family != "hedging" and args.symbols:
+        raise ValueError(f"--symbols is for FinHedging-v0's universe; {args.env} takes --symbol")
+    for key in ("symbol", "symbols", "start", "end"):
         if getattr(args, key):
             kwargs[key] = getattr(args, key)
     episode = McpEpisode(EpisodeSpec(0, args.env, kwargs, args.seed), out=args.out, name=args.name)

@@ -70,7 +70,7 @@ class McpEpisode:
         )
 
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-        symbol = spec.env_kwargs.get("symbol") or "any"
+        symbol = spec.env_kwargs.get("symbol") or ("pairs" if spec.env_kwargs.get("symbols") else "any")
         root = Path(out) / (name or f"mcp-{spec.env_id}-{symbol}-{stamp}")
         if root.exists():
             raise FileExistsError(f"{root} exists; pass another --name")

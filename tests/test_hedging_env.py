@@ -436,3 +436,47 @@ def test_replay_rule_leaves_the_rule_ready_and_random_is_seeded():
     b = RandomPairs(env=env, seed=5)
     obs, _ = env.reset(seed=0)
     assert [a(obs) for _ in range(20)] == [b(obs) for _ in range(20)]
+
+
+# ---------------------------------------------------------------------------- agents: stage defaults are replayable
+class _TextAgent:
+    """Answers a fixed sequence of text replies, one per decision (no tools)."""
+
+    name = "fixed-text"
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+
+    def describe(self):
+        return {"kind": "scripted", "name": self.name}
+
+    async def complete(self, messages, tools):
+        from finenvs.baselines.agents import ChatReply
+
+        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        return ChatReply(reply, usage={"prompt_tokens": 0, "completion_tokens": 0})
+
+
+def test_stage_defaults_are_recorded_counted_and_reproduced_offline(tmp_path):
+    from finenvs.baselines.llm import RunConfig, run_llm
+    from finenvs.baselines.llm_score import score_run
+    from finenvs.wrappers.rollout import read_trajectories
+
+    replies = ["Action: LONG_SHORT", "Action: AAPL/MSFT", "Action: SHORT_LONG", "Action: HOLD", "Action: CLOSE",
+               "no idea", "Action: HOLD"]
+    config = RunConfig(env_id="FinHedging-v0", split="live", env_kwargs={"symbols": ["AAPL", "MSFT", "NVDA"]},
+                       max_decisions=None)
+    summary = run_llm(config, _TextAgent(replies), out=tmp_path, name="r", progress=False)
+    records, dropped = read_trajectories(summary.run_dir / "trajectories.jsonl")
+    steps = sorted((r for r in records if r["type"] == "step"), key=lambda r: r["step"])
+    assert dropped == 0 and len(steps) == 21  # the live split: 21 decisions
+    first = steps[0]
+    # a LONG_SHORT before any pair: the default pair (the universe's first two symbols), with the reason
+    assert first["action"] == "AAPL/MSFT" and "needs a pair" in first["invalid"]
+    assert first["reply_action"] == "LONG_SHORT" and first["reply_valid"] is True
+    assert steps[1]["action"] == "HOLD" and "already chosen" in steps[1]["invalid"]
+    assert [s["position"] for s in steps[2:5]] == [-1, -1, 0]
+    assert steps[5]["action"] == "HOLD" and "no action found" in steps[5]["invalid"]
+    score = score_run(summary.run_dir)
+    assert score.reproduced and score.efficiency()["format_errors"] == 3
+    assert all(e.reparse_mismatches == 0 for e in score.episodes)

@@ -289,6 +289,7 @@ class EpisodeSession:
         prompt = self.prompt
         date = self.date
         obs, reward, terminated, truncated, info = self.env.step_parsed(parsed, action_text=raw_text)
+        taken = getattr(self.env, "last_parsed", None) or parsed  # after the env's stage check, if it has one
         calls = self._pending
         self._pending = []
         record: dict[str, Any] = {
@@ -303,11 +304,11 @@ class EpisodeSession:
                 {**c.record(), "result": c.data} for c in calls
             ],
             "raw_text": raw_text,
-            "action": parsed.name,
-            "action_index": parsed.action,
-            "via": parsed.via,
-            "invalid": parsed.invalid,
-            "reasoning": parsed.reasoning,
+            "action": taken.name,
+            "action_index": taken.action,
+            "via": taken.via,
+            "invalid": taken.invalid,
+            "reasoning": taken.reasoning,
             "reward": float(reward),
             "equity": info.get("equity"),
             "position": info.get("position"),
@@ -323,6 +324,9 @@ class EpisodeSession:
             "errors": errors or [],
             "timing": timing or {},
         }
+        if taken is not parsed and (taken.name, taken.invalid) != (parsed.name, parsed.invalid):
+            # the reply read as one word, the env's stage check took another: keep both
+            record["reply_action"], record["reply_valid"] = parsed.name, parsed.valid
         if extra:
             record.update(extra)
         self._advance(record, obs, info, terminated, truncated)
@@ -397,15 +401,18 @@ def episode_metrics_from_actions(spec: EpisodeSpec, words: list[str]) -> tuple[l
     unknown = sorted({w for w in words if w not in protocol.actions})
     if unknown:
         raise ReplayMismatch(f"{spec.label()}: recorded actions {unknown} are not in {protocol.action_words}")
-    actions = [protocol.actions[w] for w in words]
+    resolve = getattr(env.unwrapped, "text_action", None)  # stage-checked vocabularies (FinHedging-v0)
     try:
         _, info = env.reset(seed=spec.seed, options=spec.options)
         rewards: list[float] = []
-        for k, action in enumerate(actions):
+        for k, word in enumerate(words):
+            action = protocol.actions[word]
+            if resolve is not None:
+                action = resolve(ParsedAction(action, word, None, "replay")).action
             _, reward, terminated, truncated, info = env.step(action)
             rewards.append(float(reward))
-            if (terminated or truncated) and k != len(actions) - 1:
-                raise ReplayMismatch(f"{spec.label()}: the episode ends after {k + 1} of {len(actions)} recorded actions")
+            if (terminated or truncated) and k != len(words) - 1:
+                raise ReplayMismatch(f"{spec.label()}: the episode ends after {k + 1} of {len(words)} recorded actions")
         return rewards, info
     finally:
         env.close()

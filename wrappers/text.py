@@ -122,6 +122,8 @@ class TextInterface(gym.Wrapper):
         self.observation_space = PrintableText(MAX_PROMPT_CHARS)
         self.action_space = PrintableText(protocol.max_chars)
         self._decisions: list[str] = []
+        #: The action the last step took (after any stage check), with its reason when it was a default.
+        self.last_parsed: ParsedAction | None = None
         self._format_errors = 0
         self._tool_calls = 0
         self._tool_calls_total = 0
@@ -171,6 +173,7 @@ class TextInterface(gym.Wrapper):
         resolve = getattr(self.env.unwrapped, "text_action", None)
         if resolve is not None:  # envs whose words depend on the stage (FinHedging-v0) check them here
             parsed = resolve(parsed)
+        self.last_parsed = parsed
         _, reward, terminated, truncated, info = self.env.step(parsed.action)
         if not parsed.valid:
             self._format_errors += 1
