@@ -50,3 +50,58 @@ def window_indices(dates: np.ndarray, lo: np.datetime64 | None, hi: np.datetime6
         cover = f"{dates[0]}..{dates[-1]}" if len(dates) else "no rows"
         raise WindowError(f"empty window {lo}..{hi}: no trading day in range (data covers {cover})")
     return first, last
+
+
+def decision_window(
+    dates: np.ndarray,
+    lo: np.datetime64 | None,
+    hi: np.datetime64 | None,
+    *,
+    history: int,
+    label: str,
+    explicit_start: bool,
+    min_decisions: int,
+    episode_length: int | None,
+    history_note: str,
+    calendar: str = "",
+) -> tuple[int, int]:
+    """Rows ``(first, last)`` of an episode window whose first decision has ``history`` earlier rows.
+
+    A named split whose first days lack the history starts at the first row that
+    has it; an explicit start without it is an error naming the earliest valid
+    start.
+
+    Args:
+        dates: The trading calendar the env steps on.
+        lo, hi: Window bounds (see :func:`split_bounds`).
+        history: Row index the first decision needs (rows of history before it).
+        label: Symbol(s) named in errors.
+        explicit_start: The start was given explicitly (not from a named split).
+        min_decisions: Fewest decisions an episode needs.
+        episode_length: Decisions per episode, if fixed (must fit the window).
+        history_note: Why ``history`` rows are needed, for the error message.
+        calendar: Word before "day(s)" in messages (e.g. ``"common "``).
+
+    Raises:
+        WindowError: Naming the window, the data and the limit broken.
+    """
+    first, last = window_indices(dates, lo, hi)
+    if first < history:
+        if explicit_start or history >= last:
+            earliest = dates[history] if history < len(dates) else "none (series too short)"
+            raise WindowError(
+                f"{label}: window starting {dates[first]} has {first} {calendar}day(s) of history; "
+                f"the first decision needs {history} ({history_note}). Earliest valid start: {earliest}"
+            )
+        first = history
+    if last - first < min_decisions:
+        raise WindowError(
+            f"{label}: window {dates[first]}..{dates[last]} has {last - first + 1} {calendar}trading day(s) with "
+            f"full history; an episode needs at least {min_decisions + 1}"
+        )
+    if episode_length is not None and episode_length > last - first:
+        raise WindowError(
+            f"{label}: episode_length={episode_length} decisions does not fit the window "
+            f"{dates[first]}..{dates[last]} ({last - first} decisions)"
+        )
+    return first, last

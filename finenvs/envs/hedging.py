@@ -14,7 +14,7 @@ from gymnasium import spaces
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
 from finenvs.data.schema import PriceSeries
-from finenvs.data.splits import split_bounds, window_indices
+from finenvs.data.splits import decision_window, split_bounds
 from finenvs.data.synthetic_pairs import PairsSpec, simulate_pairs
 from finenvs.envs.hedging_core import (
     ACTION_NAMES,
@@ -40,7 +40,7 @@ from finenvs.envs.hedging_core import (
 )
 from finenvs.envs.hedging_text import hedging_protocol
 from finenvs.envs.text import ParsedAction
-from finenvs.errors import UnknownSymbolError, WindowError
+from finenvs.errors import UnknownSymbolError
 
 DEFAULT_UNIVERSE = ("AAPL", "ADBE", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
 SOURCES = ("real", "synthetic")
@@ -295,28 +295,12 @@ class FinHedgingEnv(gym.Env):
     def _resolve_window(self, start: Any, end: Any, *, explicit_start: bool) -> tuple[int, int]:
         universe = self._universe
         lo, hi = split_bounds(self.split, start, end)
-        first, last = window_indices(universe.dates, lo, hi)
         need = self.params.history
-        label = "/".join(universe.symbols)
-        if first < need:
-            if explicit_start or need >= last:
-                earliest = universe.dates[need] if need < len(universe) else "none (common history too short)"
-                raise WindowError(
-                    f"{label}: window starting {universe.dates[first]} has {first} common day(s) of history; "
-                    f"the first decision needs {need} (max of window, pair_lookback, lookbacks, leg_days). "
-                    f"Earliest valid start: {earliest}"
-                )
-            first = need
-        if last - first < 2:
-            raise WindowError(
-                f"{label}: window {universe.dates[first]}..{universe.dates[last]} has {last - first + 1} common "
-                "trading day(s) with full history; an episode needs at least 3 (select, trade, close)"
-            )
-        if self.episode_length is not None and self.episode_length > last - first:
-            raise WindowError(
-                f"{label}: episode_length={self.episode_length} decisions does not fit the window "
-                f"{universe.dates[first]}..{universe.dates[last]} ({last - first} decisions)"
-            )
+        first, last = decision_window(
+            universe.dates, lo, hi, history=need, label="/".join(universe.symbols), explicit_start=explicit_start,
+            min_decisions=2, episode_length=self.episode_length, calendar="common ",
+            history_note="max of window, pair_lookback, lookbacks, leg_days",
+        )
         series = [self._series[s] for s in universe.symbols]
         latest = universe.dates[last]
         for s in series:  # a symbol that stops before the window's end would shorten it silently

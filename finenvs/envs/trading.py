@@ -14,7 +14,7 @@ from gymnasium import spaces
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
 from finenvs.data.schema import PriceSeries
-from finenvs.data.splits import split_bounds, window_indices
+from finenvs.data.splits import decision_window, split_bounds
 from finenvs.data.synthetic import SyntheticSpec, simulate
 from finenvs.envs.features import FEATURE_BOUND, FEATURE_NAMES, WARMUP
 from finenvs.envs.trading_core import (
@@ -32,7 +32,7 @@ from finenvs.envs.trading_core import (
     transition,
 )
 from finenvs.envs.trading_text import TRADING_PROTOCOL
-from finenvs.errors import UnknownSymbolError, WindowError
+from finenvs.errors import UnknownSymbolError
 
 SOURCES = ("real", "synthetic")
 RESET_OPTIONS = ("symbol", "start", "end")
@@ -275,28 +275,11 @@ class FinTradingEnv(gym.Env):
     def _resolve_window(
         self, market: MarketData, lo: Any, hi: Any, *, explicit_start: bool
     ) -> tuple[int, int]:
-        first, last = window_indices(market.dates, lo, hi)
-        need = self._history_needed
-        if first < need:
-            if explicit_start or need >= last:
-                earliest = market.dates[need] if need < len(market) else "none (series too short)"
-                raise WindowError(
-                    f"{market.symbol}: window starting {market.dates[first]} has {first} day(s) of history; "
-                    f"the first decision needs {need} (window={self.params.window} + {WARMUP - 1} for the 20-day features). "
-                    f"Earliest valid start: {earliest}"
-                )
-            first = need
-        if last - first < 1:
-            raise WindowError(
-                f"{market.symbol}: window {market.dates[first]}..{market.dates[last]} has {last - first + 1} "
-                "trading day(s) with full history; an episode needs at least 2"
-            )
-        if self.episode_length is not None and self.episode_length > last - first:
-            raise WindowError(
-                f"{market.symbol}: episode_length={self.episode_length} decisions does not fit the window "
-                f"{market.dates[first]}..{market.dates[last]} ({last - first} decisions)"
-            )
-        return first, last
+        return decision_window(
+            market.dates, lo, hi, history=self._history_needed, label=market.symbol, explicit_start=explicit_start,
+            min_decisions=1, episode_length=self.episode_length,
+            history_note=f"window={self.params.window} + {WARMUP - 1} for the 20-day features",
+        )
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
