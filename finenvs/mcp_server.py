@@ -118,6 +118,8 @@ class McpEpisode:
         return result.data, not result.ok
 
     def _commit(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        from finenvs.envs.text import ParsedAction
+
         parsed = self.protocol.parse_commit(arguments)
         raw = json.dumps(arguments, ensure_ascii=False, default=str)
         seconds = time.perf_counter() - self._decision_began
@@ -125,6 +127,8 @@ class McpEpisode:
                                      timing={"seconds": seconds}, extra={"commit_arguments": raw})
         self._decision_began = time.perf_counter()
         info = self.session.last_info
+        # the action the env took: the parse, after any stage check (FinHedging-v0's pair/trade words)
+        parsed = ParsedAction(record["action_index"], record["action"], record["invalid"], record["via"])
         reply: dict[str, Any] = {
             "accepted": parsed.valid,
             "action": parsed.name,

@@ -297,7 +297,7 @@ class EpisodeSession:
             "episode": self.spec.index,
             "step": self.step_index,
             "date": date,
-            "symbol": self.symbol,
+            "symbol": self.symbol or str(info.get("pair", "")),
             "prompt": prompt,
             "messages": messages or [],
             "tool_calls": [

@@ -71,18 +71,34 @@ def _stats(logs_a: np.ndarray, logs_b: np.ndarray, lookback: int) -> dict[str, A
     }
 
 
+def _split_pair(pair: str, universe: list[str]) -> list[str]:
+    """``"A/B"`` (or ``"A-B"`` when that split is unambiguous) as two universe symbols, matched case-insensitively."""
+    by_upper = {s.upper(): s for s in universe}
+    text = pair.strip()
+    if "/" in text:
+        candidates = [text.split("/")]
+    else:  # hyphens may sit inside symbols (SYN-A): keep the splits whose both sides are symbols
+        cuts = [k for k, ch in enumerate(text) if ch == "-"]
+        candidates = [[text[:k], text[k + 1 :]] for k in cuts]
+        known = [c for c in candidates if all(part.strip().upper() in by_upper for part in c)]
+        candidates = known or candidates[:1] or [[text]]
+    legs = [part.strip().upper() for part in candidates[0]]
+    example = f"{universe[0]}/{universe[1]}"
+    if len(legs) != 2 or not all(legs):
+        raise FinEnvsError(f"pair {pair!r} must be two symbols as LONG/SHORT, e.g. {example}")
+    if legs[0] == legs[1]:
+        raise FinEnvsError(f"pair {pair!r} names one symbol twice; a pair needs two different symbols")
+    unknown = [s for s in legs if s not in by_upper]
+    if unknown:
+        raise FinEnvsError(f"unknown symbol(s) {unknown}; the universe is {universe}")
+    return [by_upper[s] for s in legs]
+
+
 def get_pair_stats(ctx: ToolContext, pair: str | None = None, lookback: int = 60) -> dict[str, Any]:
     env = ctx.env
     universe = list(env.universe)
     if pair is not None:
-        legs = [p.strip().upper() for p in pair.replace("-", "/").split("/")]
-        if len(legs) != 2 or not all(legs):
-            raise FinEnvsError(f"pair {pair!r} must be two symbols as LONG/SHORT, e.g. {universe[0]}/{universe[1]}")
-        if legs[0] == legs[1]:
-            raise FinEnvsError(f"pair {pair!r} names one symbol twice; a pair needs two different symbols")
-        unknown = [s for s in legs if s not in universe]
-        if unknown:
-            raise FinEnvsError(f"unknown symbol(s) {unknown}; the universe is {universe}")
+        legs = _split_pair(pair, universe)
         logs, dates = _aligned_logs(ctx, legs, lookback)
         return {"pair": f"{legs[0]}/{legs[1]}", "as_of": dates[-1], "days": len(dates) - 1,
                 **_stats(logs[0], logs[1], lookback)}
