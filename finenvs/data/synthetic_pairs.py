@@ -14,9 +14,10 @@ mean-reverting spread, so their price ratio is stationary by construction::
   standard deviation; ``s_0 ~ N(m_0, spread_sd^2)`` with ``m_0 = 0``.
 * Regime breaks (off by default): breaks arrive at ``break_rate`` per year
   (Bernoulli each day). At a break the mean jumps, ``m += sign * break_size *
-  spread_sd`` with a random sign, and for ``decouple_days`` days after it the
-  spread is a random walk (``phi = 1``): the relationship stops mean-reverting
-  before it settles around the new mean. Their days are in ``breaks``.
+  spread_sd`` with a random sign (the spread itself does not jump), and for
+  ``decouple_days`` days starting with the break day the spread is a random
+  walk (``phi = 1``): the relationship stops mean-reverting before it settles
+  around the new mean. Their days are in ``breaks``.
 * Assets 3..n (``n_assets > 2``) are distractors: ``log P_k = log p0 +
   beta_k f_t + w_{k,t}`` with ``beta_k ~ U(0.5, 1.5)`` and an independent
   random walk ``w_k`` of annual volatility ``idio_vol``. They are correlated
@@ -30,6 +31,7 @@ number comes from the generator passed in.
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 from dataclasses import dataclass, fields
 from typing import Any
@@ -103,7 +105,9 @@ class PairsSpec:
             if not ok:
                 raise DataError(f"synthetic pairs: {name}={getattr(self, name)!r} must be {valid}")
         try:
-            np.datetime64(str(self.start_date), "D")
+            if not isinstance(self.start_date, str) or len(self.start_date) != 10:
+                raise ValueError("not a YYYY-MM-DD string")
+            _dt.date.fromisoformat(self.start_date)
         except ValueError as exc:
             raise DataError(f"synthetic pairs: start_date={self.start_date!r} is not a YYYY-MM-DD date") from exc
 

@@ -299,7 +299,8 @@ class FinHedgingEnv(gym.Env):
         first, last = decision_window(
             universe.dates, lo, hi, history=need, label="/".join(universe.symbols), explicit_start=explicit_start,
             min_decisions=2, episode_length=self.episode_length, calendar="common ",
-            history_note="max of window, pair_lookback, lookbacks, leg_days",
+            history_note="max of window, pair_lookback, lookbacks, leg_days; the common calendar starts "
+            f"{universe.dates[0]}, the first day of {self._latest_start()}",
         )
         series = [self._series[s] for s in universe.symbols]
         latest = universe.dates[last]
@@ -309,6 +310,12 @@ class FinHedgingEnv(gym.Env):
                 latest = s.dates[k]
         check_calendars(series, universe.dates[first - need], latest)
         return first, last
+
+    def _latest_start(self) -> str:
+        """The symbol(s) whose data starts last (they bound the universe's common history)."""
+        firsts = {sym: self._series[sym].dates[0] for sym in self._universe.symbols}
+        latest = max(firsts.values())
+        return ", ".join(sym for sym, d in firsts.items() if d == latest)
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:

@@ -251,10 +251,11 @@ def check_calendars(series: list[PriceSeries], first: np.datetime64, last: np.da
     days are dropped for every symbol when the universe is aligned. A symbol
     whose data starts after ``first`` or ends before ``last``, or that lacks
     more than :data:`MAX_CALENDAR_GAP` consecutive days other symbols trade,
-    is missing data.
+    is missing data; so is a run of more than one day missing from the aligned
+    calendar (single days missing from different symbols that add up).
 
     Raises:
-        WindowError: Naming the symbol and the days it lacks.
+        WindowError: Naming the symbol (or the common calendar) and the days it lacks.
     """
     union = np.unique(np.concatenate([s.dates[(s.dates >= first) & (s.dates <= last)] for s in series]))
     for s in series:
@@ -264,19 +265,29 @@ def check_calendars(series: list[PriceSeries], first: np.datetime64, last: np.da
                 f"{s.symbol} has no data for part of {first}..{last} (its data covers {cover}); "
                 "every symbol of the universe must cover the window and its history"
             )
-        missing = ~np.isin(union, s.dates)
-        run = 0
-        for k, miss in enumerate(missing):
-            run = run + 1 if miss else 0
-            if run > MAX_CALENDAR_GAP:
-                gap_end = k
-                while gap_end + 1 < missing.size and missing[gap_end + 1]:
-                    gap_end += 1
-                raise WindowError(
-                    f"{s.symbol} is missing {gap_end - k + run} consecutive trading day(s) "
-                    f"{union[k - run + 1]}..{union[gap_end]} that other symbols of the universe trade; "
-                    f"calendars may differ by at most {MAX_CALENDAR_GAP} day(s) in a row"
-                )
+        _check_run(~np.isin(union, s.dates), union, s.symbol, "")
+    common = union
+    for s in series:
+        common = common[np.isin(common, s.dates)]
+    _check_run(~np.isin(union, common), union, "the universe's common calendar",
+               "single days missing from different symbols add up")
+
+
+def _check_run(missing: np.ndarray, union: np.ndarray, who: str, why: str) -> None:
+    """Raise if ``missing`` has a run longer than :data:`MAX_CALENDAR_GAP` (days of ``union``)."""
+    run = 0
+    for k, miss in enumerate(missing):
+        run = run + 1 if miss else 0
+        if run > MAX_CALENDAR_GAP:
+            gap_end = k
+            while gap_end + 1 < missing.size and missing[gap_end + 1]:
+                gap_end += 1
+            note = f" ({why})" if why else ""
+            raise WindowError(
+                f"{who} is missing {gap_end - k + run} consecutive trading day(s) "
+                f"{union[k - run + 1]}..{union[gap_end]} that other symbols of the universe trade{note}; "
+                f"calendars may differ by at most {MAX_CALENDAR_GAP} day(s) in a row"
+            )
 
 
 def _rolling_z(values: np.ndarray, lookback: int, rows: np.ndarray) -> np.ndarray:
