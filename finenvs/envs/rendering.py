@@ -19,6 +19,26 @@ def _matplotlib() -> Any:
     return matplotlib
 
 
+def _figure(width_px: int, height_px: int) -> tuple[Any, Any]:
+    """A matplotlib Figure on an Agg canvas (no pyplot state) of the given pixel size."""
+    _matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    dpi = 100
+    fig = Figure(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
+    return fig, FigureCanvasAgg(fig)
+
+
+def _rgb(fig: Any, canvas: Any) -> np.ndarray:
+    """Lay out, draw and return the canvas as an RGB uint8 array."""
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    canvas.draw()
+    rgba = np.asarray(canvas.buffer_rgba())
+    return np.ascontiguousarray(rgba[:, :, :3])
+
+
 def drawdown_path(equity: np.ndarray) -> np.ndarray:
     """1 - equity / running peak, element-wise (0 where the peak is 0)."""
     peak = np.maximum.accumulate(equity)
@@ -37,13 +57,7 @@ def equity_chart(
     height_px: int = 640,
 ) -> np.ndarray:
     """Price with held positions shaded, equity, and drawdown, as an RGB uint8 array."""
-    _matplotlib()
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    dpi = 100
-    fig = Figure(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
-    canvas = FigureCanvasAgg(fig)
+    fig, canvas = _figure(width_px, height_px)
     ax_price, ax_eq, ax_dd = fig.subplots(3, 1, sharex=True, gridspec_kw={"height_ratios": [2, 2, 1]})
     x = dates.astype("datetime64[D]").astype("O") if len(dates) else np.arange(0)
     ax_price.plot(x, close, color="#1f77b4", lw=1.2)
@@ -58,11 +72,7 @@ def equity_chart(
     ax_eq.set_ylabel("equity")
     ax_dd.fill_between(x, -100 * drawdown_path(np.asarray(equity, dtype=float)), 0, color="#d62728", alpha=0.4)
     ax_dd.set_ylabel("drawdown %")
-    fig.autofmt_xdate()
-    fig.tight_layout()
-    canvas.draw()
-    rgba = np.asarray(canvas.buffer_rgba())
-    return np.ascontiguousarray(rgba[:, :, :3])
+    return _rgb(fig, canvas)
 
 
 def trade_marks(positions: np.ndarray, *, closed_at_end: bool = True) -> tuple[list[int], list[int], list[int]]:
@@ -130,13 +140,7 @@ def spread_chart(
     height_px: int = 560,
 ) -> np.ndarray:
     """A pair's spread with entries and exits, and the book's equity, as an RGB uint8 array."""
-    _matplotlib()
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    dpi = 100
-    fig = Figure(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
-    canvas = FigureCanvasAgg(fig)
+    fig, canvas = _figure(width_px, height_px)
     ax_spread, ax_eq = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
     x = dates.astype("datetime64[D]").astype("O") if len(dates) else np.arange(0)
     draw_spread(ax_spread, x, spread, positions, closed_at_end=closed_at_end, label=spread_label)
@@ -144,8 +148,4 @@ def spread_chart(
     ax_eq.plot(x, equity, color="#ff7f0e", lw=1.2)
     ax_eq.axhline(1.0, color="grey", lw=0.6, ls="--")
     ax_eq.set_ylabel("equity")
-    fig.autofmt_xdate()
-    fig.tight_layout()
-    canvas.draw()
-    rgba = np.asarray(canvas.buffer_rgba())
-    return np.ascontiguousarray(rgba[:, :, :3])
+    return _rgb(fig, canvas)
