@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 TRANSIENT_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -231,7 +231,36 @@ def _reply_from_response(response: Any) -> ChatReply:
 
 # ---------------------------------------------------------------------------- offline
 @dataclass
-class ScriptedTradingAgent:
+class _ScriptedAgent:
+    """Shared plumbing of the offline agents: a stateless reply per conversation, read from its messages."""
+
+    name: str = "scripted"
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "scripted", **asdict(self)}
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        return self.reply(messages, tools)
+
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:  # pragma: no cover
+        raise NotImplementedError
+
+    @staticmethod
+    def _turn(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> tuple[set[Any], dict[str, Any], int]:
+        """``(tool names offered, this decision's tool results by name, assistant turns so far)``."""
+        turn = _current_turn(messages)
+        names = {t.get("function", {}).get("name") for t in tools or []}
+        return names, _tool_results(turn), sum(1 for m in turn if m.get("role") == "assistant")
+
+    @staticmethod
+    def _calls(round_no: int, *calls: tuple[str, dict[str, Any]]) -> ChatReply:
+        """A turn that calls ``(tool, arguments)`` pairs."""
+        return ChatReply(None, [ToolCall(f"call_{round_no}_{k}", name, json.dumps(args))
+                                for k, (name, args) in enumerate(calls)], usage=_NO_USAGE)
+
+
+@dataclass
+class ScriptedTradingAgent(_ScriptedAgent):
     """Offline trading agent that speaks the chat protocol: tools first, then a committed decision.
 
     Each decision takes up to three assistant turns, all derived from the
@@ -258,39 +287,25 @@ class ScriptedTradingAgent:
     news_days: int = 3
     name: str = "scripted-momentum"
 
-    def describe(self) -> dict[str, Any]:
-        return {"kind": "scripted", "name": self.name, "fast": self.fast, "slow": self.slow,
-                "max_vol": self.max_vol, "overbought": self.overbought, "news_days": self.news_days}
-
-    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
-        return self.reply(messages, tools)
-
     def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
         """The next assistant turn for this conversation (pure function of its inputs)."""
-        names = {t.get("function", {}).get("name") for t in tools or []}
-        turn = _current_turn(messages)
-        results = _tool_results(turn)
-        round_no = sum(1 for m in turn if m.get("role") == "assistant")
+        names, results, round_no = self._turn(messages, tools)
         if not {"get_indicators", "commit_action"} <= names:
             return ChatReply("I cannot read market data without tools, so I stay flat.\nAction: HOLD", usage=_NO_USAGE)
         if "get_indicators" not in results:
-            calls = [
-                ToolCall(f"call_{round_no}_0", "get_indicators", json.dumps({
-                    "names": ["ema", "sma", "rsi", "realized_vol"],
-                    "params": {"ema": {"window": self.fast}, "sma": {"window": self.slow}},
-                })),
-            ]
+            calls: list[tuple[str, dict[str, Any]]] = [("get_indicators", {
+                "names": ["ema", "sma", "rsi", "realized_vol"],
+                "params": {"ema": {"window": self.fast}, "sma": {"window": self.slow}},
+            })]
             if "list_news" in names:
-                calls.append(ToolCall(f"call_{round_no}_1", "list_news", json.dumps({"lookback_days": self.news_days})))
-            return ChatReply(None, calls, usage=_NO_USAGE)
+                calls.append(("list_news", {"lookback_days": self.news_days}))
+            return self._calls(round_no, *calls)
         news = results.get("list_news") or {}
         items = news.get("items") or []
         if items and "get_news" in names and "get_news" not in results:
-            return ChatReply(None, [ToolCall(f"call_{round_no}_0", "get_news", json.dumps({"id": items[0]["id"]}))],
-                             usage=_NO_USAGE)
+            return self._calls(round_no, ("get_news", {"id": items[0]["id"]}))
         action, reasoning = self.decide(results)
-        args = json.dumps({"action": action, "reasoning": reasoning})
-        return ChatReply(None, [ToolCall(f"call_{round_no}_0", "commit_action", args)], usage=_NO_USAGE)
+        return self._calls(round_no, ("commit_action", {"action": action, "reasoning": reasoning}))
 
     def decide(self, results: dict[str, Any]) -> tuple[str, str]:
         """``(action, reasoning)`` from the tool results of this decision."""
@@ -321,7 +336,7 @@ class ScriptedTradingAgent:
 
 
 @dataclass
-class ScriptedPairsAgent:
+class ScriptedPairsAgent(_ScriptedAgent):
     """Offline FinHedging-v0 agent that speaks the chat protocol: tools first, then a committed decision.
 
     Stateless like :class:`ScriptedTradingAgent` (the same conversation always
@@ -349,34 +364,22 @@ class ScriptedPairsAgent:
     stop: float = 4.0
     name: str = "scripted-pairs"
 
-    def describe(self) -> dict[str, Any]:
-        return {"kind": "scripted", "name": self.name, "lookback": self.lookback, "z_days": self.z_days,
-                "entry": self.entry, "exit": self.exit, "stop": self.stop}
-
-    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
-        return self.reply(messages, tools)
-
     def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
         """The next assistant turn for this conversation (pure function of its inputs)."""
-        names = {t.get("function", {}).get("name") for t in tools or []}
-        turn = _current_turn(messages)
-        results = _tool_results(turn)
-        round_no = sum(1 for m in turn if m.get("role") == "assistant")
+        names, results, round_no = self._turn(messages, tools)
         if not {"get_state", "get_pair_stats", "commit_action"} <= names:
             return ChatReply("I cannot read the pairs' statistics without tools.\nAction: HOLD", usage=_NO_USAGE)
         if "get_state" not in results:
-            return ChatReply(None, [ToolCall(f"call_{round_no}_0", "get_state", "{}")], usage=_NO_USAGE)
+            return self._calls(round_no, ("get_state", {}))
         state = results["get_state"] or {}
         pair = _pair_of(state)
         if "get_pair_stats" not in results:
             args: dict[str, Any] = {"lookback": self.lookback}
             if pair is not None:
                 args["pair"] = pair
-            return ChatReply(None, [ToolCall(f"call_{round_no}_0", "get_pair_stats", json.dumps(args))],
-                             usage=_NO_USAGE)
+            return self._calls(round_no, ("get_pair_stats", args))
         action, reasoning = self.decide(state, results["get_pair_stats"] or {}, pair)
-        args = {"action": action, "reasoning": reasoning}
-        return ChatReply(None, [ToolCall(f"call_{round_no}_0", "commit_action", json.dumps(args))], usage=_NO_USAGE)
+        return self._calls(round_no, ("commit_action", {"action": action, "reasoning": reasoning}))
 
     def decide(self, state: dict[str, Any], stats: dict[str, Any], pair: str | None) -> tuple[str, str]:
         """``(action, reasoning)`` from ``get_state`` and ``get_pair_stats``."""

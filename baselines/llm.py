@@ -425,8 +425,9 @@ async def run_episode(
         curves = {k: v for k, v in session.last_info.get("episode_metrics", {}).items()
                   if k not in ("standard", "herculean")}
         spread_path = getattr(session.env.unwrapped, "spread_path", None)
-        if callable(spread_path) and spread_path() is not None:  # pairs envs: the chosen pair's log ratio
-            curves["spread"] = spread_path().tolist()
+        spread = spread_path() if callable(spread_path) else None  # pairs envs: the chosen pair's log ratio
+        if spread is not None:
+            curves["spread"] = spread.tolist()
         return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index, curves=curves)
     finally:
         session.close()
