@@ -23,9 +23,22 @@ MARKET_TOOLS = {"get_state", "get_prices", "get_indicators", "list_news", "get_n
                 "get_filing_section", "get_rate"}
 
 
+_OPEN: list[McpEpisode] = []
+
+
 def episode(tmp_path, symbol="TSLA", **kwargs):
-    return McpEpisode(EpisodeSpec(0, "FinTrading-v0", {"symbol": symbol, "split": "eval", **kwargs}, 0),
-                      out=tmp_path, name="mcp")
+    ep = McpEpisode(EpisodeSpec(0, "FinTrading-v0", {"symbol": symbol, "split": "eval", **kwargs}, 0),
+                    out=tmp_path, name="mcp")
+    _OPEN.append(ep)
+    return ep
+
+
+@pytest.fixture(autouse=True)
+def _close_episodes():
+    """Close every episode a test opened (an episode left mid-way keeps its trajectory file open)."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
 
 
 def run(coro):
