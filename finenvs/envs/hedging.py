@@ -5,7 +5,6 @@ The Gymnasium shell around :mod:`finenvs.envs.hedging_core`.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import gymnasium as gym
@@ -40,6 +39,7 @@ from finenvs.envs.hedging_core import (
 )
 from finenvs.envs.hedging_text import hedging_protocol
 from finenvs.envs.text import ParsedAction
+from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
 from finenvs.errors import UnknownSymbolError
 
 DEFAULT_UNIVERSE = ("AAPL", "ADBE", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
@@ -182,10 +182,8 @@ class FinHedgingEnv(gym.Env):
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}; valid: None or {self.metadata['render_modes']}")
-        if source not in SOURCES:
-            raise ValueError(f"source={source!r}; valid sources: {list(SOURCES)}")
+        check_render_mode(render_mode, self.metadata)
+        check_choice("source", source, SOURCES)
         if invalid_action not in INVALID_ACTIONS:
             raise ValueError(f"invalid_action={invalid_action!r}; valid: {list(INVALID_ACTIONS)}")
         for name, value, least in (("window", window, 1), ("pair_lookback", pair_lookback, 3), ("leg_days", leg_days, 1)):
@@ -194,9 +192,7 @@ class FinHedgingEnv(gym.Env):
         lookbacks = tuple(lookbacks) if isinstance(lookbacks, (list, tuple)) else lookbacks
         if not isinstance(lookbacks, tuple) or not lookbacks or not all(_is_int(x) and x >= 2 for x in lookbacks):
             raise ValueError(f"lookbacks={lookbacks!r} must be a non-empty list of integers >= 2")
-        fee_value = float(fee_bps)
-        if not math.isfinite(fee_value) or not 0.0 <= fee_value < 10_000.0:
-            raise ValueError(f"fee_bps={fee_bps!r} must be a finite number in [0, 10000)")
+        fee = fee_fraction(fee_bps)
         if episode_length is not None and (not _is_int(episode_length) or episode_length < 2):
             raise ValueError(f"episode_length={episode_length!r} must be None or an integer >= 2 (a selection and a trade)")
         if source == "synthetic" and data is not None:
@@ -207,7 +203,7 @@ class FinHedgingEnv(gym.Env):
             raise ValueError(f"symbols={symbols!r} must be a list of at least 2 symbols, not one string")
 
         self.params = HedgingParams(
-            fee=fee_value / 10_000.0,
+            fee=fee,
             window=int(window),
             pair_lookback=int(pair_lookback),
             lookbacks=tuple(int(x) for x in lookbacks),
@@ -437,7 +433,7 @@ class FinHedgingEnv(gym.Env):
             self._held_hist.append(held)
         info = {
             "date": ep.universe.date_strings[t],
-            "pair": f"{ep.universe.symbols[book.i]}/{ep.universe.symbols[book.j]}",
+            "pair": book.label,
             "stage": "trade",
             "action_mask": self._mask_trade.copy(),
             "position": held,

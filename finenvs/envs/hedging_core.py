@@ -379,7 +379,8 @@ class PairBook:
     """Constants of the episode once pair ``(i, j)`` is chosen.
 
     ``obs_rows[k]`` is the trading-stage observation template of day
-    ``start + k`` (position scalars zero; ``observe`` fills them).
+    ``start + k`` (position scalars zero; ``observe`` fills them); ``label`` is
+    ``"LONG/SHORT"`` (the symbols long and short on LONG_SHORT).
     """
 
     episode: Episode
@@ -390,6 +391,7 @@ class PairBook:
     obs_rows: np.ndarray
     fee: float
     n_pos: int
+    label: str
 
 
 def make_book(ep: Episode, pair: int) -> PairBook:
@@ -409,7 +411,8 @@ def make_book(ep: Episode, pair: int) -> PairBook:
     table[:, layout.scalars.start + 2] = (ep.end - rows) / span
     np.clip(table, -OBS_BOUND, OBS_BOUND, out=table)
     table.setflags(write=False)
-    return PairBook(ep, i, j, u.close_values[i], u.close_values[j], table, ep.fee, layout.scalars.start)
+    return PairBook(ep, i, j, u.close_values[i], u.close_values[j], table, ep.fee, layout.scalars.start,
+                    f"{u.symbols[i]}/{u.symbols[j]}")
 
 
 class HedgingState(NamedTuple):

@@ -5,7 +5,6 @@ The Gymnasium shell around :mod:`finenvs.envs.trading_core`.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import gymnasium as gym
@@ -32,6 +31,7 @@ from finenvs.envs.trading_core import (
     transition,
 )
 from finenvs.envs.trading_text import TRADING_PROTOCOL
+from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
 from finenvs.errors import UnknownSymbolError
 
 SOURCES = ("real", "synthetic")
@@ -159,19 +159,13 @@ class FinTradingEnv(gym.Env):
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}; valid: None or {self.metadata['render_modes']}")
-        if source not in SOURCES:
-            raise ValueError(f"source={source!r}; valid sources: {list(SOURCES)}")
-        if fill not in FILLS:
-            raise ValueError(f"fill={fill!r}; valid fills: {list(FILLS)}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward={reward!r}; valid rewards: {list(REWARDS)}")
+        check_render_mode(render_mode, self.metadata)
+        check_choice("source", source, SOURCES)
+        check_choice("fill", fill, FILLS)
+        check_choice("reward", reward, REWARDS)
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
             raise ValueError(f"window={window!r} must be an integer >= 1")
-        fee_value = float(fee_bps)
-        if not math.isfinite(fee_value) or not 0.0 <= fee_value < 10_000.0:
-            raise ValueError(f"fee_bps={fee_bps!r} must be a finite number in [0, 10000)")
+        fee = fee_fraction(fee_bps)
         if not (isinstance(dsr_eta, (int, float)) and 0.0 < float(dsr_eta) <= 1.0):
             raise ValueError(f"dsr_eta={dsr_eta!r} must be in (0, 1]")
         if episode_length is not None and (
@@ -184,7 +178,7 @@ class FinTradingEnv(gym.Env):
             raise ValueError("data= is for source='real'; synthetic markets are generated")
 
         self.params = TradingParams(
-            fee=fee_value / 10_000.0,
+            fee=fee,
             allow_short=bool(allow_short),
             fill=fill,
             reward=reward,
