@@ -377,11 +377,78 @@ def import_filings(source: Path) -> list[dict]:
     ]
 
 
+OPTIONS = [
+    {
+        "file": "options/spy_chain_2026-05-01.parquet",
+        "source_file": "options/SPY_chain_asof_2026-05-01_yahoo.csv",
+        "source": "GitHub ZOOMKB/bs-vs-heston (Yahoo option chain download)",
+        "licence": "No licence declared by the repository; vendor data from Yahoo",
+    },
+]
+OPTION_COLUMNS = ["symbol", "snapshot_date", "expiry", "option_type", "strike", "bid", "ask", "last",
+                  "implied_vol", "volume", "open_interest", "spot"]
+
+
+def import_options(source: Path) -> list[dict]:
+    """Real chain snapshots: tidy columns; contracts with implied vol 0, missing or > 1 excluded."""
+    entries = []
+    for spec in OPTIONS:
+        raw = pd.read_csv(source / spec["source_file"])
+        frame = pd.DataFrame({
+            "symbol": raw["ticker"], "snapshot_date": pd.to_datetime(raw["spot_date"]).dt.date,
+            "expiry": pd.to_datetime(raw["expiry"]).dt.date, "option_type": raw["option_type"].str.lower(),
+            "strike": raw["strike"].astype("float64"), "bid": raw["bid"].fillna(0.0),
+            "ask": raw["ask"].fillna(0.0), "last": raw["lastPrice"].fillna(0.0),
+            "implied_vol": raw["impliedVolatility"], "volume": raw["volume"].fillna(0.0),
+            "open_interest": raw["openInterest"].fillna(0.0), "spot": raw["S"].astype("float64"),
+        })
+        iv = frame["implied_vol"]
+        bad = iv.isna() | (iv <= 0) | (iv > 1.0)
+        excluded = [
+            {"contract": str(raw["contractSymbol"][i]), "reason": f"implied volatility {iv[i]!r} is 0 or above 1"}
+            for i in np.flatnonzero(bad.to_numpy())
+        ]
+        data = frame[~bad][OPTION_COLUMNS]
+        dest = HERE / spec["file"]
+        _write_parquet(data, dest, "snapshot_date, expiry, option_type, strike")
+        entries.append(
+            {
+                "file": spec["file"],
+                "kind": "options",
+                "dataset": f"{data['symbol'].iloc[0]}-{data['snapshot_date'].iloc[0]}",
+                "description": (
+                    f"Full {data['symbol'].iloc[0]} option chain at the close of {data['snapshot_date'].iloc[0]}: "
+                    f"{data['expiry'].nunique()} expiries, calls and puts with bid/ask/last, the vendor's implied "
+                    f"volatility, volume and open interest; spot {data['spot'].iloc[0]:.2f}."
+                ),
+                "sha256": sha256_file(dest),
+                "rows": int(len(data)),
+                "date_min": str(min(data["snapshot_date"])),
+                "date_max": str(max(data["snapshot_date"])),
+                "symbols": sorted(data["symbol"].unique().tolist()),
+                "source": spec["source"],
+                "licence": spec["licence"],
+                "transform": (
+                    "columns renamed to the finenvs chain layout; blank bid/ask/last/volume/open interest read as 0; "
+                    "contracts with implied volatility 0, missing or above 1 excluded (listed)"
+                ),
+                "excluded_rows": excluded,
+            }
+        )
+    return entries
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", required=True, type=Path, help="folder holding prices/ and rates/")
     args = parser.parse_args()
     entries = import_prices(args.source) + import_rates(args.source) + import_news(args.source) + import_filings(args.source)
+    entries += import_options(args.source)
+    # files built by other tools (the question banks: envs_data/build_questions.py) keep their entries
+    produced = {entry["kind"] for entry in entries}
+    manifest_path = HERE / "MANIFEST.json"
+    if manifest_path.is_file():
+        entries += [e for e in json.loads(manifest_path.read_text())["files"] if e["kind"] not in produced]
     manifest = {"schema_version": 1, "files": entries}
     (HERE / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n")
     for entry in entries:

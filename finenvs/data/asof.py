@@ -10,7 +10,8 @@ was public at that close:
   ``as_of`` that day's print is not yet public;
 * news: items published at or before the close of ``as_of`` (16:00 New York);
 * filings: filings whose filing date is before ``as_of`` (a filing dated ``f`` is
-  stamped 17:30 New York on ``f``, EDGAR's cut-off; see :mod:`finenvs.data.documents`).
+  stamped 17:30 New York on ``f``, EDGAR's cut-off; see :mod:`finenvs.data.documents`);
+* option chains: snapshots taken at the close of a date on or before ``as_of``.
 
 A read that asks for anything later (an ``end`` or ``start`` past ``as_of``, a
 news item or filing not yet public) still returns exactly what was visible and
@@ -101,6 +102,7 @@ class AsOfView:
         news: News store for :meth:`news` / :meth:`news_item` (optional: no news).
         filings: Filing sections for :meth:`filings` / :meth:`filing_section` (optional).
         symbols: The symbols ``lookup`` serves, for :meth:`symbols` and error messages.
+        chain_lookup: ``symbol -> [OptionChain, ...]`` (oldest first) for :meth:`option_chain` (optional).
     """
 
     def __init__(
@@ -113,6 +115,7 @@ class AsOfView:
         news: NewsStore | None = None,
         filings: FilingStore | None = None,
         symbols: list[str] | tuple[str, ...] | None = None,
+        chain_lookup: Callable[[str], list[Any]] | None = None,
     ) -> None:
         self._lookup = lookup
         self.as_of = to_day(as_of, name="as_of")
@@ -121,6 +124,7 @@ class AsOfView:
         self._news = news
         self._filings = filings
         self._symbols = tuple(symbols) if symbols is not None else None
+        self._chain_lookup = chain_lookup
 
     def _replace(self, **changes: Any) -> AsOfView:
         kwargs = {
@@ -129,6 +133,7 @@ class AsOfView:
             "news": self._news,
             "filings": self._filings,
             "symbols": self._symbols,
+            "chain_lookup": self._chain_lookup,
         }
         as_of = changes.pop("as_of", self.as_of)
         kwargs.update(changes)
@@ -240,6 +245,35 @@ class AsOfView:
         if i < 0:
             raise DataError(f"no {series} observation published by {self.as_of} (dated on or before {last})")
         return str(dates[i]), float(values[i])
+
+    def option_chain(self, symbol: str, snapshot: Any = None) -> Any:
+        """The newest real option chain of ``symbol`` taken on or before ``snapshot`` (default ``as_of``).
+
+        A ``snapshot`` after ``as_of`` is a look-ahead attempt: counted, and the
+        answer is the newest chain visible at ``as_of``.
+
+        Raises:
+            DataError: No chain of ``symbol`` is visible (names the visible snapshot dates, if any).
+        """
+        if self._chain_lookup is None:
+            raise DataError("this view has no option chain data")
+        last = self.as_of
+        if snapshot is not None:
+            asked = to_day(snapshot, name="snapshot")
+            if asked > self.as_of:
+                self.counter.record(f"option_chain({symbol})", self.as_of, asked)
+            last = min(asked, last)
+        visible = [c for c in self._chain_lookup(symbol) if c.snapshot <= last]
+        if not visible:
+            raise DataError(f"no {symbol} option chain snapshot on or before {last}; generate one with "
+                            "finenvs.data.chains.synthetic_chain(view, symbol)")
+        return visible[-1]
+
+    def option_snapshots(self, symbol: str) -> list[str]:
+        """Dates of the real chain snapshots of ``symbol`` visible at ``as_of``."""
+        if self._chain_lookup is None:
+            return []
+        return [str(c.snapshot) for c in self._chain_lookup(symbol) if c.snapshot <= self.as_of]
 
     # ------------------------------------------------------------------ text
     def news(

@@ -36,7 +36,10 @@ from finenvs.data.manifest import Manifest, load_manifest, verify_entry
 from finenvs.data.schema import PriceSeries, series_from_frame
 from finenvs.errors import DataError, DataFileError, UnknownSymbolError
 
-CATALOG_SCHEMA_VERSION = 2
+OPTION_COLUMNS = ("symbol", "snapshot_date", "expiry", "option_type", "strike", "bid", "ask", "last",
+                  "implied_vol", "volume", "open_interest", "spot")
+
+CATALOG_SCHEMA_VERSION = 3
 DEFAULT_DATASET = "core"
 ENV_VAR = "FINENVS_DATA"
 
@@ -65,6 +68,7 @@ def _build(manifest: Manifest, dest: Path) -> None:
     rate_parts: list[str] = []
     rate_params: list[Any] = []
     doc_files: dict[str, list[str]] = {"news": [], "filings": []}
+    option_files: list[str] = []
     for entry in manifest.entries:
         path = manifest.root / entry.file
         verify_entry(manifest, entry)  # hash, row count, dates and schema: the `finenvs data verify` check
@@ -79,6 +83,8 @@ def _build(manifest: Manifest, dest: Path) -> None:
             rate_params.append(str(path))
         elif entry.kind in doc_files:
             doc_files[entry.kind].append(str(path))
+        elif entry.kind == "options":
+            option_files.append(str(path))
     con = duckdb.connect(str(dest))
     try:
         con.execute("CREATE TABLE prices AS " + " UNION ALL ".join(price_parts), params)
@@ -93,6 +99,13 @@ def _build(manifest: Manifest, dest: Path) -> None:
                 con.execute(f"CREATE TABLE {table} AS SELECT {', '.join(columns)} FROM read_parquet(?)", [files])
             else:
                 con.execute(_EMPTY_DOC_TABLES[table])
+        if option_files:
+            con.execute(f"CREATE TABLE option_chains AS SELECT {', '.join(OPTION_COLUMNS)} FROM read_parquet(?)",
+                        [option_files])
+        else:
+            con.execute("CREATE TABLE option_chains(symbol VARCHAR, snapshot_date DATE, expiry DATE, "
+                        "option_type VARCHAR, strike DOUBLE, bid DOUBLE, ask DOUBLE, last DOUBLE, implied_vol DOUBLE, "
+                        "volume DOUBLE, open_interest DOUBLE, spot DOUBLE)")
         con.execute(
             "CREATE TABLE files(file VARCHAR, kind VARCHAR, dataset VARCHAR, sha256 VARCHAR, rows BIGINT, "
             "date_min DATE, date_max DATE, source VARCHAR, licence VARCHAR, description VARCHAR)"
@@ -187,6 +200,7 @@ class Catalog:
         self._rates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._news: NewsStore | None = None
         self._filings: FilingStore | None = None
+        self._chains: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
 
     def _query(self, sql: str, params: list[Any] | None = None) -> dict[str, np.ndarray]:
@@ -278,6 +292,30 @@ class Catalog:
             self._filings = FilingStore.from_columns(_object_columns(table))
         return self._filings
 
+    def option_chains(self, symbol: str) -> list[Any]:
+        """Every shipped real chain snapshot of ``symbol``, oldest first (agents read through :meth:`as_of`)."""
+        from finenvs.data.chains import chain_from_frame
+
+        with self._lock:
+            cached = self._chains.get(symbol)
+        if cached is not None:
+            return cached
+        import duckdb
+
+        con = duckdb.connect(str(self.path), read_only=True)
+        try:
+            frame = con.execute(f"SELECT {', '.join(OPTION_COLUMNS)} FROM option_chains WHERE symbol = ? "
+                                "ORDER BY snapshot_date, expiry, option_type, strike", [symbol]).df()
+        finally:
+            con.close()
+        chains = [
+            chain_from_frame(part.reset_index(drop=True), source=f"shipped {symbol} chain {snap}")
+            for snap, part in frame.groupby(frame["snapshot_date"].astype(str), sort=True)
+        ]
+        with self._lock:
+            self._chains[symbol] = chains
+        return chains
+
     def as_of(self, date: Any, counter: LookAheadCounter | None = None, dataset: str = DEFAULT_DATASET) -> AsOfView:
         """A date-locked view: reads return only rows dated on or before ``date``.
 
@@ -292,6 +330,7 @@ class Catalog:
             news=self.news(),
             filings=self.filings(),
             symbols=self.symbols(dataset),
+            chain_lookup=self.option_chains,
         )
 
 

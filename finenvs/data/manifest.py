@@ -172,6 +172,42 @@ def check_filing_table(table: dict[str, np.ndarray], source: str) -> None:
                      ("filing_id", "section"))
 
 
+def check_option_table(table: dict[str, np.ndarray], source: str) -> None:
+    """Option chains: call/put, strike > 0, expiry on or after the snapshot, IV in (0, 1], spot > 0."""
+    kinds = np.asarray(table["option_type"], dtype=object)
+    checks = (
+        (~np.isin(kinds, ["call", "put"]), "option_type is not call or put"),
+        (~(np.asarray(table["strike"], dtype=float) > 0), "strike is not > 0"),
+        (np.asarray(table["expiry"]).astype("datetime64[D]") < np.asarray(table["snapshot_date"]).astype("datetime64[D]"),
+         "expiry is before the snapshot date"),
+        (~((np.asarray(table["implied_vol"], dtype=float) > 0) & (np.asarray(table["implied_vol"], dtype=float) <= 1)),
+         "implied_vol is not in (0, 1]"),
+        (~(np.asarray(table["spot"], dtype=float) > 0), "spot is not > 0"),
+    )
+    for mask, what in checks:
+        row = _first_bad(mask)
+        if row is not None:
+            raise DataError(f"{source}: row {row}: {what}")
+
+
+def check_question_bank(path: Path, source: str) -> int:
+    """A question bank: JSON with an ``items`` list, each with an ``id``, ``kind`` and ``source``; returns the count."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        items = doc["items"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{source}: not a question bank ({type(exc).__name__}: {exc})") from exc
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        for key in ("id", "kind", "source"):
+            if not isinstance(item, dict) or not item.get(key):
+                raise DataError(f"{source}: item {i} lacks {key!r}")
+        if item["id"] in seen:
+            raise DataError(f"{source}: item {i}: duplicate id {item['id']!r}")
+        seen.add(item["id"])
+    return len(items)
+
+
 @dataclass
 class VerifyResult:
     """Outcome of :func:`verify_data`: one line per file, problems first."""
@@ -222,6 +258,16 @@ def verify_entry(manifest: Manifest, entry: ManifestEntry) -> str:
         check_filing_table(table, entry.file)
         symbols = tuple(sorted(set(table["symbol"].tolist())))
         date_column = "filed"
+    elif entry.kind == "options":
+        table = read_table(path, "symbol, snapshot_date, expiry, option_type, strike, implied_vol, spot")
+        check_option_table(table, entry.file)
+        symbols = tuple(sorted(set(table["symbol"].tolist())))
+        date_column = "snapshot_date"
+    elif entry.kind == "questions":
+        rows = check_question_bank(path, entry.file)
+        if rows != entry.rows:
+            raise DataError(f"{entry.file}: {rows} items, the manifest says {entry.rows}")
+        return f"{entry.file}: ok ({rows} items, sha256 {digest[:12]})"
     else:
         raise DataFileError(f"{entry.file}: unknown kind {entry.kind!r} in {MANIFEST_NAME}")
     if symbols is not None and symbols != tuple(sorted(entry.symbols)):

@@ -1,0 +1,422 @@
+"""Option chains: real snapshots (shipped or a user's CSV) and snapshots generated for any shipped date.
+
+A chain is one symbol's calls and puts at one snapshot date: expiry, strike,
+bid/ask/last and the vendor's implied volatility per contract
+(:class:`OptionChain`).
+
+**Real snapshots.** The shipped SPY chain of 2026-05-01 (Yahoo data, 24
+expiries) is read through the date lock: :meth:`finenvs.data.asof.AsOfView.option_chain`
+shows a snapshot only from the close of its snapshot date on. :func:`load_chain_csv`
+reads a user's chain in the same Yahoo layout or the finenvs layout
+(:data:`CHAIN_COLUMNS`). Contracts whose implied volatility is 0, missing or
+above ``iv_max`` (1.0) are dropped: Yahoo reports placeholders there for
+stale deep in-the-money quotes. Their count is kept in ``OptionChain.dropped``.
+
+**Generated snapshots** (:func:`synthetic_chain`) price a full chain for any
+date and symbol the as-of view can read, from
+
+* the spot: the last visible close;
+* the rate: the last published 3-month T-bill (FRED DTB3, discount basis ``d``
+  in % p.a.), turned into a continuously compounded rate with the bill's own
+  price: ``P = 1 - d/100 * 91/360``, ``r = -ln(P) / (91/365)``;
+* a volatility surface :class:`VolSurface`: realised volatility sets the level,
+  and a shape calibrated once to the real SPY chain sets skew and term structure.
+
+The surface (:meth:`VolSurface.iv`), with ``T`` in years, forward
+``F = S e^{(r-q)T}``, standardised moneyness ``z = ln(K/F) / sqrt(T)``::
+
+    iv(K, T) = level * (T / T30) ** term * (1 + skew * z + smile * z**2),  clipped to [0.03, 3]
+
+``T30 = 30/365``; ``level`` = ``atm_ratio`` x the 21-day realised volatility
+(close-to-close log returns, annualised with 252). :func:`calibrate_surface`
+fits ``(level, term, skew, smile)`` by least squares to the out-of-the-money
+contracts of a real chain with ``|z| <= 1.5``, 7 to 400 days, bid > 0;
+``atm_ratio = level / realised vol`` on the snapshot date. The shipped
+constants :data:`SPY_SURFACE` come from the SPY 2026-05-01 chain
+(:func:`calibrate_shipped_surface` recomputes them; a test checks they agree).
+Generated bid/ask: mid ± half-spread, half-spread = max(0.01, 1% of mid).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from finenvs.errors import DataError
+
+#: finenvs chain layout (one row per contract); extra columns are ignored.
+CHAIN_COLUMNS = ("symbol", "snapshot_date", "expiry", "option_type", "strike", "bid", "ask", "last",
+                 "implied_vol", "volume", "open_interest", "spot")
+#: Yahoo layout (the shipped source files) -> finenvs column
+YAHOO_COLUMNS = {"ticker": "symbol", "underlying": "symbol", "spot_date": "snapshot_date", "type": "option_type",
+                 "lastPrice": "last", "impliedVolatility": "implied_vol", "openInterest": "open_interest",
+                 "S": "spot"}
+IV_MAX = 1.0
+TRADING_DAYS_PER_YEAR = 252
+REALISED_VOL_DAYS = 21
+T30 = 30.0 / 365.0
+IV_CLIP = (0.03, 3.0)
+#: Default expiries of a generated chain, in calendar days (rolled to the next Friday).
+DEFAULT_EXPIRY_DAYS = (7, 14, 30, 60, 90, 180)
+#: Default strike range of a generated chain: spot x (1 +/- this).
+DEFAULT_STRIKE_RANGE = 0.2
+T_BILL_DAYS = 91
+
+
+@dataclass(frozen=True)
+class OptionChain:
+    """Calls and puts of one symbol at one snapshot (arrays aligned, read-only).
+
+    ``expiry`` is ``datetime64[D]``; ``option_type`` holds ``"call"``/``"put"``;
+    prices are per share. ``source`` says where it came from (``"yahoo"``,
+    ``"generated"``, a file path); ``dropped`` counts contracts removed by the IV filter.
+    ``rate`` and ``dividend_yield`` are the continuously compounded r and q the
+    chain was priced with (generated chains) or None.
+    """
+
+    symbol: str
+    snapshot: np.datetime64
+    spot: float
+    expiry: np.ndarray
+    option_type: np.ndarray
+    strike: np.ndarray
+    bid: np.ndarray
+    ask: np.ndarray
+    last: np.ndarray
+    implied_vol: np.ndarray
+    volume: np.ndarray
+    open_interest: np.ndarray
+    source: str = ""
+    dropped: int = 0
+    rate: float | None = None
+    dividend_yield: float | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("expiry", "option_type", "strike", "bid", "ask", "last", "implied_vol", "volume",
+                     "open_interest"):
+            arr = np.asarray(getattr(self, name))
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+
+    def __len__(self) -> int:
+        return len(self.strike)
+
+    @property
+    def mid(self) -> np.ndarray:
+        """(bid + ask) / 2 where both are quoted (> 0), else the last trade."""
+        both = (self.bid > 0) & (self.ask > 0)
+        return np.where(both, (self.bid + self.ask) / 2.0, self.last)
+
+    def expiries(self) -> list[str]:
+        """Expiry dates, ascending, as ISO strings."""
+        return [str(d) for d in np.unique(self.expiry)]
+
+    def days_to_expiry(self) -> np.ndarray:
+        """Calendar days from the snapshot to each contract's expiry."""
+        return (self.expiry - self.snapshot).astype(int)
+
+    def select(self, expiry: Any = None, option_type: str | None = None) -> OptionChain:
+        """The contracts of one expiry and/or type."""
+        mask = np.ones(len(self), dtype=bool)
+        if expiry is not None:
+            mask &= self.expiry == np.datetime64(str(expiry)[:10], "D")
+        if option_type is not None:
+            mask &= self.option_type == option_type
+        return self._take(mask)
+
+    def _take(self, mask: np.ndarray) -> OptionChain:
+        arrays = {name: getattr(self, name)[mask] for name in (
+            "expiry", "option_type", "strike", "bid", "ask", "last", "implied_vol", "volume", "open_interest")}
+        return OptionChain(self.symbol, self.snapshot, self.spot, source=self.source, dropped=self.dropped,
+                           rate=self.rate, dividend_yield=self.dividend_yield, meta=dict(self.meta), **arrays)
+
+    def quote(self, option_type: str, strike: float, expiry: Any) -> dict[str, Any]:
+        """One contract as a dict.
+
+        Raises:
+            DataError: No such contract in the chain (names the nearest strikes listed).
+        """
+        day = np.datetime64(str(expiry)[:10], "D")
+        mask = (self.option_type == option_type) & (self.expiry == day)
+        hit = mask & np.isclose(self.strike, float(strike))
+        if not hit.any():
+            listed = np.sort(self.strike[mask])
+            near = listed[np.argsort(np.abs(listed - float(strike)))[:4]] if len(listed) else []
+            raise DataError(f"no {option_type} {strike} expiring {day} in the {self.symbol} chain of "
+                            f"{self.snapshot}; nearest listed strikes: {sorted(float(k) for k in near)}")
+        i = int(np.flatnonzero(hit)[0])
+        return self.record(i)
+
+    def record(self, i: int) -> dict[str, Any]:
+        """Row ``i`` as a JSON-able dict."""
+        return {
+            "symbol": self.symbol, "snapshot_date": str(self.snapshot), "expiry": str(self.expiry[i]),
+            "days_to_expiry": int((self.expiry[i] - self.snapshot).astype(int)),
+            "option_type": str(self.option_type[i]), "strike": float(self.strike[i]),
+            "bid": float(self.bid[i]), "ask": float(self.ask[i]), "last": float(self.last[i]),
+            "mid": float(self.mid[i]), "implied_vol": float(self.implied_vol[i]),
+            "volume": float(self.volume[i]), "open_interest": float(self.open_interest[i]),
+        }
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every contract as a dict (ordered by expiry, type, strike)."""
+        order = np.lexsort((self.strike, self.option_type, self.expiry))
+        return [self.record(int(i)) for i in order]
+
+
+# ----------------------------------------------------------------------------- reading real chains
+def chain_from_frame(frame: Any, *, source: str, symbol: str | None = None, snapshot: Any = None,
+                     iv_max: float = IV_MAX) -> OptionChain:
+    """Build a chain from a DataFrame in the finenvs or Yahoo layout (one snapshot, one symbol).
+
+    Raises:
+        DataError: Missing columns, several symbols/snapshots, no spot, a strike <= 0,
+            an expiry before the snapshot, or no contract left after the IV filter.
+    """
+    import pandas as pd
+
+    data = frame.rename(columns={k: v for k, v in YAHOO_COLUMNS.items() if k in frame.columns})
+    data = data.loc[:, ~data.columns.duplicated()]
+    if symbol is not None:
+        data = data.assign(symbol=symbol)
+    if snapshot is not None:
+        data = data.assign(snapshot_date=str(snapshot)[:10])
+    required = ("symbol", "snapshot_date", "expiry", "option_type", "strike", "implied_vol", "spot")
+    missing = [c for c in required if c not in data.columns]
+    if missing:
+        raise DataError(f"{source}: chain lacks columns {missing} (pass symbol=/snapshot= for the ones a "
+                        f"file does not carry); expected the finenvs layout {list(CHAIN_COLUMNS)} or Yahoo's")
+    for name, values in (("symbol", data["symbol"]), ("snapshot_date", data["snapshot_date"])):
+        unique = sorted({str(v) for v in values})
+        if len(unique) != 1:
+            raise DataError(f"{source}: one chain holds one {name}; found {unique[:5]}")
+    kinds = data["option_type"].astype(str).str.lower()
+    bad_kind = ~kinds.isin(("call", "put"))
+    if bad_kind.any():
+        raise DataError(f"{source}: option_type {data['option_type'][bad_kind].iloc[0]!r} (row "
+                        f"{int(np.flatnonzero(bad_kind.to_numpy())[0])}) is not call or put")
+    strike = pd.to_numeric(data["strike"], errors="coerce").to_numpy(dtype=float)
+    if not np.all(np.isfinite(strike) & (strike > 0)):
+        row = int(np.flatnonzero(~(np.isfinite(strike) & (strike > 0)))[0])
+        raise DataError(f"{source}: strike {data['strike'].iloc[row]!r} at row {row} must be a number > 0")
+    snap = np.datetime64(str(data["snapshot_date"].iloc[0])[:10], "D")
+    expiry = pd.to_datetime(data["expiry"]).to_numpy().astype("datetime64[D]")
+    if (expiry < snap).any():
+        row = int(np.flatnonzero(expiry < snap)[0])
+        raise DataError(f"{source}: expiry {expiry[row]} at row {row} is before the snapshot date {snap}")
+    spot = pd.to_numeric(data["spot"], errors="coerce").to_numpy(dtype=float)
+    if not (np.isfinite(spot[0]) and spot[0] > 0):
+        raise DataError(f"{source}: spot {data['spot'].iloc[0]!r} must be a number > 0")
+
+    def col(name: str) -> np.ndarray:
+        if name not in data.columns:
+            return np.full(len(data), np.nan)
+        return pd.to_numeric(data[name], errors="coerce").to_numpy(dtype=float)
+
+    iv = col("implied_vol")
+    keep = np.isfinite(iv) & (iv > 0) & (iv <= iv_max)
+    if not keep.any():
+        raise DataError(f"{source}: no contract has an implied volatility in (0, {iv_max}]")
+    volume, oi = np.nan_to_num(col("volume")), np.nan_to_num(col("open_interest"))
+    return OptionChain(
+        symbol=str(data["symbol"].iloc[0]), snapshot=snap, spot=float(spot[0]),
+        expiry=expiry[keep], option_type=kinds.to_numpy(dtype=object)[keep], strike=strike[keep],
+        bid=np.nan_to_num(col("bid"))[keep], ask=np.nan_to_num(col("ask"))[keep],
+        last=np.nan_to_num(col("last"))[keep], implied_vol=iv[keep], volume=volume[keep],
+        open_interest=oi[keep], source=source, dropped=int((~keep).sum()),
+    )
+
+
+def load_chain_csv(path: str | Path, *, symbol: str | None = None, snapshot: Any = None,
+                   iv_max: float = IV_MAX) -> OptionChain:
+    """Read a user's chain CSV (finenvs layout :data:`CHAIN_COLUMNS`, or Yahoo's) into an :class:`OptionChain`.
+
+    Args:
+        path: CSV file.
+        symbol, snapshot: Supply these when the file does not carry them.
+        iv_max: Contracts with implied volatility 0, missing or above this are dropped.
+
+    Raises:
+        DataError: The file is missing, unreadable, or breaks the layout (see :func:`chain_from_frame`).
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: chain file not found")
+    try:
+        frame = pd.read_csv(path)
+    except (ValueError, OSError) as exc:
+        raise DataError(f"{path}: cannot be read as CSV ({exc})") from exc
+    return chain_from_frame(frame, source=str(path), symbol=symbol, snapshot=snapshot, iv_max=iv_max)
+
+
+# ----------------------------------------------------------------------------- the volatility surface
+@dataclass(frozen=True)
+class VolSurface:
+    """``iv(K, T) = atm_ratio * realised_vol * (T/T30)**term * (1 + skew*z + smile*z^2)`` (module docstring)."""
+
+    atm_ratio: float
+    term: float
+    skew: float
+    smile: float
+    calibrated_on: str = ""
+    rmse: float = float("nan")  # root-mean-square fit error in volatility units (0.01 = 1 vol point)
+
+    def iv(self, realised_vol: float, spot: float, strike: Any, T: Any, r: float = 0.0, q: float = 0.0) -> Any:
+        """Implied volatility of each (strike, T) given the realised vol level (vectorised)."""
+        if not (math.isfinite(realised_vol) and realised_vol > 0):
+            raise DataError(f"realised volatility must be > 0; got {realised_vol!r}")
+        K, T = np.broadcast_arrays(np.asarray(strike, dtype=float), np.asarray(T, dtype=float))
+        return _surface(np.array([self.atm_ratio * realised_vol, self.term, self.skew, self.smile]),
+                        spot, K, T, r, q)
+
+
+def _surface(params: np.ndarray, spot: float, K: np.ndarray, T: np.ndarray, r: float, q: float) -> np.ndarray:
+    level, term, skew, smile = params
+    z = (np.log(K / spot) - (r - q) * T) / np.sqrt(T)
+    iv = level * (T / T30) ** term * (1.0 + skew * z + smile * z * z)
+    return np.clip(iv, *IV_CLIP)
+
+
+def realised_vol(closes: np.ndarray, days: int = REALISED_VOL_DAYS) -> float:
+    """Annualised close-to-close volatility of the last ``days`` log returns (ddof=1, 252 days a year).
+
+    Raises:
+        DataError: Fewer than ``days + 1`` closes.
+    """
+    closes = np.asarray(closes, dtype=float)
+    if len(closes) < days + 1:
+        raise DataError(f"realised volatility needs {days + 1} closes; got {len(closes)}")
+    rets = np.diff(np.log(closes[-(days + 1):]))
+    return float(np.std(rets, ddof=1) * math.sqrt(TRADING_DAYS_PER_YEAR))
+
+
+def tbill_continuous_rate(discount_pct: float, days: int = T_BILL_DAYS) -> float:
+    """Continuously compounded rate of a T-bill quoted on the discount basis (% p.a.)."""
+    price = 1.0 - discount_pct / 100.0 * days / 360.0
+    if not price > 0:
+        raise DataError(f"T-bill discount rate {discount_pct}% gives a non-positive price")
+    return -math.log(price) / (days / 365.0)
+
+
+def calibrate_surface(chain: OptionChain, realised: float, r: float = 0.0, q: float = 0.0) -> VolSurface:
+    """Fit :class:`VolSurface` to a real chain's out-of-the-money contracts (module docstring)."""
+    from scipy.optimize import least_squares
+
+    T = chain.days_to_expiry() / 365.0
+    F = chain.spot * np.exp((r - q) * T)
+    otm = np.where(chain.option_type == "call", chain.strike >= F, chain.strike < F)
+    z = np.log(chain.strike / F) / np.sqrt(np.maximum(T, 1e-9))
+    days = chain.days_to_expiry()
+    mask = otm & (np.abs(z) <= 1.5) & (days >= 7) & (days <= 400) & (chain.bid > 0)
+    if mask.sum() < 10:
+        raise DataError(f"calibration needs >= 10 usable contracts; {chain.source} has {int(mask.sum())}")
+    K, Tm, iv = chain.strike[mask], T[mask], chain.implied_vol[mask]
+
+    def residuals(p: np.ndarray) -> np.ndarray:
+        return _surface(p, chain.spot, K, Tm, r, q) - iv
+
+    fit = least_squares(residuals, x0=np.array([0.2, 0.1, -0.1, 0.02]), method="lm", xtol=1e-14, ftol=1e-14)
+    level, term, skew, smile = (float(v) for v in fit.x)
+    rmse = float(np.sqrt(np.mean(fit.fun ** 2)))
+    return VolSurface(atm_ratio=level / realised, term=term, skew=skew, smile=smile, rmse=rmse,
+                      calibrated_on=f"{chain.symbol} {chain.snapshot} ({int(mask.sum())} OTM contracts)")
+
+
+#: Calibrated once with :func:`calibrate_shipped_surface` on the SPY chain of 2026-05-01 (3,048 OTM
+#: contracts, 7-400 days; realised vol 11.60%, r 3.697% from the 2026-03-26 DTB3 print; RMSE 2.2 vol
+#: points). ATM 30-day IV = 1.424 x realised vol; the term exponent 0.055 gives a gently rising ATM term
+#: structure; skew -0.82 and smile 0.71 per unit of ``z``. The tests recompute these numbers.
+SPY_SURFACE = VolSurface(atm_ratio=1.424066208823954, term=0.05453693574936659, skew=-0.8196076775790676,
+                         smile=0.7056064035067658, calibrated_on="SPY 2026-05-01 (3048 OTM contracts)",
+                         rmse=0.022191906410905782)
+
+
+def calibrate_shipped_surface(catalog: Any = None) -> tuple[VolSurface, dict[str, float]]:
+    """Recompute :data:`SPY_SURFACE` from the shipped SPY chain and the catalog's prices and T-bill rate.
+
+    Returns:
+        The surface and its inputs (``realised_vol``, ``rate``).
+    """
+    from finenvs.data.catalog import default_catalog
+
+    catalog = catalog if catalog is not None else default_catalog()
+    view = catalog.as_of("2026-05-01")
+    chain = view.option_chain("SPY")
+    realised = realised_vol(view.prices("SPY", lookback=REALISED_VOL_DAYS + 1).close)
+    r = tbill_continuous_rate(view.rate("DTB3")[1])
+    return calibrate_surface(chain, realised, r=r), {"realised_vol": realised, "rate": r}
+
+
+# ----------------------------------------------------------------------------- generated chains
+def strike_step(spot: float) -> float:
+    """Listed-strike spacing by price level: about 1% of spot rounded to 1, 2.5 or 5 x 10^k."""
+    raw = 0.01 * spot
+    power = 10.0 ** math.floor(math.log10(raw))
+    for unit in (1.0, 2.5, 5.0, 10.0):
+        if raw <= unit * power:
+            return unit * power
+    return 10.0 * power  # pragma: no cover
+
+
+def friday_expiries(as_of: np.datetime64, days: Any) -> np.ndarray:
+    """``as_of + d`` calendar days rolled forward to a Friday, for each ``d`` (unique, ascending)."""
+    out = []
+    for d in days:
+        day = as_of + np.timedelta64(int(d), "D")
+        weekday = (day.astype("datetime64[D]").astype(int) - 4) % 7  # 1970-01-01 was a Thursday -> 0 = Mon
+        day = day + np.timedelta64((4 - weekday) % 7, "D")
+        out.append(day)
+    return np.unique(np.array(out, dtype="datetime64[D]"))
+
+
+def synthetic_chain(view: Any, symbol: str, *, expiry_days: Any = DEFAULT_EXPIRY_DAYS,
+                    strike_range: float = DEFAULT_STRIKE_RANGE, surface: VolSurface | None = None,
+                    dividend_yield: float = 0.0) -> OptionChain:
+    """Price a full chain of ``symbol`` at the view's date from date-locked inputs (module docstring).
+
+    Args:
+        view: An :class:`~finenvs.data.asof.AsOfView` (its clock is the snapshot date).
+        symbol: A symbol the view reads.
+        expiry_days: Calendar days to each expiry (rolled to the next Friday).
+        strike_range: Strikes from spot x (1 - range) to spot x (1 + range) at :func:`strike_step` spacing.
+        surface: The volatility surface (default :data:`SPY_SURFACE`).
+        dividend_yield: Continuous dividend yield q.
+
+    Raises:
+        DataError: Too little price history for the realised volatility, no rate published.
+    """
+    from finenvs.pricing import bsm_price
+
+    surface = surface if surface is not None else SPY_SURFACE
+    closes = view.prices(symbol, lookback=REALISED_VOL_DAYS + 1).close
+    realised = realised_vol(closes)
+    spot = float(closes[-1])
+    rate_date, discount = view.rate("DTB3")
+    r = tbill_continuous_rate(discount)
+    step = strike_step(spot)
+    strikes = np.arange(math.ceil(spot * (1 - strike_range) / step), math.floor(spot * (1 + strike_range) / step) + 1)
+    strikes = strikes * step
+    expiries = friday_expiries(view.as_of, expiry_days)
+    days = (expiries - view.as_of).astype(int)
+    K = np.tile(strikes, 2 * len(expiries))
+    T = np.repeat(days / 365.0, 2 * len(strikes))
+    kinds = np.tile(np.repeat(np.array(["call", "put"], dtype=object), len(strikes)), len(expiries))
+    iv = surface.iv(realised, spot, K, T, r=r, q=dividend_yield)
+    mid = np.asarray(bsm_price(spot, K, T, r, dividend_yield, iv, kinds), dtype=float)
+    half = np.maximum(0.01, 0.01 * mid)
+    zeros = np.zeros_like(K)
+    return OptionChain(
+        symbol=symbol, snapshot=view.as_of, spot=spot, expiry=np.repeat(expiries, 2 * len(strikes)),
+        option_type=kinds, strike=K, bid=np.maximum(mid - half, 0.0), ask=mid + half, last=mid,
+        implied_vol=iv, volume=zeros, open_interest=zeros, source="generated", rate=r,
+        dividend_yield=dividend_yield,
+        meta={"realised_vol": realised, "rate_date": rate_date, "tbill_discount_pct": discount,
+              "surface": surface.calibrated_on},
+    )
