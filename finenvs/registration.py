@@ -25,6 +25,10 @@ ENVIRONMENTS: dict[str, tuple[str, str]] = {
         "Choose an ordered pair of 8 stocks on day 1, then trade it dollar-neutral daily; 5 bp per leg; CR/SR/MDD.",
         "hedging",
     ),
+    "FinOptions-v0": (
+        "One options task per episode (pricing, Greeks, strategy, P&L attribution, sizing) scored 0-100 by the engine.",
+        "options",
+    ),
 }
 
 _KWARGS = {
@@ -47,11 +51,20 @@ _KWARGS = {
         "source": "real",
         "dataset": "core",
     },
+    "FinOptions-v0": {
+        "kinds": None,
+        "source": "real",
+        "chain": "generated",
+        "split": "train",
+        "bank": None,
+        "hold_to_expiry": False,
+    },
 }
 
 _ENTRY_POINTS = {
     "FinTrading-v0": "finenvs.envs.trading:FinTradingEnv",
     "FinHedging-v0": "finenvs.envs.hedging:FinHedgingEnv",
+    "FinOptions-v0": "finenvs.envs.options:FinOptionsEnv",
 }
 
 #: text variant id -> base env id. ``gym.make("FinTrading-text-v0", **base_kwargs)`` is the base env
