@@ -29,6 +29,8 @@ AGENT_POLICY = "scripted_agent"
 
 #: Families whose env acts on a universe (one bench episode per policy, labelled UNIVERSE) rather than one symbol.
 UNIVERSE_FAMILIES = ("hedging",)
+#: Families scored in the Options section (tasks and hedging errors, not equity curves).
+OPTIONS_FAMILIES = ("options", "deltahedge")
 UNIVERSE = "universe"
 #: How oracle rows (policies that read the future) are labelled in tables.
 ORACLE_MARK = " (oracle)"
@@ -98,6 +100,7 @@ class Scorecard:
     run_dir: Path
     seconds: float
     files: list[str] = field(default_factory=list)
+    options: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,6 +109,7 @@ class Scorecard:
             "means": mean_rows(self.results),
             "errors": self.errors,
             "reproduction_check": self.reproduction,
+            "options": self.options,
             "seconds": self.seconds,
         }
 
@@ -293,6 +297,10 @@ def render_markdown(card: Scorecard) -> str:
             ),
             "",
         ]
+    if card.options:
+        from finenvs.baselines.options import options_markdown
+
+        lines += options_markdown(card.options)
     if card.errors:
         lines += ["## Errors", ""] + [f"- {e['env']} {e['symbol']} {e['policy']}: {e['error']}" for e in card.errors]
         lines.append("")
@@ -474,6 +482,8 @@ def run_bench(config: BenchConfig) -> Scorecard:
     catalog = default_catalog()
     jobs: list[tuple[str, str, str]] = []
     for env_id in env_ids:
+        if family_of(env_id) in OPTIONS_FAMILIES:  # the Options section, run below
+            continue
         if family_of(env_id) in UNIVERSE_FAMILIES:  # one episode per policy on the whole universe
             symbols = [UNIVERSE]
         else:
@@ -505,6 +515,17 @@ def run_bench(config: BenchConfig) -> Scorecard:
             errors.append({"env": env_id, "symbol": symbol, "policy": policy_name, "error": f"{type(exc).__name__}: {exc}"})
     for env in envs.values():
         env.close()
+    options = None
+    if any(family_of(e) in OPTIONS_FAMILIES for e in env_ids):
+        from finenvs.baselines.options import run_options_section
+
+        if config.progress:
+            bar.write("finenvs bench: Options section (FinOptions-v0 tasks and bank, FinDeltaHedge-v0)")
+        try:
+            options = run_options_section(config.split, config.seed)
+        except Exception as exc:  # reported, never dropped
+            errors.append({"env": "FinOptions-v0/FinDeltaHedge-v0", "symbol": "-", "policy": "-",
+                           "error": f"{type(exc).__name__}: {exc}"})
     run_dir = _run_dir(config)
     run_dir.mkdir(parents=True, exist_ok=False)
     lo, hi = SPLITS[config.split]
@@ -528,6 +549,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
         reproduction=reproduction_check(results, config.split),
         run_dir=run_dir,
         seconds=0.0,
+        options=options,
     )
     if config.plots:
         card.files += [str(p) for p in _plots(card)]
@@ -586,6 +608,16 @@ def terminal_table(card: Scorecard) -> str:
             f"{np.mean([r.efficiency['tool_calls_per_decision'] for r in agents]):.2f} tool calls/decision, "
             f"{sum(r.efficiency['look_ahead_attempts'] for r in agents)} look-ahead attempts."
         )
+    if card.options:
+        out.append("")
+        out.append("FinOptions-v0 (score 0-100; generated tasks | FAB++ bank):")
+        out.append(_table(["policy", "generated", "bank"], [
+            [name, f"{s['score']:.1f}", f"{card.options['bank'][name]['score']:.1f}"]
+            for name, s in card.options["options"].items()]))
+        out.append("FinDeltaHedge-v0 (final hedging error MSE):")
+        out.append(_table(["policy", "steps/day", "MSE", "mean error"], [
+            [r["policy"], str(r["steps_per_day"]), f"{r['mse']:.4f}", f"{r['mean_error']:+.4f}"]
+            for r in card.options["deltahedge"]]))
     if card.reproduction:
         ok = sum(c["match"] for c in card.reproduction)
         out.append("")

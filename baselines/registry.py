@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from finenvs.baselines.deltahedge import DELTAHEDGE_POLICIES
 from finenvs.baselines.hedging import HEDGING_POLICIES
+from finenvs.baselines.options import OPTIONS_POLICIES
 from finenvs.baselines.trading import TRADING_POLICIES, RandomPolicy
 from finenvs.registration import ENVIRONMENTS
 
@@ -12,6 +14,8 @@ from finenvs.registration import ENVIRONMENTS
 POLICIES_BY_FAMILY: dict[str, dict[str, tuple[type, str]]] = {
     "trading": TRADING_POLICIES,
     "hedging": HEDGING_POLICIES,
+    "deltahedge": DELTAHEDGE_POLICIES,
+    "options": OPTIONS_POLICIES,
 }
 
 

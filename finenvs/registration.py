@@ -29,6 +29,10 @@ ENVIRONMENTS: dict[str, tuple[str, str]] = {
         "One options task per episode (pricing, Greeks, strategy, P&L attribution, sizing) scored 0-100 by the engine.",
         "options",
     ),
+    "FinDeltaHedge-v0": (
+        "Short one option, choose the hedge ratio each step until expiry; reward -(hedging P&L error)^2; costs.",
+        "deltahedge",
+    ),
 }
 
 _KWARGS = {
@@ -59,12 +63,23 @@ _KWARGS = {
         "bank": None,
         "hold_to_expiry": False,
     },
+    "FinDeltaHedge-v0": {
+        "option": "call",
+        "moneyness": 1.0,
+        "maturity_days": 30,
+        "steps_per_day": 1,
+        "source": "gbm",
+        "sigma": 0.2,
+        "cost_bps": 0.0,
+        "action_type": "box",
+    },
 }
 
 _ENTRY_POINTS = {
     "FinTrading-v0": "finenvs.envs.trading:FinTradingEnv",
     "FinHedging-v0": "finenvs.envs.hedging:FinHedgingEnv",
     "FinOptions-v0": "finenvs.envs.options:FinOptionsEnv",
+    "FinDeltaHedge-v0": "finenvs.envs.deltahedge:FinDeltaHedgeEnv",
 }
 
 #: text variant id -> base env id. ``gym.make("FinTrading-text-v0", **base_kwargs)`` is the base env

@@ -64,11 +64,22 @@ def rollout(env, seed, actions=None, n=None, options=None):
 
 
 # ---------------------------------------------------------------- conformance
+#: the one warning an env may raise, and why: FinDeltaHedge-v0's hedge ratio is Box[-1.5, 1.5] by its
+#: specification (a short option can need more than one share per option), not the [-1, 1] checkers suggest
+ALLOWED_WARNING = {"FinDeltaHedge-v0": r"(?s).*(symmetric and normali[sz]ed|normali[sz]ed).*"}
+
+
+def _errors_except_allowed(env_id: str) -> None:
+    warnings.simplefilter("error")
+    if env_id in ALLOWED_WARNING:
+        warnings.filterwarnings("ignore", message=ALLOWED_WARNING[env_id])
+
+
 @pytest.mark.parametrize("env_id", finenvs.env_ids())
 def test_registered_env_passes_gymnasium_check_env_without_warnings(env_id):
     env = gym.make(env_id)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        _errors_except_allowed(env_id)
         check_env(env.unwrapped, skip_render_check=False)
 
 
@@ -95,7 +106,7 @@ def test_stable_baselines3_check_env(env_id):
     sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker", reason="needs finenvs[rl]")
     env = gym.make(env_id)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        _errors_except_allowed(env_id)
         sb3_checker.check_env(env.unwrapped, warn=True)
 
 

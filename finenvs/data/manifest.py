@@ -266,7 +266,7 @@ def verify_entry(manifest: Manifest, entry: ManifestEntry) -> str:
     elif entry.kind == "questions":
         rows = check_question_bank(path, entry.file)
         if rows != entry.rows:
-            raise DataError(f"{entry.file}: {rows} items, the manifest says {entry.rows}")
+            raise DataError(f"{entry.file}: {rows} rows, the manifest says {entry.rows}")
         return f"{entry.file}: ok ({rows} items, sha256 {digest[:12]})"
     else:
         raise DataFileError(f"{entry.file}: unknown kind {entry.kind!r} in {MANIFEST_NAME}")
