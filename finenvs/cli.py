@@ -153,6 +153,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from finenvs.baselines.runner import run_episode
 
     family = family_of(args.env)  # unknown env -> KeyError -> exit 2
+    if family in ("options", "deltahedge"):
+        return _run_options(args, family)
     kwargs: dict[str, Any] = {"split": args.split}
     if family == "hedging":
         if args.symbol:
@@ -207,6 +209,53 @@ def _cmd_run(args: argparse.Namespace) -> int:
           + ("  [ORACLE: read the future; an upper bound, not a baseline]" if result.oracle else ""))
     if args.chart:
         print(f"  chart: {args.chart}")
+    return 0
+
+
+def _run_options(args: argparse.Namespace, family: str) -> int:
+    """``finenvs run`` for FinOptions-v0 (one task, its score) and FinDeltaHedge-v0 (one hedge, its error)."""
+    import gymnasium as gym
+
+    from finenvs.baselines.registry import make_policy
+
+    for flag in ("symbols", "start", "end", "fee_bps", "fill", "chart"):
+        if getattr(args, flag, None):
+            raise ValueError(f"--{flag.replace('_', '-')} is not an option of {args.env}")
+    kwargs: dict[str, Any] = {}
+    if family == "options":
+        kwargs["split"] = args.split
+    elif args.symbol:
+        kwargs.update(source="real", symbol=args.symbol, split=args.split)
+    env = gym.make(args.env, **kwargs)
+    policy = make_policy(args.policy, args.env, env, seed=args.seed)
+    obs, info = env.reset(seed=args.seed)
+    if family == "options":
+        _, reward, _, _, step_info = env.step(policy(obs, info))
+        out = {"env": args.env, "policy": args.policy, "task_id": info["task_id"], "kind": info["kind"],
+               "score": reward, "dimensions": step_info["dimensions"], "items": step_info["items"]}
+        if args.json:
+            print(json.dumps(out, indent=2, default=float))
+            return 0
+        print(info["prompt"])
+        dims = ", ".join(f"{k} {'-' if v is None else f'{v:.1f}'}" for k, v in step_info["dimensions"].items())
+        print(f"\n{args.env} {info['task_id']} policy={args.policy}: score {reward:.1f}/100 ({dims})")
+        for item in step_info["items"]:
+            if item["credit"] < 1:
+                print(f"  lost {item['dimension']}/{item['name']}: {item['reason']}")
+        return 0
+    total, steps, done = 0.0, 0, False
+    while not done:
+        obs, reward, term, trunc, step_info = env.step(policy(obs, info))
+        info = step_info
+        total, steps, done = total + reward, steps + 1, term or trunc
+    out = {"env": args.env, "policy": args.policy, "steps": steps, "reward": total,
+           "hedging_error": step_info["hedging_error"], "hedging_error_pct": step_info["hedging_error_pct"],
+           "payoff": step_info["payoff"]}
+    if args.json:
+        print(json.dumps(out, indent=2, default=float))
+        return 0
+    print(f"{args.env} policy={args.policy} steps={steps}: hedging error {out['hedging_error']:+.4f} "
+          f"({out['hedging_error_pct']:+.3f}% of spot), payoff {out['payoff']:.4f}, total reward {total:.4f}")
     return 0
 
 

@@ -153,6 +153,14 @@ def test_full_bench_on_shipped_data(tmp_path):
     assert oracle_cr >= pairs["zscore_corr"]["standard"]["cumulative_return"]
     md = (tmp_path / "full" / "scorecard.md").read_text()
     assert "## FinHedging-v0" in md and "oracle_best_pair (oracle)" in md and "read the window's future" in md
+    # the Options section: engine answers score 100 on generated tasks and on every bank item
+    options = card["options"]
+    assert options["options"]["engine_reference"]["score"] == 100.0
+    assert set(options["bank"]["engine_reference"]["items"].values()) == {100.0}
+    assert options["options"]["keyword_stuffer"]["score"] < 30 and options["bank"]["keyword_stuffer"]["score"] < 30
+    hedge = {(r["policy"], r["steps_per_day"]): r["mse"] for r in options["deltahedge"]}
+    assert hedge[("bs_delta", 1)] < 0.1 * hedge[("no_hedge", 1)] and hedge[("bs_delta", 4)] < hedge[("bs_delta", 1)]
+    assert "## Options" in md and "### FinDeltaHedge-v0" in md
 
 
 def test_bench_without_agents(tmp_path):
@@ -170,3 +178,18 @@ def _has_matplotlib() -> bool:
     except ImportError:
         return False
     return True
+
+
+def test_run_options_envs_print_score_and_hedging_error():
+    proc = run_cli("run", "--env", "FinOptions-v0", "--policy", "engine_reference", "--seed", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["score"] == 100.0 and all(item["credit"] == 1.0 for item in out["items"])
+    proc = run_cli("run", "--env", "FinOptions-v0", "--policy", "keyword_stuffer", "--seed", "2", "--json")
+    assert json.loads(proc.stdout)["score"] == 0.0
+    proc = run_cli("run", "--env", "FinDeltaHedge-v0", "--policy", "bs_delta", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["steps"] == 30 and abs(out["hedging_error"]) < 2.0
+    proc = run_cli("run", "--env", "FinDeltaHedge-v0", "--policy", "bs_delta", "--fee-bps", "3")
+    assert proc.returncode == 2 and "--fee-bps is not an option of FinDeltaHedge-v0" in proc.stderr

@@ -270,7 +270,7 @@ def render_prompt(task: dict[str, Any]) -> str:
                 keys.append(key)
     lines.append(
         "Answer with one JSON object (schema: finenvs options_answer.schema.json): legs [{side buy/sell, type "
-        "call/put/stock, strike, expiry, quantity}], contracts, and " + ", ".join(k for k in keys if k != "legs")
+        "call/put/stock, strike, expiry, quantity}], contracts, and " + ", ".join(k for k in keys if k not in ("legs", "contracts"))
         + ". Money for the whole position (per share x multiplier x contracts); net_premium > 0 is a debit; "
         "delta in shares, vega per vol point, theta per calendar day; hedge.shares < 0 sells stock."
     )
