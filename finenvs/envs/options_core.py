@@ -189,8 +189,10 @@ def parse_answer(text: Any) -> dict[str, Any]:
         if not isinstance(text, str):
             raise AnswerError(f"an answer is a JSON object or its text; got {type(text).__name__}")
         start, end = text.find("{"), text.rfind("}")
-        if start < 0 or end <= start:
+        if start < 0:
             raise AnswerError("no JSON object found in the answer")
+        if end <= start:
+            raise AnswerError("malformed JSON: the object opened with '{' is never closed")
         try:
             answer = json.loads(text[start:end + 1])
         except json.JSONDecodeError as exc:
