@@ -160,3 +160,18 @@ def _shared() -> str:
     if not (folder / SOURCE_CSV).is_file():
         pytest.skip(f"the source chain {SOURCE_CSV} is not on this machine")
     return str(folder)
+
+
+def test_generated_chains_have_no_strike_arbitrage(catalog):
+    """Out-of-the-money prices fall with moneyness on every expiry (steep short-dated skews get flat wings)."""
+    checked = 0
+    for symbol in ("TSLA", "NVDA", "SPY"):
+        dates = catalog.series(symbol).dates
+        for day in dates[30::90]:
+            chain = synthetic_chain(catalog.as_of(day), symbol)
+            for expiry in chain.expiries():
+                calls, puts = chain.select(expiry, "call"), chain.select(expiry, "put")
+                assert np.all(np.diff(calls.mid[np.argsort(calls.strike)]) <= 1e-12)
+                assert np.all(np.diff(puts.mid[np.argsort(puts.strike)]) >= -1e-12)
+                checked += 1
+    assert checked >= 30

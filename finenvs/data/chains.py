@@ -27,6 +27,11 @@ The surface (:meth:`VolSurface.iv`), with ``T`` in years, forward
 
     iv(K, T) = level * (T / T30) ** term * (1 + skew * z + smile * z**2),  clipped to [0.03, 3]
 
+with ``z`` clipped to +-1.5 (the calibrated range). A generated chain's wings are
+flattened from the first strike where the skew would make an out-of-the-money
+price rise with moneyness (:func:`monotone_wings`): steep short-dated skews on
+volatile names otherwise do.
+
 ``T30 = 30/365``; ``level`` = ``atm_ratio`` x the 21-day realised volatility
 (close-to-close log returns, annualised with 252). :func:`calibrate_surface`
 fits ``(level, term, skew, smile)`` by least squares to the out-of-the-money
@@ -60,6 +65,7 @@ TRADING_DAYS_PER_YEAR = 252
 REALISED_VOL_DAYS = 21
 T30 = 30.0 / 365.0
 IV_CLIP = (0.03, 3.0)
+Z_MAX = 1.5  # the calibration's moneyness range; the surface is flat beyond it
 #: Default expiries of a generated chain, in calendar days (rolled to the next Friday).
 DEFAULT_EXPIRY_DAYS = (7, 14, 30, 60, 90, 180)
 #: Default strike range of a generated chain: spot x (1 +/- this).
@@ -279,7 +285,9 @@ class VolSurface:
 
 def _surface(params: np.ndarray, spot: float, K: np.ndarray, T: np.ndarray, r: float, q: float) -> np.ndarray:
     level, term, skew, smile = params
-    z = (np.log(K / spot) - (r - q) * T) / np.sqrt(T)
+    # flat beyond the calibrated range |z| <= 1.5: the quadratic smile would otherwise keep rising and
+    # make far out-of-the-money prices increase with moneyness (an arbitrage)
+    z = np.clip((np.log(K / spot) - (r - q) * T) / np.sqrt(T), -Z_MAX, Z_MAX)
     iv = level * (T / T30) ** term * (1.0 + skew * z + smile * z * z)
     return np.clip(iv, *IV_CLIP)
 
@@ -376,6 +384,30 @@ def friday_expiries(as_of: np.datetime64, days: Any) -> np.ndarray:
     return np.unique(np.array(out, dtype="datetime64[D]"))
 
 
+def monotone_wings(spot: float, strikes: np.ndarray, T: float, r: float, q: float, iv: np.ndarray) -> np.ndarray:
+    """One expiry's smile with flat wings from the first strike where a steep skew would break monotonicity.
+
+    Out-of-the-money calls must get cheaper as the strike rises and puts as it
+    falls; walking out from the forward, a vol that would break that is replaced
+    by the previous strike's (a flat wing keeps BSM prices monotone).
+    """
+    from finenvs.pricing import bsm_price
+
+    iv = np.array(iv, dtype=float)
+    forward = spot * math.exp((r - q) * T)
+    up = np.flatnonzero(strikes >= forward)
+    down = np.flatnonzero(strikes < forward)[::-1]
+    for order, kind in ((up, "call"), (down, "put")):
+        prev = None
+        for i in order:
+            price = float(bsm_price(spot, strikes[i], T, r, q, iv[i], kind))
+            if prev is not None and price > prev[1]:
+                iv[i] = iv[prev[0]]
+                price = float(bsm_price(spot, strikes[i], T, r, q, iv[i], kind))
+            prev = (i, price)
+    return iv
+
+
 def synthetic_chain(view: Any, symbol: str, *, expiry_days: Any = DEFAULT_EXPIRY_DAYS,
                     strike_range: float = DEFAULT_STRIKE_RANGE, surface: VolSurface | None = None,
                     dividend_yield: float = 0.0) -> OptionChain:
@@ -408,7 +440,10 @@ def synthetic_chain(view: Any, symbol: str, *, expiry_days: Any = DEFAULT_EXPIRY
     K = np.tile(strikes, 2 * len(expiries))
     T = np.repeat(days / 365.0, 2 * len(strikes))
     kinds = np.tile(np.repeat(np.array(["call", "put"], dtype=object), len(strikes)), len(expiries))
-    iv = surface.iv(realised, spot, K, T, r=r, q=dividend_yield)
+    smile = np.stack([monotone_wings(spot, strikes, d / 365.0, r, dividend_yield,
+                                     surface.iv(realised, spot, strikes, d / 365.0, r=r, q=dividend_yield))
+                      for d in days])  # (expiry, strike)
+    iv = np.repeat(smile, 2, axis=0).reshape(-1)  # calls then puts of each expiry share the strike's vol
     mid = np.asarray(bsm_price(spot, K, T, r, dividend_yield, iv, kinds), dtype=float)
     half = np.maximum(0.01, 0.01 * mid)
     zeros = np.zeros_like(K)

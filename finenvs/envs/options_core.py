@@ -716,20 +716,17 @@ def _strategy_items(task: dict[str, Any], answer: dict[str, Any], legs: list[Opt
                     engine: dict[str, Any] | None, engine_error: str | None, money_floor: float) -> list[ItemScore]:
     out = []
     mult = float(task["market"]["multiplier"])
+    if not leg_error and not task.get("given_legs"):  # a position built from contracts not on offer is no position
+        for leg in legs:
+            if leg.kind != "stock":
+                try:
+                    _quote_for(task, leg)
+                except AnswerError as exc:
+                    leg_error = str(exc)
+                    break
     for name in task["ask"]["strategy"]:
         if name == "legs_valid":
-            if leg_error:
-                out.append(ItemScore("strategy", name, 0.0, leg_error))
-            else:
-                bad = None
-                for leg in legs:
-                    if leg.kind != "stock":
-                        try:
-                            _quote_for(task, leg)
-                        except AnswerError as exc:
-                            bad = str(exc)
-                            break
-                out.append(ItemScore("strategy", name, 0.0 if bad else 1.0, bad or "ok"))
+            out.append(ItemScore("strategy", name, 0.0 if leg_error else 1.0, leg_error or "ok"))
         elif name == "legs_match":
             if leg_error:
                 out.append(ItemScore("strategy", name, 0.0, leg_error))

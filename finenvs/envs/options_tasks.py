@@ -195,8 +195,16 @@ def _attribution(task: dict[str, Any], rng: np.random.Generator, _template: str 
 
 def _sizing(task: dict[str, Any], rng: np.random.Generator, _template: str | None) -> None:
     template = str(rng.choice(["bull_put_spread", "bear_call_spread"]))
-    legs = build_template(task, template, center=int(rng.integers(-3, 0)) if template == "bull_put_spread"
-                          else int(rng.integers(1, 4)), width=int(rng.integers(1, 3)), expiry_index=0)
+    # an out-of-the-money credit spread; strikes clipped to the listed range could collapse onto one strike,
+    # so draws that do are redrawn (then the nearest-the-money spread, which always has two strikes)
+    sign = -1 if template == "bull_put_spread" else 1
+    for _ in range(20):
+        legs = build_template(task, template, center=sign * int(rng.integers(1, 4)), width=int(rng.integers(1, 3)),
+                              expiry_index=0)
+        if legs[0].strike != legs[1].strike and engine_numbers({**task, "budget": None}, legs, 1.0)["net_premium"] < 0:
+            break  # two strikes and a real credit (deep wings can both quote 0.01)
+    else:
+        legs = build_template(task, template, center=0, width=1, expiry_index=0)
     task["given_legs"] = [leg.to_json() for leg in legs]
     task["template"], task["outlook"] = template, TEMPLATES[template][0]
     task["daily_vol"] = round(float(task["market"]["pop_vol"]) / math.sqrt(252.0), 6)
