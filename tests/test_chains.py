@@ -23,8 +23,6 @@ from finenvs.data.schema import PriceSeries
 from finenvs.errors import DataError
 from finenvs.pricing import bsm_price, implied_vol
 
-SOURCE_CSV = "SPY_chain_asof_2026-05-01_yahoo.csv"
-
 
 def test_shipped_chain_is_read_through_the_date_lock(catalog):
     chain = catalog.as_of("2026-05-01").option_chain("SPY")
@@ -118,12 +116,18 @@ def test_helpers():
 
 
 def test_user_csv_in_yahoo_layout(tmp_path):
-    src = pd.read_csv(f"{_shared()}/{SOURCE_CSV}", nrows=200)
+    """The source files' layout (Yahoo's column names), IV placeholders 0 and > 1 dropped."""
+    from finenvs.data.manifest import read_table, shipped_data_dir
+
+    tidy = pd.DataFrame(read_table(shipped_data_dir() / "options/spy_chain_2026-05-01.parquet", "*")).head(200)
+    yahoo = tidy.rename(columns={"symbol": "ticker", "snapshot_date": "spot_date", "last": "lastPrice",
+                                 "implied_vol": "impliedVolatility", "open_interest": "openInterest", "spot": "S"})
+    yahoo.loc[[3, 7], "impliedVolatility"] = [0.0, 1.5]
     path = tmp_path / "chain.csv"
-    src.to_csv(path, index=False)
+    yahoo.to_csv(path, index=False)
     chain = load_chain_csv(path)
-    bad_iv = ((src["impliedVolatility"] <= 0) | (src["impliedVolatility"] > 1)).sum()
-    assert len(chain) + chain.dropped == 200 and chain.dropped == bad_iv
+    assert len(chain) == 198 and chain.dropped == 2 and chain.symbol == "SPY"
+    assert chain.snapshot == np.datetime64("2026-05-01") and chain.spot == pytest.approx(720.65, abs=0.01)
 
 
 def test_user_csv_in_finenvs_layout_and_bad_input(tmp_path):
@@ -151,27 +155,3 @@ def test_user_csv_in_finenvs_layout_and_bad_input(tmp_path):
         load_chain_csv(path)
     with pytest.raises(DataError, match="not found"):
         load_chain_csv(tmp_path / "missing.csv")
-
-
-def _shared() -> str:
-    from pathlib import Path
-
-    folder = Path(__file__).resolve().parents[2] / "shared" / "data" / "options"
-    if not (folder / SOURCE_CSV).is_file():
-        pytest.skip(f"the source chain {SOURCE_CSV} is not on this machine")
-    return str(folder)
-
-
-def test_generated_chains_have_no_strike_arbitrage(catalog):
-    """Out-of-the-money prices fall with moneyness on every expiry (steep short-dated skews get flat wings)."""
-    checked = 0
-    for symbol in ("TSLA", "NVDA", "SPY"):
-        dates = catalog.series(symbol).dates
-        for day in dates[30::90]:
-            chain = synthetic_chain(catalog.as_of(day), symbol)
-            for expiry in chain.expiries():
-                calls, puts = chain.select(expiry, "call"), chain.select(expiry, "put")
-                assert np.all(np.diff(calls.mid[np.argsort(calls.strike)]) <= 1e-12)
-                assert np.all(np.diff(puts.mid[np.argsort(puts.strike)]) >= -1e-12)
-                checked += 1
-    assert checked >= 30
