@@ -34,7 +34,7 @@ import numpy as np
 from finenvs.data.manifest import sha256_file
 from finenvs.envs.options_core import engine_numbers as _engine
 from finenvs.envs.options_core import parse_leg, reference_answer, score_answer
-from finenvs.envs.options_tasks import ITEM_KEYS
+from finenvs.envs.options_tasks import answer_keys
 from finenvs.pricing import bsm_price, implied_vol
 
 HERE = Path(__file__).resolve().parent
@@ -200,8 +200,6 @@ def build_items(questions: dict[str, dict[str, Any]]) -> tuple[list[dict[str, An
 
 def finish(task: dict[str, Any]) -> dict[str, Any]:
     """Attach the prompt, the engine's numbers and the comparison with the published answer."""
-    from finenvs.envs.options_tasks import render_prompt  # noqa: F401  (format line below matches it)
-
     legs = [parse_leg(leg) for leg in task["given_legs"]] if task.get("given_legs") else None
     answer = reference_answer(task)
     contracts = float(answer["contracts"])
@@ -216,12 +214,7 @@ def finish(task: dict[str, Any]) -> dict[str, Any]:
     task["reference_answer"] = answer
     check = score_answer(task, answer)
     assert check.total == 100.0, (task["id"], check.items)
-    keys = []
-    for dim in ("pnl", "greeks", "strategy", "risk"):
-        for item in task["ask"][dim]:
-            key = ITEM_KEYS.get(item, item)
-            if key not in keys and key != "legs":
-                keys.append(key)
+    keys = answer_keys(task)
     question = task.pop("question")
     task["prompt"] = (
         f"{question}\n\nAnswer with one JSON object (schema: finenvs options_answer.schema.json): legs [{{side "

@@ -47,6 +47,7 @@ import numpy as np
 from gymnasium import spaces
 
 from finenvs.data.asof import to_day
+from finenvs.data.chains import realised_vol
 from finenvs.data.splits import split_bounds
 from finenvs.data.synthetic import (
     TRADING_DAYS_PER_YEAR,
@@ -310,12 +311,6 @@ def hedging_error(ep: HedgeEpisode, state: tuple) -> float:
     """The book's value ``cash + hedge * S_t - V_t`` at grid point ``state.t`` (V_n is the payoff)."""
     t = state[0]
     return state[2] + state[1] * ep.spots[t] - ep.values[t]
-
-
-def realised_vol(closes: np.ndarray) -> float:
-    """Annualised volatility of the daily log returns of ``closes`` (sample sd, ``ddof=1``, x sqrt(252))."""
-    rets = np.diff(np.log(np.asarray(closes, dtype=np.float64)))
-    return float(np.std(rets, ddof=1) * math.sqrt(TRADING_DAYS_PER_YEAR))
 
 
 # ---------------------------------------------------------------------------- Gymnasium shell
@@ -724,7 +719,7 @@ class FinDeltaHedgeEnv(gym.Env):
             first, last = self._starts[sym]
             row = first + int(rng.integers(last - first + 1))
         closes = self._closes[sym]
-        vol = realised_vol(closes[row - VOL_WINDOW - 1 : row])
+        vol = realised_vol(closes[row - VOL_WINDOW - 1 : row], days=VOL_WINDOW)
         dates = self._dates[sym]
         if not (math.isfinite(vol) and vol > 0.0):
             raise ValueError(

@@ -31,6 +31,7 @@ from finenvs.envs.options_core import (
     parse_answer,
     parse_leg,
     score_answer,
+    stated_answer,
 )
 from finenvs.envs.options_tasks import make_task
 from finenvs.envs.validation import check_render_mode
@@ -313,17 +314,7 @@ class FinOptionsEnv(gym.Env):
         allowed = probe.get("max_contracts", 1) or 0
         contracts = float(task["contracts"]) if task.get("contracts") else \
             float(max(1, math.floor(SIZE_FRACTIONS[s] * allowed + 1e-9)))
-        numbers = engine_numbers(task, legs, contracts)
-        answer: dict[str, Any] = {"legs": [leg.to_json() for leg in legs], "contracts": contracts}
-        for name, value in numbers.items():
-            if isinstance(value, float) and math.isinf(value):
-                value = "unlimited"
-            answer[name] = value
-        answer["hedge"] = {"shares": numbers["hedge_shares"]}
-        take = numbers["max_profit"] if math.isfinite(numbers["max_profit"]) else abs(numbers["net_premium"])
-        stop = numbers["max_loss"] if math.isfinite(numbers["max_loss"]) else abs(numbers["net_premium"])
-        answer["exit"] = {"take_profit": max(0.5 * take, 0.01), "stop_loss": max(0.5 * stop, 0.01)}
-        return answer
+        return stated_answer(legs, contracts, engine_numbers(task, legs, contracts))
 
     def _check_rl_action(self, action: Any) -> np.ndarray:
         arr = np.asarray(action)

@@ -529,11 +529,20 @@ def reference_answer(task: dict[str, Any]) -> dict[str, Any]:
     probe = engine_numbers(task, legs, 1.0)
     contracts = float(task.get("contracts") or (probe.get("max_contracts") or 1))
     contracts = max(contracts, 1.0)
-    numbers = engine_numbers(task, legs, contracts)
+    names = sorted({*task["ask"]["pnl"], *task["ask"]["greeks"], "net_premium", "max_profit", "max_loss"}
+                   - {"contracts_allowed"})  # stated as "contracts"
+    return stated_answer(legs, contracts, engine_numbers(task, legs, contracts), names)
+
+
+def stated_answer(legs: list[OptionLeg], contracts: float, numbers: dict[str, Any],
+                  names: Any = None) -> dict[str, Any]:
+    """An answer stating ``numbers`` (engine numbers of the position) for ``names`` (default: all of them).
+
+    Adds the delta-neutral hedge and an exit at half the max profit / half the max
+    loss (half the net premium where one is unbounded); drops values that are NaN.
+    """
     answer: dict[str, Any] = {"legs": [leg.to_json() for leg in legs], "contracts": contracts}
-    for name in sorted({*task["ask"]["pnl"], *task["ask"]["greeks"], "net_premium", "max_profit", "max_loss"}):
-        if name == "contracts_allowed":  # stated as "contracts"
-            continue
+    for name in (names if names is not None else numbers):
         value = numbers[name]
         answer[name] = "unlimited" if isinstance(value, float) and math.isinf(value) else value
     answer["hedge"] = {"shares": numbers["hedge_shares"]}

@@ -212,6 +212,17 @@ def _sizing(task: dict[str, Any], rng: np.random.Generator, _template: str | Non
 
 
 # ----------------------------------------------------------------------------- the prompt
+def answer_keys(task: dict[str, Any]) -> list[str]:
+    """The answer keys a task's scored items read, besides ``legs`` and ``contracts``, in ask order."""
+    keys: list[str] = []
+    for dim in ("pnl", "greeks", "strategy", "risk"):
+        for item in task["ask"][dim]:
+            key = ITEM_KEYS.get(item, item)
+            if key not in keys and key not in ("legs", "contracts"):
+                keys.append(key)
+    return keys
+
+
 def _money(x: float) -> str:
     return f"{x:,.2f}"
 
@@ -270,15 +281,10 @@ def render_prompt(task: dict[str, Any]) -> str:
             lines.append(f"  {q['type']} {q['strike']:g} {q['expiry']} {q['days']}d {q['premium']:.2f} {q['iv']:.4f}")
     lines.append(f"For probability of profit use a lognormal model at sigma {m['pop_vol']:.4f} with drift r - q. "
                  "Greeks: each option at its own implied vol.")
-    keys = []
-    for dim in ("pnl", "greeks", "strategy", "risk"):
-        for item in task["ask"][dim]:
-            key = ITEM_KEYS.get(item, item)
-            if key not in keys:
-                keys.append(key)
+    keys = answer_keys(task)
     lines.append(
         "Answer with one JSON object (schema: finenvs options_answer.schema.json): legs [{side buy/sell, type "
-        "call/put/stock, strike, expiry, quantity}], contracts, and " + ", ".join(k for k in keys if k not in ("legs", "contracts"))
+        "call/put/stock, strike, expiry, quantity}], contracts, and " + ", ".join(keys)
         + ". Money for the whole position (per share x multiplier x contracts); net_premium > 0 is a debit; "
         "delta in shares, vega per vol point, theta per calendar day; hedge.shares < 0 sells stock."
     )
