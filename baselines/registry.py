@@ -7,6 +7,7 @@ from typing import Any
 from finenvs.baselines.deltahedge import DELTAHEDGE_POLICIES
 from finenvs.baselines.hedging import HEDGING_POLICIES
 from finenvs.baselines.options import OPTIONS_POLICIES
+from finenvs.baselines.report import REPORT_POLICIES, RandomRating
 from finenvs.baselines.trading import TRADING_POLICIES, RandomPolicy
 from finenvs.registration import ENVIRONMENTS
 
@@ -16,6 +17,7 @@ POLICIES_BY_FAMILY: dict[str, dict[str, tuple[type, str]]] = {
     "hedging": HEDGING_POLICIES,
     "deltahedge": DELTAHEDGE_POLICIES,
     "options": OPTIONS_POLICIES,
+    "report": REPORT_POLICIES,
 }
 
 
@@ -58,10 +60,10 @@ def make_policy(name: str, env_id: str, env: Any = None, seed: int | None = 0) -
         if env is None:
             raise ValueError(f"policy {name!r} for {env_id} needs the env it acts in (pass env=)")
         return cls.from_env(env, seed)
-    policy = cls(seed=seed) if cls is RandomPolicy else cls()
+    policy = cls(seed=seed) if cls in (RandomPolicy, RandomRating) else cls()
     if env is not None:
         window = getattr(getattr(env, "unwrapped", env), "params", None)
         window = getattr(window, "window", None)
-        if window is not None and window < policy.min_window:
+        if window is not None and window < getattr(policy, "min_window", 1):
             raise ValueError(f"policy {name!r} needs an observation window >= {policy.min_window}, env has {window}")
     return policy

@@ -29,6 +29,10 @@ ENVIRONMENTS: dict[str, tuple[str, str]] = {
         "One options task per episode (pricing, Greeks, strategy, P&L attribution, sizing) scored 0-100 by the engine.",
         "options",
     ),
+    "FinReport-v0": (
+        "One research report (or rating) per week on one stock; ratings traded daily (CR/SR/MDD); report quality 0-10.",
+        "report",
+    ),
     "FinDeltaHedge-v0": (
         "Short one option, choose the hedge ratio each step until expiry; reward -(hedging P&L error)^2; costs.",
         "deltahedge",
@@ -63,6 +67,14 @@ _KWARGS = {
         "bank": None,
         "hold_to_expiry": False,
     },
+    "FinReport-v0": {
+        "symbol": None,
+        "split": "train",
+        "action_mode": "rating",
+        "position_map": "herculean",
+        "fee_bps": 5.0,
+        "dataset": "core",
+    },
     "FinDeltaHedge-v0": {
         "option": "call",
         "moneyness": 1.0,
@@ -80,6 +92,7 @@ _ENTRY_POINTS = {
     "FinHedging-v0": "finenvs.envs.hedging:FinHedgingEnv",
     "FinOptions-v0": "finenvs.envs.options:FinOptionsEnv",
     "FinDeltaHedge-v0": "finenvs.envs.deltahedge:FinDeltaHedgeEnv",
+    "FinReport-v0": "finenvs.envs.report:FinReportEnv",
 }
 
 #: text variant id -> base env id. ``gym.make("FinTrading-text-v0", **base_kwargs)`` is the base env

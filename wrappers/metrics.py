@@ -3,7 +3,9 @@
 The finenvs analogue of gymnasium's ``RecordEpisodeStatistics``: it reads only
 the per-step ``info`` every market env reports (``date``, ``equity``,
 ``equity_at_decision``, ``position``), so the env's step stays lean and the same
-wrapper serves every market task. When an episode ends, the final ``info`` gets
+wrapper serves every market task. An env whose step spans several trading days
+(FinReport-v0 holds a weekly rating) lists them in ``info["days"]``, one dict
+with those four keys per day, and the curves stay daily. When an episode ends, the final ``info`` gets
 ``info["episode_metrics"]``::
 
     {"standard": {...every finenvs.scoring metric...},
@@ -58,10 +60,11 @@ class EpisodeMetrics(gym.Wrapper):
         missing = [k for k in REQUIRED_INFO if k not in info]
         if missing:
             raise KeyError(f"EpisodeMetrics needs info keys {list(REQUIRED_INFO)}; the env did not report {missing}")
-        self._dates.append(info["date"])
-        self._wealth.append(float(info["equity"]))
-        self._decision_equity.append(float(info["equity_at_decision"]))
-        self._positions.append(float(info["position"]))
+        for day in info.get("days") or (info,):  # an env whose step spans several days lists them
+            self._dates.append(day["date"])
+            self._wealth.append(float(day["equity"]))
+            self._decision_equity.append(float(day["equity_at_decision"]))
+            self._positions.append(float(day["position"]))
         if terminated or truncated:
             info = dict(info)
             info["episode_metrics"] = self.summary()

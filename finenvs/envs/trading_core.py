@@ -199,7 +199,7 @@ class TradingState(NamedTuple):
         t: Row index of the current decision day (its close is "now").
         start: Row index of the episode's first decision day.
         end: Row index of the episode's last day (the close-out).
-        position: -1, 0 or +1: the position held from this close.
+        position: -1, 0 or +1 (a signed fraction via transition_to): the position held from this close.
         shares: Signed share count of that position.
         cash: Cash (includes short-sale proceeds).
         equity: cash + shares x close_t.
@@ -295,11 +295,22 @@ def transition(ep: Episode, state: tuple, action: int) -> tuple[tuple, tuple]:
         ``(new_state, outcome)``: tuples in :class:`TradingState` and
         :class:`StepOutcome` field order.
     """
+    return transition_to(ep, state, 1 if action == BUY else (ep.short_target if action == SELL else 0))
+
+
+def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tuple]:
+    """Hold ``target`` (a signed fraction of equity) from the close of day ``state.t`` to the next close.
+
+    The book of :func:`transition` with any target exposure: -1, 0 and +1 are
+    SELL, HOLD and BUY; a fraction such as 0.5 invests half the equity (after
+    the entry fee) and keeps the rest in cash, share count fixed while held.
+    Envs whose decisions are not daily (FinReport-v0 holds a rating for a
+    week) call this once per trading day with the same target.
+    """
     t, start, end, position, shares, cash, equity, entry_equity, fees_paid, dsr_a, dsr_b, _ = state
     old_equity = equity
     nt = t + 1
     fee = ep.fee
-    target = 1 if action == BUY else (ep.short_target if action == SELL else 0)
     paid = 0.0
     ruined = False
     equity_at_decision = equity

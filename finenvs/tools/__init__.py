@@ -17,6 +17,7 @@ See :mod:`finenvs.tools.registry` for the call contract and
 
 from finenvs.tools.market import MARKET_TOOLS  # noqa: E402,I001  (registers the market tools)
 from finenvs.tools.pairs import PAIR_TOOLS  # noqa: E402,I001  (registers the pairs tools)
+from finenvs.tools.report import REPORT_TOOLS  # noqa: E402,I001  (registers the report tools)
 from finenvs.tools.registry import (
     COMMIT_TOOL,
     DEFAULT_MAX_CHARS,
@@ -36,6 +37,7 @@ __all__ = [
     "DEFAULT_MAX_CHARS",
     "MARKET_TOOLS",
     "PAIR_TOOLS",
+    "REPORT_TOOLS",
     "TOOLSETS",
     "Tool",
     "ToolBox",
