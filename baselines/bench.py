@@ -297,6 +297,7 @@ def render_markdown(card: Scorecard) -> str:
             ),
             "",
         ]
+    lines += report_quality_lines(card.results)
     if card.options:
         from finenvs.baselines.options import options_markdown
 
@@ -406,6 +407,47 @@ def _market_kwargs(env_id: str, symbol: str, config: BenchConfig) -> dict[str, A
     return ({"symbols": list(config.universe)} if config.universe else {}) | dict(config.env_kwargs)
 
 
+def _policy_env_kwargs(env_id: str, policy_name: str) -> dict[str, Any]:
+    """Extra gym.make kwargs a baseline needs (FinReport-v0's report writer acts in ``action_mode="report"``)."""
+    from finenvs.baselines.registry import POLICIES_BY_FAMILY
+
+    cls = POLICIES_BY_FAMILY.get(family_of(env_id), {}).get(policy_name, (None,))[0]
+    return dict(getattr(cls, "env_kwargs", None) or {})
+
+
+def report_quality_lines(results: list[EpisodeResult]) -> list[str]:
+    """Scorecard section: FinReport-v0's report quality per symbol (policies that write reports)."""
+    rows = [r for r in results if r.quality is not None]
+    if not rows:
+        return []
+    dims = ("structure", "content", "evidence", "reasoning")
+    mean = {d: float(np.mean([r.quality["dimensions"][d] for r in rows])) for d in dims}
+    return [
+        "## FinReport-v0 report quality",
+        "",
+        "Deterministic score 0-10 (mean of four dimensions, each 10 x the pass ratio of its checks against the "
+        "data visible at the report date), averaged over each episode's weekly reports. The ratings are scored as "
+        "a strategy in the FinReport-v0 tables above (STRONG_BUY/BUY long, HOLD flat, SELL/STRONG_SELL short, "
+        "held daily until the next report; buy_and_hold is Buy&Hold over the same days and fees).",
+        "",
+        _table(
+            ["symbol", "policy", "reports", "score", "structure", "content", "evidence", "reasoning",
+             "invalid ratings", "CR %", "SR", "MDD %"],
+            [
+                [r.symbol, r.policy, str(r.quality["reports"]), _fmt(r.quality["score"]),
+                 *(_fmt(r.quality["dimensions"][d]) for d in dims), str(r.quality["invalid_ratings"]),
+                 _fmt(r.standard["cumulative_return"], 100), _fmt(r.standard["sharpe"]),
+                 _fmt(r.standard["max_drawdown"], 100)]
+                for r in sorted(rows, key=lambda r: (r.symbol, r.policy))
+            ]
+            + [["mean", "", str(sum(r.quality["reports"] for r in rows)),
+                _fmt(float(np.mean([r.quality["score"] for r in rows]))), *(_fmt(mean[d]) for d in dims),
+                str(sum(r.quality["invalid_ratings"] for r in rows)), "", "", ""]],
+        ),
+        "",
+    ]
+
+
 def run_agent_episode(env_id: str, symbol: str, config: BenchConfig) -> EpisodeResult:
     """One episode of the offline scripted agent through the text interface, with its efficiency figures."""
     import asyncio
@@ -495,7 +537,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
                 jobs.append((env_id, symbol, AGENT_POLICY))
     results: list[EpisodeResult] = []
     errors: list[dict[str, str]] = []
-    envs: dict[tuple[str, str], Any] = {}
+    envs: dict[tuple[Any, ...], Any] = {}
     bar = tqdm(jobs, desc="finenvs bench", unit="episode", disable=not config.progress or None)
     for env_id, symbol, policy_name in bar:
         bar.set_postfix_str(f"{env_id} {symbol} {policy_name}", refresh=False)
@@ -503,9 +545,10 @@ def run_bench(config: BenchConfig) -> Scorecard:
             if policy_name == AGENT_POLICY:
                 results.append(run_agent_episode(env_id, symbol, config))
                 continue
-            key = (env_id, symbol)
+            extra = _policy_env_kwargs(env_id, policy_name)
+            key = (env_id, symbol, tuple(sorted(extra.items())))
             if key not in envs:
-                envs[key] = gym.make(env_id, split=config.split, **_market_kwargs(env_id, symbol, config))
+                envs[key] = gym.make(env_id, split=config.split, **_market_kwargs(env_id, symbol, config), **extra)
             env = envs[key]
             policy = make_policy(policy_name, env_id, env, seed=config.seed)
             results.append(
@@ -607,6 +650,15 @@ def terminal_table(card: Scorecard) -> str:
             f"{sum(r.efficiency['format_errors'] for r in agents)} format errors, "
             f"{np.mean([r.efficiency['tool_calls_per_decision'] for r in agents]):.2f} tool calls/decision, "
             f"{sum(r.efficiency['look_ahead_attempts'] for r in agents)} look-ahead attempts."
+        )
+    reports = [r for r in card.results if r.quality is not None]
+    if reports:
+        out.append("")
+        out.append(
+            f"FinReport-v0 report quality (0-10) over {sum(r.quality['reports'] for r in reports)} reports: "
+            f"{np.mean([r.quality['score'] for r in reports]):.2f}; "
+            + ", ".join(f"{d} {np.mean([r.quality['dimensions'][d] for r in reports]):.2f}"
+                        for d in ("structure", "content", "evidence", "reasoning"))
         )
     if card.options:
         out.append("")

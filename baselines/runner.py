@@ -42,6 +42,8 @@ class EpisodeResult:
     oracle: bool = False
     #: FinHedging-v0: the pair's log price ratio on ``dates``
     spread: list[float] | None = field(default=None, repr=False)
+    #: FinReport-v0 reports: mean quality score (0-10), its four dimensions, invalid ratings
+    quality: dict[str, Any] | None = None
 
     @property
     def time_in_market(self) -> float:
@@ -60,6 +62,8 @@ class EpisodeResult:
             extra["pair"] = self.pair
         if self.oracle:
             extra["oracle"] = True
+        if self.quality is not None:
+            extra["quality"] = self.quality
         return {
             "env": self.env_id,
             "policy": self.policy,
@@ -139,6 +143,7 @@ def run_episode(
         pair=pair,
         oracle=bool(getattr(policy, "oracle", False)),
         spread=None if spread is None else spread.tolist(),
+        quality=info.get("quality_summary"),
     )
 
 

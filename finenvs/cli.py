@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--fill", choices=["close", "next_open"], help="fill model (default: close)")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument("--chart", type=Path, help="write the episode's equity/drawdown chart to this PNG")
+    run.add_argument("--reports", type=Path, help="FinReport-v0: write each weekly report (Markdown) and its "
+                     "quality checks (JSON) into this folder")
 
     bench = sub.add_parser("bench", help="every env x every baseline on a split; writes a scorecard")
     bench.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
@@ -182,6 +184,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     result = run_episode(env, policy, env_id=args.env, policy_name=args.policy, seed=args.seed)
     if args.chart:
         _write_png(env.render(), args.chart)
+    if getattr(args, "reports", None):
+        written = _write_reports(env.unwrapped, args.reports)
     env.close()
     if args.json:
         print(json.dumps(result.row(), indent=2, default=float))
@@ -207,9 +211,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"  time in market {100 * result.time_in_market:.1f}%, positions opened {result.round_trips}"
           + (f", pair {result.pair} (long {result.pair.split('/')[0]} on LONG_SHORT)" if result.pair else "")
           + ("  [ORACLE: read the future; an upper bound, not a baseline]" if result.oracle else ""))
+    if result.quality is not None:
+        q = result.quality
+        print(f"  report quality {q['score']:.2f}/10 over {q['reports']} reports: "
+              + ", ".join(f"{k} {v:.2f}" for k, v in q["dimensions"].items())
+              + f"; invalid ratings {q['invalid_ratings']}")
     if args.chart:
         print(f"  chart: {args.chart}")
+    if getattr(args, "reports", None):
+        print(f"  reports: {written} file(s) in {args.reports}")
     return 0
+
+
+def _write_reports(env: Any, folder: Path) -> int:
+    """Write a FinReport-v0 episode's reports (``<date>.md``) and their checks (``<date>.json``)."""
+    history = getattr(env, "history", None)
+    if history is None:
+        raise ValueError("--reports is for FinReport-v0")
+    folder.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for record in history:
+        if "text" not in record:
+            continue
+        (folder / f"{record['report_date']}.md").write_text(record["text"])
+        (folder / f"{record['report_date']}.json").write_text(json.dumps(record["card"], indent=2, default=str))
+        written += 2
+    return written
 
 
 def _run_options(args: argparse.Namespace, family: str) -> int:

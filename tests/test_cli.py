@@ -114,7 +114,8 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert proc.returncode == 0, proc.stderr
     run = tmp_path / "t"
     card = json.loads((run / "scorecard.json").read_text())
-    assert len(card["rows"]) == 2 * 7 + 5 and not card["errors"]
+    # 2 symbols x (6 trading baselines + agent + 5 report baselines) + 5 pairs rows
+    assert len(card["rows"]) == 2 * (7 + 5) + 5 and not card["errors"]
     trading = [r for r in card["rows"] if r["env"] == "FinTrading-v0"]
     assert {r["policy"] for r in trading} == {
         "buy_and_hold", "always_flat", "random", "sma_crossover", "momentum", "rsi_mean_reversion", "scripted_agent"}
@@ -129,8 +130,10 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert "buy_and_hold" in proc.stdout and "reproduced on 2/2 symbols" in proc.stdout
     if _has_matplotlib():
         pngs = sorted(p.name for p in run.glob("*.png"))
-        assert pngs == ["equity_FinHedging-v0_universe.png", "equity_FinTrading-v0_AAPL.png",
-                        "equity_FinTrading-v0_MSFT.png", "sharpe_FinTrading-v0.png", "spread_FinHedging-v0.png"]
+        assert pngs == ["equity_FinHedging-v0_universe.png", "equity_FinReport-v0_AAPL.png",
+                        "equity_FinReport-v0_MSFT.png", "equity_FinTrading-v0_AAPL.png",
+                        "equity_FinTrading-v0_MSFT.png", "sharpe_FinReport-v0.png", "sharpe_FinTrading-v0.png",
+                        "spread_FinHedging-v0.png"]
         assert "![" in md
 
 
@@ -139,7 +142,7 @@ def test_full_bench_on_shipped_data(tmp_path):
     proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots", "--quiet")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
-    assert len(card["rows"]) == 10 * 7 + 5 and not card["errors"]
+    assert len(card["rows"]) == 10 * (7 + 5) + 5 and not card["errors"]
     assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == 4
     assert all(r["look_ahead_attempts"] == 0 for r in card["rows"])
     pairs = {r["policy"]: r for r in card["rows"] if r["env"] == "FinHedging-v0"}
@@ -161,6 +164,17 @@ def test_full_bench_on_shipped_data(tmp_path):
     hedge = {(r["policy"], r["steps_per_day"]): r["mse"] for r in options["deltahedge"]}
     assert hedge[("bs_delta", 1)] < 0.1 * hedge[("no_hedge", 1)] and hedge[("bs_delta", 4)] < hedge[("bs_delta", 1)]
     assert "## Options" in md and "### FinDeltaHedge-v0" in md
+    # FinReport-v0: ratings traded on every symbol; always-BUY is FinTrading-v0's buy-and-hold to the cent
+    report = {(r["symbol"], r["policy"]): r for r in card["rows"] if r["env"] == "FinReport-v0"}
+    assert {p for _, p in report} == {"buy_and_hold", "always_hold", "momentum", "random", "template_writer"}
+    trading_bh = {r["symbol"]: r for r in card["rows"] if r["env"] == "FinTrading-v0" and r["policy"] == "buy_and_hold"}
+    for symbol, row in trading_bh.items():
+        assert report[(symbol, "buy_and_hold")]["herculean"] == row["herculean"]
+        assert report[(symbol, "always_hold")]["final_equity"] == 1.0
+        quality = report[(symbol, "template_writer")]["quality"]
+        assert quality["reports"] == 13 and quality["invalid_ratings"] == 0
+        assert quality["dimensions"]["structure"] >= 9 and quality["dimensions"]["content"] >= 9
+    assert "## FinReport-v0 report quality" in md and "FinReport-v0 report quality (0-10) over 130 reports" in proc.stdout
 
 
 def test_bench_without_agents(tmp_path):
@@ -168,7 +182,7 @@ def test_bench_without_agents(tmp_path):
                    "--no-agents")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "na" / "scorecard.json").read_text())
-    assert len(card["rows"]) == 6 + 4 and "scripted_agent" not in {r["policy"] for r in card["rows"]}
+    assert len(card["rows"]) == 6 + 5 + 4 and "scripted_agent" not in {r["policy"] for r in card["rows"]}
     assert {r["symbol"] for r in card["rows"] if r["env"] == "FinTrading-v0"} == {"SPY"}
 
 

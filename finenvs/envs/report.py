@@ -393,6 +393,8 @@ class FinReportEnv(gym.Env):
         if card is not None:
             record["quality"] = card.score
             record["dimensions"] = dict(card.dimensions)
+            record["text"] = card.text
+            record["card"] = card.to_dict()
         self._history.append(record)
         info = self._info()
         info.update({"report_date": report_date, "rating": rating, "target_position": target, "days": days,
@@ -430,7 +432,8 @@ class FinReportEnv(gym.Env):
 
     @property
     def history(self) -> list[dict[str, Any]]:
-        """One record per report so far: date, rating, position, reward, quality."""
+        """One record per report so far: date, rating, position, reward; for a report also its
+        quality score, dimensions, text and every check (``card``)."""
         return [dict(h) for h in self._history]
 
     def facts(self) -> ReportFacts:

@@ -191,6 +191,7 @@ class QualityCard:
         rating: The rating traded; ``rating_problem`` why it is the default (None if declared clearly).
         stated: The metric values the report states (first statement of each).
         judge: What the optional judge returned (None without one).
+        text: The report as read (empty when it could not be read).
     """
 
     score: float
@@ -200,6 +201,7 @@ class QualityCard:
     rating_problem: str | None
     stated: dict[str, float]
     judge: dict[str, Any] | None = None
+    text: str = field(default="", repr=False)
 
     def failed(self) -> list[Check]:
         return [c for c in self.checks if not c.passed]
@@ -497,6 +499,7 @@ def score_report(
         rating_problem=parsed.rating_problem,
         stated=stated,
         judge=judged,
+        text=parsed.text,
     )
 
 
