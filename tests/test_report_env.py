@@ -137,8 +137,11 @@ def _hand_rsi(cl: list[float], w: int = 14) -> float:
     return 100.0 if avg_loss == 0 else 100.0 - 100.0 / (1.0 + avg_gain / avg_loss)
 
 
-def _hand_metrics(dates, close, volume, peers) -> dict[str, float]:
-    """The module docstring's 16 definitions at the last row, in plain Python (no finenvs code)."""
+def _hand_metrics(dates, close, volume, peers) -> tuple[dict[str, float], list[float], list[float]]:
+    """The module docstring's 16 definitions at the last row in plain Python (no finenvs code).
+
+    Returns the metrics and the 60 daily returns of the stock and of the peer basket behind beta.
+    """
     days = [dt.date.fromisoformat(str(d)) for d in dates]
     cl, vol = [float(x) for x in close], [float(x) for x in volume]
     t = len(cl) - 1
@@ -161,7 +164,7 @@ def _hand_metrics(dates, close, volume, peers) -> dict[str, float]:
     m["return_12w"] = c / cl[t - 60] - 1.0
     m["rsi_14"] = _hand_rsi(cl)
     fast, slow = _hand_ema(cl, 12), _hand_ema(cl, 26)
-    line = [f - s for f, s in zip(fast[25:], slow[25:])]
+    line = [f - s for f, s in zip(fast[25:], slow[25:], strict=True)]
     m["macd_histogram"] = line[-1] - _hand_ema(line, 9)[-1]
     m["sma50_gap"] = c / statistics.fmean(cl[t - 49 : t + 1]) - 1.0
     # peers: the last close on or before each stock date
@@ -297,8 +300,8 @@ def test_report_days_of_the_eval_split(catalog):
     assert days.size == 13 == info["n_reports"]
     shown = [str(dates[i]) for i in days]
     assert shown == EVAL_FRIDAYS and shown[-1] == "2026-03-27" and last not in days
-    for i in days:  # each is its ISO week's last trading day
-        assert dt.date.fromisoformat(str(dates[i])).weekday() == 4 or _iso_week(dates[i + 1]) != _iso_week(dates[i])
+    for i in days:  # each is its ISO week's last trading day (here all Fridays)
+        assert dt.date.fromisoformat(str(dates[i])).weekday() == 4
         assert _iso_week(dates[i + 1]) != _iso_week(dates[i])
     # and the env steps exactly through them
     _, _, infos = report_rollout(env, seed=0, actions=[HOLD] * 13)

@@ -53,6 +53,11 @@ def _set_rating(report: str, rating: str | None) -> str:
     return _DECLARATION.sub(rating, report)
 
 
+def _conflicting(report: str) -> str:
+    """The template report declaring BUY in sections 1 and 2 and SELL in section 8."""
+    return re.sub(r"(## 8\. .*\n)Rating: BUY", r"\1Rating: SELL", _set_rating(report, "BUY"))
+
+
 def _check(card, name: str):
     """The checks of ``card`` named ``name`` (dicts from info["quality"] or Check objects)."""
     if isinstance(card, dict):
@@ -322,7 +327,7 @@ def test_sections_out_of_order_fail(first_report):
 
 
 _BAD_RATINGS = {
-    "conflicting": (lambda r: _set_rating(r, "SELL").replace("Rating: SELL", "Rating: BUY", 1), "conflicting"),
+    "conflicting": (_conflicting, "conflicting"),
     "no rating": (lambda r: _set_rating(r, None), "no 'Rating: X' line"),
     "invalid word": (lambda r: _set_rating(r, "OUTPERFORM"), "'OUTPERFORM' is not a rating"),
 }
@@ -349,10 +354,7 @@ def test_bad_rating_trades_as_hold_and_is_invalid(first_report, case):
 
 def test_conflicting_ratings_in_sections_2_and_8(first_report):
     report, facts = first_report
-    text = report.replace("Rating: ", "Rating: BUY #", 1)  # section 2 BUY ...
-    text = re.sub(r"Rating: BUY #\w+", "Rating: BUY", text)
-    text = re.sub(r"(## 8\. .*\n)Rating: \w+", r"\1Rating: SELL", text)  # ... section 8 SELL
-    card = score_report(text, facts)
+    card = score_report(_conflicting(report), facts)
     assert card.rating == "HOLD" and "conflicting" in card.rating_problem
     (check,) = _check(card, "rating in sections 2 and 8 agrees")
     assert not check.passed and "section 2 says ['BUY'], section 8 says ['SELL']" in check.reason
