@@ -32,7 +32,6 @@ from finenvs.envs.report_core import (
     SELL,
     STRONG_BUY,
     STRONG_SELL,
-    metric_display,
 )
 from finenvs.envs.report_quality import thesis_signals
 from finenvs.envs.report_text import SECTIONS

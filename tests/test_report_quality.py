@@ -501,12 +501,6 @@ def test_fabricated_percent_fails_evidence(first_report):
     assert not check.passed and card.dimensions["evidence"] < 10.0
 
 
-_PERIOD_BUG = ("numbers_in reads a value with a unit followed by a period word ('12% year over year', "
-               "'-0.87% week', '2.3% month-over-month') as a period length (kind 'period'), so the figure "
-               "escapes Evidence fidelity: a fabricated '87.3% year over year' costs nothing")
-
-
-@pytest.mark.xfail(strict=True, reason=_PERIOD_BUG)
 @pytest.mark.parametrize("text", ["revenue grew 12% year over year", "a -0.87% week", "up 2.3% month-over-month",
                                   "a $5 day range"])
 def test_value_with_unit_before_a_period_word_is_a_value(text):
@@ -514,7 +508,6 @@ def test_value_with_unit_before_a_period_word_is_a_value(text):
     assert token.kind == "value"
 
 
-@pytest.mark.xfail(strict=True, reason=_PERIOD_BUG)
 def test_fabricated_percent_year_over_year_fails_evidence(first_report):
     report, facts = first_report
     card = score_report(_inject(report, 5, "Services revenue grew 87.3% year over year."), facts)
@@ -522,10 +515,9 @@ def test_fabricated_percent_year_over_year_fails_evidence(first_report):
     assert any(c.name.startswith("number 87.3%") and not c.passed for c in card.checks)
 
 
-@pytest.mark.xfail(strict=True, reason="NumberToken.tolerance scales by the multiplier only for integers: '$1.2B' "
-                   "gets a tolerance of 0.05 (dollars) instead of half its last digit (0.05B), so $1.24B fails "
-                   "to match it while '$2B' matches $2.4B")
 def test_tolerance_of_a_multiplied_decimal_is_half_its_last_digit():
+    (whole,) = numbers_in("$2B")
+    assert whole.matches(2.4e9) and not whole.matches(2.6e9)
     (billions,) = numbers_in("$1.2B")
     assert billions.tolerance() == pytest.approx(0.05e9)
     assert billions.matches(1.24e9)
@@ -623,3 +615,12 @@ def test_llm_judge_unreadable_reply_is_recorded_by_the_env():
 def test_env_rejects_a_judge_that_is_not_callable():
     with pytest.raises(ValueError, match="judge must be callable"):
         _env("AAPL", judge="gpt-4")
+
+
+def test_prose_about_the_rating_is_not_a_declaration():
+    """'Our rating is unchanged.' is prose; only rating words after 'is' declare one."""
+    parsed = parse_report("## Investment Rating and Thesis\nOur rating is unchanged.\nRating: BUY\n")
+    assert parsed.rating == "BUY" and parsed.rating_problem is None
+    assert [d.rating for d in parsed.declarations] == ["BUY"]
+    parsed = parse_report("Our rating is unchanged.\nOur rating is SELL.")
+    assert parsed.rating == "SELL"

@@ -37,7 +37,14 @@ from finenvs.envs.report_core import (
 from finenvs.envs.report_quality import DIMENSIONS, Judge, QualityCard, ReportFacts, score_report, value_pool
 from finenvs.envs.report_text import DEFAULT_RATING, MAX_REPORT_CHARS, REPORT_TEMPLATE, SECTIONS, numbers_in
 from finenvs.envs.text import TextProtocol
-from finenvs.envs.trading_core import RUIN_LOG_RETURN, MarketData, TradingParams, initial_state, make_episode, transition_to
+from finenvs.envs.trading_core import (
+    RUIN_LOG_RETURN,
+    MarketData,
+    TradingParams,
+    initial_state,
+    make_episode,
+    transition_to,
+)
 from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
 from finenvs.errors import UnknownSymbolError, WindowError
 

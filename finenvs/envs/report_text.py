@@ -97,7 +97,7 @@ _HEADING = re.compile(r"^\s{0,3}(#{1,4})\s+(.*?)\s*#*\s*$")
 _BOLD_LINE = re.compile(r"^\s{0,3}(\*\*|__)(.+?)\1\s*:?\s*$")
 _NUMBERING = re.compile(r"^(?:section\s+)?(?:\d{1,2}|[ivx]{1,4})\s*[.):-]\s*", re.IGNORECASE)
 _RATING_LINE = re.compile(
-    r"(?:^|[\s*_>|(\[])(?:investment\s+|final\s+|overall\s+)?rating\s*[*_`]*\s*(?:[:=：|]|is\b|-)\s*[*_`\"']*\s*"
+    r"(?:^|[\s*_>|(\[])(?:investment\s+|final\s+|overall\s+)?rating\s*[*_`]*\s*([:=：|]|is\b|-)\s*[*_`\"']*\s*"
     r"(strong[\s_-]*(?:buy|sell)\b|[A-Za-z][A-Za-z-]*)",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -194,7 +194,9 @@ def parse_report(report: Any) -> ParsedReport:
         if current is not None and current >= 0:
             bodies[current].append(line)
         for m in _RATING_LINE.finditer(line):
-            word = m.group(1).strip()
+            word = m.group(2).strip()
+            if m.group(1) in ("is", "IS", "Is", "-") and rating_of(word) is None:
+                continue  # prose ("the rating is unchanged"), not a declaration
             parsed.declarations.append(RatingDeclaration(current if current != -1 else None, word, rating_of(word)))
     parsed.sections = {i: "\n".join(lines).strip() for i, lines in bodies.items()}
     parsed.rating, parsed.rating_problem = _resolve_rating(parsed.declarations)
@@ -245,6 +247,7 @@ class NumberToken:
         text: The matched text.
         start: Offset in the scanned text.
         kind: ``"value"``, ``"period"`` (52-week, 14-day) or ``"year"`` (an integer 1900..2100 without unit).
+        scale: The multiplier written (1e9 for B/billion, 1 without one).
     """
 
     value: float
@@ -253,14 +256,11 @@ class NumberToken:
     text: str
     start: int
     kind: str = "value"
+    scale: float = 1.0
 
     def tolerance(self) -> float:
-        """Half a unit of the last digit written (scaled by the multiplier), at least 1e-9."""
-        scale = 1.0
-        if self.decimals == 0 and abs(self.value) >= 1e3:
-            mags = [m for m in (1e12, 1e9, 1e6, 1e3) if abs(self.value) >= m and self.value % m == 0]
-            scale = mags[0] if mags else 1.0
-        return max(0.5 * 10.0 ** (-self.decimals) * scale, 1e-9)
+        """Half a unit of the last digit written, times the multiplier ($1.2B: 0.05e9), at least 1e-9."""
+        return max(0.5 * 10.0 ** (-self.decimals) * self.scale, 1e-9)
 
     def matches(self, truth: float, *, rel: float = 0.005) -> bool:
         """The number is ``truth`` to its written precision (or within ``rel`` of it)."""
@@ -284,7 +284,8 @@ def numbers_in(text: str) -> list[NumberToken]:
         decimals = len(raw.split(".")[1]) if "." in raw else 0
         mult_raw = (m.group("mult") or "").strip()
         mult = "" if mult_raw in ("m", "b", "t") else mult_raw.lower()  # 3m, 2b: not read as multipliers
-        value *= _MULT.get(mult, 1.0)
+        scale = _MULT.get(mult, 1.0)
+        value *= scale
         unit_raw = (m.group("unit") or "").strip().lower()
         unit = "%" if unit_raw in ("%", "percent", "pp") else ("bp" if unit_raw.startswith("bp") else unit_raw)
         if m.group("cur"):
@@ -294,14 +295,14 @@ def numbers_in(text: str) -> list[NumberToken]:
             negative = True  # accounting negative: (3.2%), ($1,234.5)
         value = -value if negative else value
         kind = "value"
-        if m.group("period"):
+        if m.group("period") and not unit:  # 52-week, 14 days; but 12% year over year is a value
             kind = "period"
         elif not unit and not mult and decimals == 0 and "," not in raw and 1900 <= value <= 2100:
             kind = "year"
         text = m.group(0).strip()
         if not (m.group("open") and m.group("close")):
             text = text.strip("()").strip()
-        out.append(NumberToken(value, unit, decimals, text, m.start("num"), kind))
+        out.append(NumberToken(value, unit, decimals, text, m.start("num"), kind, scale))
     return out
 
 
