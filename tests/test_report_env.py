@@ -1,4 +1,4 @@
-"""FinReport-v0: weekly metrics by hand, report weeks, date lock, conformance, determinism, accounting, baselines."""
+"""FinReport-v0: weekly metrics by hand, report weeks, date lock, conformance, determinism, accounting."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _bits(metrics: dict[str, float]) -> bytes:
 
 
 def report_rollout(env, seed, actions=None):
-    """(observations as bytes, rewards, infos) of one whole episode; ratings from a seeded generator by default."""
+    """(observations as bytes, rewards, infos) of one whole episode; seeded random ratings by default."""
     rng = np.random.default_rng(seed)
     obs, info = env.reset(seed=seed)
     observations, rewards, infos = [obs.tobytes()], [], [info]
@@ -178,7 +178,7 @@ def _hand_metrics(dates, close, volume, peers) -> tuple[dict[str, float], list[f
         aligned.append(col)
 
     def basket(i: int) -> float:
-        rets = [col[i] / col[i - 1] - 1.0 for col in aligned if math.isfinite(col[i]) and math.isfinite(col[i - 1])]
+        rets = [col[i] / col[i - 1] - 1.0 for col in aligned if math.isfinite(col[i] + col[i - 1])]
         return sum(rets) / len(rets)
 
     m["peer_weekly_return"] = math.prod(1.0 + basket(i) for i in range(ws, t + 1)) - 1.0
@@ -228,7 +228,7 @@ def test_holiday_weeks_start_after_the_missing_day():
 
 
 def test_align_closes_and_basket_returns_by_hand():
-    dates = np.array(["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05"], dtype="datetime64[D]")
+    dates = np.arange(np.datetime64("2024-01-01"), np.datetime64("2024-01-06"))
     pdates = np.array(["2024-01-02", "2024-01-04", "2024-01-06"], dtype="datetime64[D]")
     got = align_closes(dates, pdates, np.array([10.0, 12.0, 99.0]))
     np.testing.assert_array_equal(got, [np.nan, 10.0, 10.0, 12.0, 12.0])
@@ -294,7 +294,8 @@ def test_report_days_of_the_eval_split(catalog):
     env = FinReportEnv(symbol="AAPL", split="eval")
     _, info = env.reset(seed=0)
     dates = catalog.series("AAPL").dates
-    first, last = (int(np.searchsorted(dates, np.datetime64(info[k]))) for k in ("window_start", "window_end"))
+    first = int(np.searchsorted(dates, np.datetime64(info["window_start"])))
+    last = int(np.searchsorted(dates, np.datetime64(info["window_end"])))
     assert (str(dates[first]), str(dates[last])) == ("2026-01-02", "2026-03-31")
     days = report_days(dates, first, last)
     assert days.size == 13 == info["n_reports"]
@@ -307,6 +308,13 @@ def test_report_days_of_the_eval_split(catalog):
     _, _, infos = report_rollout(env, seed=0, actions=[HOLD] * 13)
     assert [i["report_date"] for i in infos[1:]] == EVAL_FRIDAYS
     assert infos[-1]["date"] == "2026-03-31"
+
+
+def test_live_split_reports_on_the_thursday_before_good_friday():
+    env = gym.make("FinReport-v0", symbol="AAPL", split="live")
+    _, _, infos = report_rollout(env, seed=0, actions=[BUY] * 4)
+    assert [i["report_date"] for i in infos[1:]] == ["2026-04-02", "2026-04-10", "2026-04-17", "2026-04-24"]
+    assert dt.date(2026, 4, 2).weekday() == 3 and infos[-1]["date"] == "2026-05-01"
 
 
 def test_report_days_with_holidays_and_window_edges():
@@ -341,12 +349,13 @@ def test_weekly_metrics_are_invariant_to_every_row_after_t():
             pc2[after] *= np.exp(rng.normal(0.0, 0.3, int(after.sum())))
             keep = ~after | (rng.random(pd_.size) < 0.7)  # and drop some of the peer's later days
             peers2.append((pd_[keep], pc2[keep]))
-        # the peers are aligned from their full (perturbed) calendars: align_closes reads only days <= each date
-        base = weekly_metrics(dates[: t + 1], close[: t + 1], volume[: t + 1], _aligned_peers(dates[: t + 1], peers))
-        alt = weekly_metrics(dates[: t + 1], close2[: t + 1], volume2[: t + 1], _aligned_peers(dates[: t + 1], peers2))
+        # the peers are aligned from their full (perturbed) calendars: align_closes reads only days <= each
+        d = dates[: t + 1]
+        base = weekly_metrics(d, close[: t + 1], volume[: t + 1], _aligned_peers(d, peers))
+        alt = weekly_metrics(d, close2[: t + 1], volume2[: t + 1], _aligned_peers(d, peers2))
         assert _bits(base) == _bits(alt), f"metrics at row {t} changed"
         checked_nan |= any(math.isnan(v) for v in base.values())
-        # the indicators behind the metrics are causal too: the full perturbed series gives the same value at t
+        # the indicators behind the metrics are causal too: the full perturbed series gives the value at t
         assert rsi(close2)[t].tobytes() == rsi(close[: t + 1])[t].tobytes()
         assert macd(close2)["histogram"][t].tobytes() == macd(close[: t + 1])["histogram"][t].tobytes()
         assert sma(close2, 50)[t].tobytes() == sma(close[: t + 1], 50)[t].tobytes()
@@ -381,15 +390,14 @@ class _PerturbedReportEnv(FinReportEnv):
         if symbol not in self._perturbed:
             frame = perturb_after(super()._series(symbol).to_frame(), self._cut,
                                   np.random.default_rng([self._seed, *symbol.encode()]))
-            self._perturbed[symbol] = PriceSeries.from_arrays(
-                symbol, frame["date"].to_numpy(), *(frame[c].to_numpy() for c in ("open", "high", "low", "close",
-                                                                                 "volume")))
+            cols = (frame[c].to_numpy() for c in ("open", "high", "low", "close", "volume"))
+            self._perturbed[symbol] = PriceSeries.from_arrays(symbol, frame["date"].to_numpy(), *cols)
         return self._perturbed[symbol]
 
 
 @pytest.mark.parametrize("cut", ["2026-01-14", "2026-02-13", "2026-03-04"])
 def test_counterfactual_future_invariance_through_the_env(cut):
-    """Perturb every bar after the cut (the stock and its peers): nothing observed up to the cut may change."""
+    """Perturb every bar after the cut (stock and peers): nothing observed up to the cut may change."""
     actions = np.random.default_rng(1).integers(0, 5, 13).tolist()
     base = FinReportEnv(symbol="AAPL", split="eval")
     alt = _PerturbedReportEnv(symbol="AAPL", split="eval", cut=cut, seed=2)
