@@ -10,10 +10,13 @@ from types import SimpleNamespace
 import gymnasium as gym
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import finenvs  # noqa: F401
 from finenvs.baselines.report import TemplateReportWriter, llm_judge
 from finenvs.data.catalog import default_catalog
+from finenvs.envs.report_core import RATINGS
 from finenvs.envs.report_quality import DIMENSIONS, score_report
 from finenvs.envs.report_text import MAX_REPORT_CHARS, SECTIONS, dates_in, numbers_in, parse_report
 
@@ -624,3 +627,25 @@ def test_prose_about_the_rating_is_not_a_declaration():
     assert [d.rating for d in parsed.declarations] == ["BUY"]
     parsed = parse_report("Our rating is unchanged.\nOur rating is SELL.")
     assert parsed.rating == "SELL"
+
+
+_SNIPPETS = ["Rating: BUY", "Rating: SELL", "## Risk Factors", "## 2. Investment Rating and Thesis", "(3.2%)",
+             "$1.2B", "2027-01-01", "The 10-Q filed 2030-01-01 says", "Q9 99999", "1e308", "9" * 400, "−", "|",
+             "**", "\n", "RSI(14): ", "Bull case: ", "February 30, 2026", "\x00", "é中"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 2), st.sampled_from(_SNIPPETS)), max_size=25))
+def test_mutated_reports_never_crash_and_stay_in_range(first_report, edits):
+    """Random edits of a valid report (cuts, insertions of ratings, headings, odd numbers and dates)."""
+    report, facts = first_report
+    text = report
+    for where, op, snippet in edits:
+        k = int(where * len(text))
+        text = text[:k] + snippet + text[k:] if op else text[:k] + text[k + len(snippet) :]
+    card = score_report(text, facts)
+    assert 0.0 <= card.score <= 10.0
+    assert all(0.0 <= v <= 10.0 for v in card.dimensions.values())
+    assert card.rating in RATINGS
+    assert card.rating_problem is None or card.rating == "HOLD"  # an unclear rating always trades flat
+    assert all(c.reason is not None for c in card.checks)
