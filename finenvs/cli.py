@@ -145,6 +145,8 @@ def _cmd_list() -> int:
         if text_id is not None:
             tools = [t.name for t in TOOLSETS.get(family, ())] + ["commit_action"]
             print(f"{''.ljust(width)}  text variant: {text_id}; agent tools: {', '.join(tools)}")
+        elif family in TOOLSETS:  # a text task served by its env directly (FinReport-v0's report mode)
+            print(f"{''.ljust(width)}  agent tools (ToolBox): {', '.join(t.name for t in TOOLSETS[family])}")
     return 0
 
 

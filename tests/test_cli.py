@@ -34,6 +34,25 @@ def test_list_shows_every_env_with_its_baselines(capsys):
     assert "text variant: FinTrading-text-v0" in out and "get_filing_section" in out and "commit_action" in out
 
 
+def test_list_shows_report_tools(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "agent tools (ToolBox)" in ln)
+    assert "get_weekly_metrics" in line and "get_peers" in line and "get_report_template" in line
+
+
+def test_run_writes_weekly_reports_and_their_checks(capsys, tmp_path):
+    folder = tmp_path / "reports"
+    assert main(["run", "--env", "FinReport-v0", "--policy", "template_writer", "--symbol", "NVDA",
+                 "--reports", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "report quality 10.00/10 over 13 reports" in out and "reports: 26 file(s)" in out
+    first = (folder / "2026-01-02.md").read_text()
+    assert first.startswith("# NVDA weekly market insight — 2026-01-02") and first.count("\n## ") == 8
+    card = json.loads((folder / "2026-01-02.json").read_text())
+    assert card["score"] == 10.0 and all(c["passed"] for c in card["checks"])
+
+
 def test_run_prints_both_presets(capsys):
     assert main(["run", "--env", "FinTrading-v0", "--policy", "buy_and_hold", "--symbol", "MSFT"]) == 0
     out = capsys.readouterr().out
