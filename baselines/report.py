@@ -32,6 +32,7 @@ from finenvs.envs.report_core import (
     SELL,
     STRONG_BUY,
     STRONG_SELL,
+    week_number,
 )
 from finenvs.envs.report_quality import thesis_signals
 from finenvs.envs.report_text import SECTIONS
@@ -240,8 +241,7 @@ _LABELS = {
 
 
 def _same_week(day: str, report_day: str) -> bool:
-    a, b = np.datetime64(day, "D").astype(np.int64), np.datetime64(report_day, "D").astype(np.int64)
-    return (a + 3) // 7 == (b + 3) // 7
+    return bool(week_number(np.datetime64(day, "D")) == week_number(np.datetime64(report_day, "D")))
 
 
 def _news_lines(symbol: str, date: str, news: dict[str, Any]) -> list[str]:

@@ -32,6 +32,7 @@ from finenvs.envs.report_core import (
     position_map_of,
     rating_of,
     report_days,
+    week_number,
     weekly_metrics,
 )
 from finenvs.envs.report_quality import DIMENSIONS, Judge, QualityCard, ReportFacts, score_report, value_pool
@@ -282,11 +283,12 @@ class FinReportEnv(gym.Env):
         if cached is None:
             series = self._series(symbol)
             dates = series.dates[: row + 1]
-            peers = np.column_stack([
-                align_closes(dates, self._series(p).dates[self._series(p).dates <= dates[-1]],
-                             self._series(p).close[self._series(p).dates <= dates[-1]])
-                for p in self.peer_map[symbol]
-            ])
+            columns = []
+            for peer in self.peer_map[symbol]:
+                ps = self._series(peer)
+                stop = int(np.searchsorted(ps.dates, dates[-1], side="right"))  # peer rows <= the report day
+                columns.append(align_closes(dates, ps.dates[:stop], ps.close[:stop]))
+            peers = np.column_stack(columns)
             cached = weekly_metrics(dates, series.close[: row + 1], series.volume[: row + 1], peers)
             self._metric_cache[key] = cached
         return dict(cached)
@@ -564,8 +566,8 @@ def report_facts(
     levels = {"high_52w": float(year.max()), "low_52w": float(year.min()),
               "sma50": float(close[-50:].mean()) if close.size >= 50 else math.nan}
     dates = bars.dates.astype("datetime64[D]")
-    day = dates[-1].astype(np.int64)
-    in_week = dates.astype(np.int64) >= day - (day + 3) % 7
+    this_week = week_number(dates[-1])
+    in_week = week_number(dates) == this_week
     if (~in_week).any():
         week_close = float(close[~in_week][-1])
         levels["prev_week_close"] = week_close
@@ -579,8 +581,7 @@ def report_facts(
         plain += pb.close.tolist()
         if len(pb) > 1:
             percent += (100.0 * (pb.close[1:] / pb.close[:-1] - 1.0))[-60:].tolist()
-            pdates = pb.dates.astype("datetime64[D]").astype(np.int64)
-            before = pb.close[pdates < day - (day + 3) % 7]
+            before = pb.close[week_number(pb.dates) < this_week]
             if before.size:
                 percent.append(100.0 * (pb.close[-1] / before[-1] - 1.0))
     for series in ("DTB3", "DGS10"):

@@ -134,6 +134,14 @@ def position_map_of(position_map: Mapping[str, float] | str | None) -> dict[str,
     return {r: out[r] for r in RATINGS}
 
 
+def week_number(dates: Any) -> Any:
+    """Monday-first week number of dates (datetime64 or arrays of them): equal within one ISO week.
+
+    1970-01-01 was a Thursday, so ``(days since the epoch + 3) // 7`` changes every Monday.
+    """
+    return (np.asarray(dates).astype("datetime64[D]").astype(np.int64) + 3) // 7
+
+
 def report_days(dates: np.ndarray, first: int, last: int) -> np.ndarray:
     """Row indices of the report days of window rows ``first..last`` (see module doc).
 
@@ -144,18 +152,14 @@ def report_days(dates: np.ndarray, first: int, last: int) -> np.ndarray:
     Returns:
         Ascending row indices: each ISO week's last trading day in the window, the window's last row excluded.
     """
-    days = dates[first : last + 1].astype("datetime64[D]")
-    # Monday-first weeks: 1970-01-01 was a Thursday, so (days + 3) // 7 numbers the weeks
-    week = (days.astype(np.int64) + 3) // 7
+    week = week_number(dates[first : last + 1])
     ends = np.flatnonzero(np.append(week[1:] != week[:-1], True)) + first
     return ends[ends < last]
 
 
 def week_start_row(dates: np.ndarray, t: int) -> int:
     """First row of the ISO week that row ``t`` belongs to (reads rows <= t only)."""
-    day = dates[t].astype("datetime64[D]").astype(np.int64)
-    monday = day - (day + 3) % 7
-    return int(np.searchsorted(dates[: t + 1].astype("datetime64[D]").astype(np.int64), monday, side="left"))
+    return int(np.searchsorted(week_number(dates[: t + 1]), week_number(dates[t]), side="left"))
 
 
 def align_closes(dates: np.ndarray, peer_dates: np.ndarray, peer_close: np.ndarray) -> np.ndarray:
@@ -330,6 +334,7 @@ __all__ = [
     "position_map_of",
     "rating_of",
     "report_days",
+    "week_number",
     "week_start_row",
     "weekly_metrics",
 ]
