@@ -37,7 +37,7 @@ class ManifestEntry:
     """One shipped file: what it holds, where it came from, and its fingerprint."""
 
     file: str
-    kind: str  # "prices" | "rates" | "news" | "filings"
+    kind: str  # "prices" | "rates" | "news" | "filings" | "options" | "questions" | "xbrl" | "taxonomy"
     dataset: str
     sha256: str
     rows: int
@@ -268,6 +268,13 @@ def verify_entry(manifest: Manifest, entry: ManifestEntry) -> str:
         if rows != entry.rows:
             raise DataError(f"{entry.file}: {rows} rows, the manifest says {entry.rows}")
         return f"{entry.file}: ok ({rows} items, sha256 {digest[:12]})"
+    elif entry.kind in ("xbrl", "taxonomy"):
+        from finenvs.xbrl.corpus import count_rows, file_kind
+
+        rows = count_rows(path, file_kind(path))
+        if rows != entry.rows:
+            raise DataError(f"{entry.file}: {rows} rows, the manifest says {entry.rows}")
+        return f"{entry.file}: ok ({rows} rows, sha256 {digest[:12]})"
     else:
         raise DataFileError(f"{entry.file}: unknown kind {entry.kind!r} in {MANIFEST_NAME}")
     if symbols is not None and symbols != tuple(sorted(entry.symbols)):

@@ -1,0 +1,223 @@
+"""The shipped XBRL corpus (envs_data/xbrl) and user-supplied bundle folders.
+
+``envs_data/xbrl/<bundle>/`` holds one filing's six files and ``filing.json``
+(company, ticker, form, period end, release date, accession number).
+``envs_data/xbrl/taxonomy/`` holds the standard-concept table (balance and
+period type) and the US-GAAP 2025 calculation relationships. A user's folder of
+bundles in the same form (with or without ``filing.json``) loads through
+:class:`Corpus` too.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from finenvs.errors import DataFileError
+from finenvs.xbrl.model import ConceptInfo, Filing
+from finenvs.xbrl.parse import (
+    XbrlError,
+    count_definition_arcs,
+    parse_calculation,
+    parse_instance,
+    parse_labels,
+    parse_presentation,
+    parse_schema,
+)
+
+INDEX_NAME = "filing.json"
+CONCEPT_COLUMNS = ("concept", "balance", "period_type", "datatype", "source")
+
+
+def shipped_xbrl_dir() -> Path:
+    """``envs_data/xbrl`` (installed: ``finenvs/envs_data/xbrl``)."""
+    from finenvs.data.manifest import shipped_data_dir
+
+    return shipped_data_dir() / "xbrl"
+
+
+# ---------------------------------------------------------------------- taxonomy tables
+def write_concept_table(path: Path, rows: Iterable[Mapping[str, str]]) -> None:
+    """Write the standard-concept table (sorted by concept)."""
+    ordered = sorted(rows, key=lambda r: r["concept"])
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CONCEPT_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in ordered:
+            writer.writerow({k: row.get(k, "") for k in CONCEPT_COLUMNS})
+
+
+def concept_table(path: Path) -> dict[str, ConceptInfo]:
+    """Read a concept table written by :func:`write_concept_table`."""
+    if not path.is_file():
+        raise DataFileError(f"{path}: concept table not found")
+    out: dict[str, ConceptInfo] = {}
+    with open(path, newline="") as fh:
+        reader = csv.DictReader(fh)
+        if tuple(reader.fieldnames or ()) != CONCEPT_COLUMNS:
+            raise DataFileError(f"{path}: columns {reader.fieldnames}, expected {list(CONCEPT_COLUMNS)}")
+        for row in reader:
+            out[row["concept"]] = ConceptInfo(
+                row["concept"], row["balance"] or None, row["period_type"] or None, row["datatype"] or None,
+                False, row["source"])
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def taxonomy_concepts() -> dict[str, ConceptInfo]:
+    """The shipped standard-concept table (us-gaap, srt, dei, ...)."""
+    return concept_table(shipped_xbrl_dir() / "taxonomy" / "concepts.csv")
+
+
+@functools.lru_cache(maxsize=1)
+def taxonomy_calculations() -> dict[str, list[dict[str, Any]]]:
+    """US-GAAP 2025 calculation relationships: ``"us-gaap:X" -> [{"role", "children": [{"child", "weight"}]}]``."""
+    path = shipped_xbrl_dir() / "taxonomy" / "us-gaap-2025_calculation_relationships.json"
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError as exc:
+        raise DataFileError(f"{path}: taxonomy calculation table not found") from exc
+
+    def name(key: str) -> str:
+        prefix, _, local = key.partition("_")
+        return f"{prefix}:{local}" if local else key
+
+    return {name(parent): [{"role": rel["role"], "children": [{"child": name(c["child"]), "weight": c["weight"]}
+                                                             for c in rel["children"]]} for rel in rels]
+            for parent, rels in raw.items()}
+
+
+def count_rows(path: Path, kind: str) -> int:
+    """The MANIFEST row count of a corpus file (recounted by ``finenvs data verify``).
+
+    instance: facts; schema: element declarations; cal: summation-item arcs; def:
+    definition arcs; lab: labelled concepts; pre: presentation arcs; index: 1;
+    taxonomy JSON: parent concepts; CSV: data rows.
+    """
+    if kind == "instance":
+        return len(parse_instance(path)[2])
+    if kind == "schema":
+        return len(parse_schema(path)[0])
+    if kind == "cal":
+        return len(parse_calculation(path))
+    if kind == "def":
+        return count_definition_arcs(path)
+    if kind == "lab":
+        return len(parse_labels(path))
+    if kind == "pre":
+        return len(parse_presentation(path))
+    if kind == "index":
+        json.loads(path.read_text())
+        return 1
+    if path.suffix == ".json":
+        return len(json.loads(path.read_text()))
+    if path.suffix == ".csv":
+        with open(path, newline="") as fh:
+            return sum(1 for _ in csv.DictReader(fh))
+    raise ValueError(f"{path}: no row count for kind {kind!r}")
+
+
+def file_kind(path: Path) -> str:
+    """The :func:`count_rows` kind of a corpus file, from its name."""
+    low = path.name.lower()
+    if low == INDEX_NAME:
+        return "index"
+    for kind in ("cal", "def", "lab", "pre"):
+        if low.endswith(f"_{kind}.xml"):
+            return kind
+    if low.endswith(".xsd"):
+        return "schema"
+    if path.parent.name == "taxonomy":
+        return "taxonomy"
+    return "instance"
+
+
+# ---------------------------------------------------------------------- corpora
+class Corpus:
+    """A folder of bundles, loaded lazily and cached per bundle.
+
+    Args:
+        root: Folder whose sub-folders are bundles (default: the shipped corpus).
+            A ``taxonomy`` sub-folder is not a bundle.
+        concepts: Standard-concept table (default: the shipped one).
+
+    Raises:
+        XbrlError: ``root`` is not a folder or holds no bundle.
+    """
+
+    def __init__(self, root: str | Path | None = None, *, concepts: Mapping[str, ConceptInfo] | None = None) -> None:
+        self.root = Path(root) if root is not None else shipped_xbrl_dir()
+        if not self.root.is_dir():
+            raise XbrlError(f"{self.root}: XBRL corpus folder not found")
+        self.names = tuple(sorted(p.name for p in self.root.iterdir() if p.is_dir() and p.name != "taxonomy"))
+        if not self.names:
+            raise XbrlError(f"{self.root}: no bundle folders in the XBRL corpus")
+        self._concepts = concepts
+        self._cache: dict[str, Filing] = {}
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles as its folder; bundles reload on use
+        return (type(self), (self.root,), {"_concepts": self._concepts})
+
+    def __repr__(self) -> str:
+        return f"Corpus({str(self.root)!r}, {len(self.names)} bundles)"
+
+    def index(self, name: str) -> dict[str, Any]:
+        """The bundle's ``filing.json`` (``{}`` when the folder has none)."""
+        self._check(name)
+        path = self.root / name / INDEX_NAME
+        if not path.is_file():
+            return {}
+        try:
+            return dict(json.loads(path.read_text()))
+        except ValueError as exc:
+            raise XbrlError(f"{path}: not valid JSON ({exc})") from exc
+
+    def filing(self, name: str) -> Filing:
+        """The parsed bundle (cached)."""
+        self._check(name)
+        if name not in self._cache:
+            from finenvs.xbrl.parse import load_bundle
+
+            meta = self.index(name)
+            concepts = self._concepts if self._concepts is not None else taxonomy_concepts()
+            self._cache[name] = load_bundle(self.root / name, concepts=concepts, ticker=meta.get("ticker", ""),
+                                            filed=meta.get("filed", ""), name=name)
+        return self._cache[name]
+
+    def filings(self) -> list[Filing]:
+        return [self.filing(n) for n in self.names]
+
+    def find(self, ticker: str, form: str | None = None, *, period: str | None = None,
+             filed_by: str | None = None) -> list[Filing]:
+        """Bundles of ``ticker`` (and ``form``; period end or release date when given), oldest release first."""
+        want_form = _norm_form(form) if form else None
+        out = []
+        for filing in self.filings():
+            if filing.ticker.upper() != ticker.upper():
+                continue
+            if want_form and _norm_form(filing.form) != want_form:
+                continue
+            if period and filing.period_end != period:
+                continue
+            if filed_by and filing.filed and filing.filed > filed_by:
+                continue
+            out.append(filing)
+        return sorted(out, key=lambda f: (f.filed or f.period_end, f.bundle))
+
+    def _check(self, name: str) -> None:
+        if name not in self.names:
+            raise KeyError(f"no bundle {name!r} in {self.root}; bundles: {list(self.names)}")
+
+
+def _norm_form(form: str) -> str:
+    return form.upper().replace("-", "").replace(" ", "")
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_corpus() -> Corpus:
+    """The shipped corpus (one instance per process, so bundles are parsed once)."""
+    return Corpus()
