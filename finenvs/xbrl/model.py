@@ -254,19 +254,26 @@ class Filing:
 
     # ------------------------------------------------------------------ edits (audit instances)
     def with_fact_value(self, fact: Fact, value: float, why: str) -> Filing:
-        """A copy in which ``fact`` (matched by concept, context and unit) reports ``value``."""
+        """A copy in which ``fact`` — and its repeats in equivalent contexts (same period and
+        dimensions, same unit) — report ``value``."""
         text = _format_like(value, fact.decimals)
-        replaced = False
+        key = self._context_key(fact.context)
         facts = []
+        replaced = 0
         for f in self.facts:
-            if not replaced and f.concept == fact.concept and f.context == fact.context and f.unit == fact.unit:
+            if f.concept == fact.concept and f.unit == fact.unit and f.value is not None \
+                    and self._context_key(f.context) == key:
                 facts.append(dataclasses.replace(f, value=float(value), text=text))
-                replaced = True
+                replaced += 1
             else:
                 facts.append(f)
         if not replaced:
             raise KeyError(f"{fact.concept} has no fact in context {fact.context} of {self.bundle}")
         return self._copy(facts=tuple(facts), changes=(*self.changes, why))
+
+    def _context_key(self, context: str) -> tuple[str | None, str, tuple[tuple[str, str], ...]]:
+        ctx = self.contexts[context]
+        return ctx.start, ctx.end, ctx.dimensions
 
     def with_extra_arc(self, arc: CalcArc, why: str) -> Filing:
         """A copy whose calculation linkbase also has ``arc`` (placed right after the parent's last arc)."""

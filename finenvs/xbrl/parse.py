@@ -34,7 +34,6 @@ import math
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from finenvs.errors import DataError, DataFileError
 from finenvs.xbrl.model import (

@@ -1,0 +1,251 @@
+"""Scoring of XBRL audit answers: every answer lands in exactly one class.
+
+An answer is ``{"reported_value": ..., "calculated_value": ...}``. Classes, checked
+in this order:
+
+1. ``structural`` — not a JSON object (a dict, a JSON string, a fenced JSON
+   block or exactly one JSON object embedded in the reply), a field missing, or
+   a field that is not a number;
+2. ``extraction`` — the reported value differs from the filing's;
+3. ``calculation`` — the reported value is right, the calculated value differs
+   from the ground truth;
+4. ``pass`` — both right.
+
+So over any set of answers ACC + SER + EER + CER = 1 (the shares of pass,
+structural, extraction and calculation).
+
+Numbers: a JSON number, or a string such as ``"-14,721,000"``, ``"$1,234.5"``,
+``"(3,200)"`` (negative), ``"−5"`` (Unicode minus) or ``"383.3 billion"``
+(``thousand``/``million``/``billion``/``trillion`` and ``k``/``m``/``mn``/``bn``/``b``/``t``).
+Booleans, NaN and infinities are not numbers. ``extracted_value`` is accepted
+for ``reported_value`` (the HERCULEAN spelling); keys are case-insensitive.
+
+Equality: ``|answer - truth| <= tolerance``, where the tolerance is half a unit
+of the concept fact's declared decimals (``decimals=-6``: 500,000; ``INF``:
+1e-9 relative) — see :func:`finenvs.xbrl.model.half_unit`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: The four classes, in the order they are checked (pass last).
+CLASSES = ("structural", "extraction", "calculation", "pass")
+#: Rate names of the classes.
+RATE_NAMES = {"pass": "ACC", "structural": "SER", "extraction": "EER", "calculation": "CER"}
+FIELDS = ("reported_value", "calculated_value")
+ALIASES = {"extracted_value": "reported_value", "reported": "reported_value", "calculated": "calculated_value"}
+_SCALES = {"thousand": 1e3, "thousands": 1e3, "k": 1e3, "million": 1e6, "millions": 1e6, "m": 1e6, "mn": 1e6,
+           "mm": 1e6, "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12, "trillions": 1e12,
+           "t": 1e12}
+_NUMBER = re.compile(r"^([+-]?)(\d+(?:,\d{3})*(?:\.\d*)?|\d*\.\d+|\d+)(?:[eE]([+-]?\d+))?\s*([a-zA-Z]*)$")
+_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
+_OBJECT = re.compile(r"\{[^{}]*\}")
+
+
+class AnswerFormatError(ValueError):
+    """An answer that is not the JSON object the task asks for (a structural error)."""
+
+
+def parse_number(value: Any) -> float:
+    """Read a number as agents write them (see the module docstring).
+
+    Raises:
+        AnswerFormatError: Not a finite number, with the reason.
+    """
+    if isinstance(value, bool) or value is None:
+        raise AnswerFormatError(f"{value!r} is not a number")
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise AnswerFormatError(f"{value!r} is not a finite number")
+        return float(value)
+    if not isinstance(value, str):
+        raise AnswerFormatError(f"a {type(value).__name__} is not a number")
+    text = value.strip().replace("\u2212", "-").replace("\u2013", "-").replace("\u00a0", " ")
+    negative = False
+    if text.startswith("(") and text.endswith(")"):
+        negative, text = True, text[1:-1].strip()
+    text = text.replace("$", "").replace("USD", "").replace("_", "").strip()
+    if text.startswith("-") and text[1:].lstrip().startswith("("):
+        raise AnswerFormatError(f"{value!r}: two negative signs")
+    text = re.sub(r"(?<=\d) (?=\d{3}\b)", "", text)  # "1 234 567"
+    match = _NUMBER.match(text.strip())
+    if match is None:
+        raise AnswerFormatError(f"{value[:40]!r} is not a number")
+    sign, digits, exponent, suffix = match.groups()
+    scale = 1.0
+    if suffix:
+        if suffix.lower() not in _SCALES:
+            raise AnswerFormatError(f"{value[:40]!r}: unknown unit {suffix!r}")
+        scale = _SCALES[suffix.lower()]
+    number = float(digits.replace(",", "")) * (10.0 ** int(exponent) if exponent else 1.0) * scale
+    if not math.isfinite(number):
+        raise AnswerFormatError(f"{value[:40]!r} is not a finite number")
+    if sign == "-":
+        number = -number
+    return -number if negative else number
+
+
+@dataclass(frozen=True)
+class AuditAnswer:
+    """A parsed answer."""
+
+    reported_value: float
+    calculated_value: float
+
+
+def _object(action: Any) -> dict[str, Any]:
+    if isinstance(action, dict):
+        return action
+    if isinstance(action, bytes):
+        try:
+            action = action.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AnswerFormatError("the answer is not UTF-8 text") from None
+    if not isinstance(action, str):
+        raise AnswerFormatError(f"the answer is a {type(action).__name__}, not a JSON object")
+    text = action.strip()
+    if not text:
+        raise AnswerFormatError("empty answer")
+    candidates = [text]
+    fenced = _FENCE.findall(text)
+    if fenced:
+        candidates = fenced[-1:]
+    for candidate in candidates:
+        try:
+            obj = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            return obj
+        raise AnswerFormatError(f"the answer is JSON {type(obj).__name__}, not an object")
+    embedded = []
+    for chunk in _OBJECT.findall(text):
+        try:
+            obj = json.loads(chunk)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            embedded.append(obj)
+    if len(embedded) == 1:
+        return embedded[0]
+    if len(embedded) > 1:
+        raise AnswerFormatError(f"the reply holds {len(embedded)} JSON objects; give exactly one")
+    raise AnswerFormatError("the answer is not parseable JSON")
+
+
+def parse_answer(action: Any) -> AuditAnswer:
+    """Read an answer (a dict, JSON text, fenced JSON or one embedded JSON object).
+
+    Raises:
+        AnswerFormatError: A structural error, with the reason.
+    """
+    obj = _object(action)
+    fields: dict[str, Any] = {}
+    for key, value in obj.items():
+        name = str(key).strip().lower()
+        name = ALIASES.get(name, name)
+        if name in FIELDS:
+            if name in fields:
+                raise AnswerFormatError(f"{name} is given twice")
+            fields[name] = value
+    missing = [f for f in FIELDS if f not in fields]
+    if missing:
+        raise AnswerFormatError(f"missing field(s) {missing}; the answer needs {list(FIELDS)}")
+    out = {}
+    for name in FIELDS:
+        try:
+            out[name] = parse_number(fields[name])
+        except AnswerFormatError as exc:
+            raise AnswerFormatError(f"{name}: {exc}") from None
+    return AuditAnswer(out["reported_value"], out["calculated_value"])
+
+
+@dataclass(frozen=True)
+class AuditTruth:
+    """The ground truth of one instance and the tolerances its decimals allow."""
+
+    reported_value: float
+    calculated_value: float
+    reported_tolerance: float
+    calculated_tolerance: float
+
+    def record(self) -> dict[str, float]:
+        return {"reported_value": self.reported_value, "calculated_value": self.calculated_value,
+                "reported_tolerance": self.reported_tolerance, "calculated_tolerance": self.calculated_tolerance}
+
+
+@dataclass(frozen=True)
+class AuditOutcome:
+    """One answer's class and the reason."""
+
+    label: str
+    reason: str
+    answer: AuditAnswer | None
+
+    @property
+    def passed(self) -> bool:
+        return self.label == "pass"
+
+    def record(self) -> dict[str, Any]:
+        return {"label": self.label, "reason": self.reason,
+                "answer": None if self.answer is None else {"reported_value": self.answer.reported_value,
+                                                            "calculated_value": self.answer.calculated_value}}
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,}"
+
+
+def classify(action: Any, truth: AuditTruth) -> AuditOutcome:
+    """Put one answer in its class (see the module docstring). Never raises on a bad answer."""
+    try:
+        answer = parse_answer(action)
+    except AnswerFormatError as exc:
+        return AuditOutcome("structural", str(exc), None)
+    if abs(answer.reported_value - truth.reported_value) > truth.reported_tolerance:
+        return AuditOutcome("extraction", f"reported_value {_fmt(answer.reported_value)} != the filing's "
+                            f"{_fmt(truth.reported_value)} (tolerance {_fmt(truth.reported_tolerance)})", answer)
+    if abs(answer.calculated_value - truth.calculated_value) > truth.calculated_tolerance:
+        return AuditOutcome("calculation", f"calculated_value {_fmt(answer.calculated_value)} != "
+                            f"{_fmt(truth.calculated_value)} (tolerance {_fmt(truth.calculated_tolerance)})", answer)
+    return AuditOutcome("pass", "reported and calculated values match", answer)
+
+
+def audit_rates(labels: Sequence[str], groups: Iterable[str] | None = None) -> dict[str, Any]:
+    """ACC/SER/EER/CER over ``labels`` (and per group when ``groups`` is given, same order).
+
+    Returns:
+        ``{"n", "ACC", "SER", "EER", "CER", "by": {group: {...}}}``; rates are NaN when ``n == 0``.
+
+    Raises:
+        ValueError: An unknown label or a groups sequence of another length.
+    """
+    labels = list(labels)
+    unknown = sorted({x for x in labels if x not in CLASSES})
+    if unknown:
+        raise ValueError(f"unknown audit class(es) {unknown}; classes: {list(CLASSES)}")
+
+    def rates(subset: list[str]) -> dict[str, Any]:
+        n = len(subset)
+        out: dict[str, Any] = {"n": n}
+        for label in ("pass", "structural", "extraction", "calculation"):
+            out[RATE_NAMES[label]] = (sum(1 for x in subset if x == label) / n) if n else math.nan
+        return out
+
+    result = rates(labels)
+    if groups is not None:
+        groups = list(groups)
+        if len(groups) != len(labels):
+            raise ValueError(f"{len(groups)} groups for {len(labels)} labels")
+        result["by"] = {g: rates([lab for lab, gg in zip(labels, groups, strict=True) if gg == g]) for g in dict.fromkeys(groups)}
+    return result
+
+
+__all__ = ["CLASSES", "RATE_NAMES", "AnswerFormatError", "AuditAnswer", "AuditOutcome", "AuditTruth",
+           "audit_rates", "classify", "parse_answer", "parse_number"]
