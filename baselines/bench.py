@@ -31,6 +31,8 @@ AGENT_POLICY = "scripted_agent"
 UNIVERSE_FAMILIES = ("hedging",)
 #: Families scored in the Options section (tasks and hedging errors, not equity curves).
 OPTIONS_FAMILIES = ("options", "deltahedge")
+#: Families scored in the Audit section (instances, not market episodes).
+AUDIT_FAMILIES = ("audit",)
 UNIVERSE = "universe"
 #: How oracle rows (policies that read the future) are labelled in tables.
 ORACLE_MARK = " (oracle)"
@@ -101,6 +103,7 @@ class Scorecard:
     seconds: float
     files: list[str] = field(default_factory=list)
     options: dict[str, Any] | None = None
+    audit: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,6 +113,7 @@ class Scorecard:
             "errors": self.errors,
             "reproduction_check": self.reproduction,
             "options": self.options,
+            "audit": self.audit,
             "seconds": self.seconds,
         }
 
@@ -302,6 +306,10 @@ def render_markdown(card: Scorecard) -> str:
         from finenvs.baselines.options import options_markdown
 
         lines += options_markdown(card.options)
+    if card.audit:
+        from finenvs.baselines.audit import audit_markdown
+
+        lines += audit_markdown(card.audit)
     if card.errors:
         lines += ["## Errors", ""] + [f"- {e['env']} {e['symbol']} {e['policy']}: {e['error']}" for e in card.errors]
         lines.append("")
@@ -524,7 +532,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
     catalog = default_catalog()
     jobs: list[tuple[str, str, str]] = []
     for env_id in env_ids:
-        if family_of(env_id) in OPTIONS_FAMILIES:  # the Options section, run below
+        if family_of(env_id) in OPTIONS_FAMILIES + AUDIT_FAMILIES:  # their own sections, run below
             continue
         if family_of(env_id) in UNIVERSE_FAMILIES:  # one episode per policy on the whole universe
             symbols = [UNIVERSE]
@@ -569,6 +577,17 @@ def run_bench(config: BenchConfig) -> Scorecard:
         except Exception as exc:  # reported, never dropped
             errors.append({"env": "FinOptions-v0/FinDeltaHedge-v0", "symbol": "-", "policy": "-",
                            "error": f"{type(exc).__name__}: {exc}"})
+    audit = None
+    if any(family_of(e) in AUDIT_FAMILIES for e in env_ids):
+        from finenvs.baselines.audit import run_audit_section
+
+        if config.progress:
+            bar.write("finenvs bench: Audit section (FinAudit-v0 eval instances)")
+        try:
+            audit = run_audit_section(config.seed)
+        except Exception as exc:  # reported, never dropped
+            errors.append({"env": "FinAudit-v0", "symbol": "-", "policy": "-",
+                           "error": f"{type(exc).__name__}: {exc}"})
     run_dir = _run_dir(config)
     run_dir.mkdir(parents=True, exist_ok=False)
     lo, hi = SPLITS[config.split]
@@ -593,6 +612,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
         run_dir=run_dir,
         seconds=0.0,
         options=options,
+        audit=audit,
     )
     if config.plots:
         card.files += [str(p) for p in _plots(card)]
@@ -670,6 +690,12 @@ def terminal_table(card: Scorecard) -> str:
         out.append(_table(["policy", "steps/day", "MSE", "mean error"], [
             [r["policy"], str(r["steps_per_day"]), f"{r['mse']:.4f}", f"{r['mean_error']:+.4f}"]
             for r in card.options["deltahedge"]]))
+    if card.audit:
+        out.append("")
+        out.append(f"FinAudit-v0 ({card.audit['n']} eval instances; % of answers, ACC+SER+EER+CER = 100):")
+        out.append(_table(["policy", "ACC", "SER", "EER", "CER"], [
+            [name, *(f"{100 * s[k]:.1f}" for k in ("ACC", "SER", "EER", "CER"))]
+            for name, s in card.audit["policies"].items()]))
     if card.reproduction:
         ok = sum(c["match"] for c in card.reproduction)
         out.append("")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from finenvs.baselines.audit import AUDIT_POLICIES
 from finenvs.baselines.deltahedge import DELTAHEDGE_POLICIES
 from finenvs.baselines.hedging import HEDGING_POLICIES
 from finenvs.baselines.options import OPTIONS_POLICIES
@@ -18,6 +19,7 @@ POLICIES_BY_FAMILY: dict[str, dict[str, tuple[type, str]]] = {
     "deltahedge": DELTAHEDGE_POLICIES,
     "options": OPTIONS_POLICIES,
     "report": REPORT_POLICIES,
+    "audit": AUDIT_POLICIES,
 }
 
 

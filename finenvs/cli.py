@@ -54,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--fill", choices=["close", "next_open"], help="fill model (default: close)")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument("--chart", type=Path, help="write the episode's equity/drawdown chart to this PNG")
+    run.add_argument("--instance", type=int, help="FinAudit-v0: eval instance index (default: drawn from --seed)")
     run.add_argument("--reports", type=Path, help="FinReport-v0: write each weekly report (Markdown) and its "
                      "quality checks (JSON) into this folder")
 
@@ -159,6 +160,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     family = family_of(args.env)  # unknown env -> KeyError -> exit 2
     if family in ("options", "deltahedge"):
         return _run_options(args, family)
+    if family == "audit":
+        return _run_audit(args)
     kwargs: dict[str, Any] = {"split": args.split}
     if family == "hedging":
         if args.symbol:
@@ -285,6 +288,40 @@ def _run_options(args: argparse.Namespace, family: str) -> int:
         return 0
     print(f"{args.env} policy={args.policy} steps={steps}: hedging error {out['hedging_error']:+.4f} "
           f"({out['hedging_error_pct']:+.3f}% of spot), payoff {out['payoff']:.4f}, total reward {total:.4f}")
+    return 0
+
+
+def _run_audit(args: argparse.Namespace) -> int:
+    """``finenvs run`` for FinAudit-v0: one instance (``--instance``: eval index, default from --seed)."""
+    import gymnasium as gym
+
+    from finenvs.baselines.registry import make_policy
+
+    for flag in ("symbol", "symbols", "start", "end", "fee_bps", "fill", "chart", "reports"):
+        if getattr(args, flag, None):
+            raise ValueError(f"--{flag.replace('_', '-')} is not an option of {args.env}")
+    split = "eval" if args.split in ("eval", "live") else args.split
+    if split not in ("eval", "train"):
+        raise ValueError(f"--split {args.split!r}: FinAudit-v0 runs the eval or train instances")
+    env = gym.make(args.env, split=split)
+    policy = make_policy(args.policy, args.env, env, seed=args.seed)
+    options = {"index": args.instance} if args.instance is not None else None
+    obs, info = env.reset(seed=args.seed, options=options)
+    _, reward, _, _, final = env.step(action := policy(obs, info))
+    audit = final["audit"]
+    out = {"env": args.env, "policy": args.policy, "task_id": info["task_id"], "bundle": info["bundle"],
+           "concept": info["concept"], "period": info["period"], "kind": final["kind"],
+           "injection": final["injection"], "answer": action, "label": audit["label"], "reason": audit["reason"],
+           "truth": audit["truth"], "reward": reward}
+    if args.json:
+        print(json.dumps(out, indent=2, default=str))
+        return 0
+    print(obs)
+    t = audit["truth"]
+    print(f"\n{args.env} {info['task_id']} policy={args.policy}: {audit['label']} ({audit['reason']})")
+    print(f"  answer: {action}")
+    print(f"  truth:  reported {t['reported_value']:,.0f}, calculated {t['calculated_value']:,.0f} "
+          f"(tolerance {t['reported_tolerance']:,.0f}); injected: {final['injection']}")
     return 0
 
 

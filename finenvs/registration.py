@@ -37,6 +37,10 @@ ENVIRONMENTS: dict[str, tuple[str, str]] = {
         "Short one option, choose the hedge ratio each step until expiry; reward -(hedging P&L error)^2; costs.",
         "deltahedge",
     ),
+    "FinAudit-v0": (
+        "One XBRL audit instance of a real SEC filing; JSON {reported_value, calculated_value}; ACC/SER/EER/CER.",
+        "audit",
+    ),
 }
 
 _KWARGS = {
@@ -85,6 +89,11 @@ _KWARGS = {
         "cost_bps": 0.0,
         "action_type": "box",
     },
+    "FinAudit-v0": {
+        "split": "eval",
+        "corpus": None,
+        "tasks_file": None,
+    },
 }
 
 _ENTRY_POINTS = {
@@ -93,6 +102,7 @@ _ENTRY_POINTS = {
     "FinOptions-v0": "finenvs.envs.options:FinOptionsEnv",
     "FinDeltaHedge-v0": "finenvs.envs.deltahedge:FinDeltaHedgeEnv",
     "FinReport-v0": "finenvs.envs.report:FinReportEnv",
+    "FinAudit-v0": "finenvs.envs.audit:FinAuditEnv",
 }
 
 #: text variant id -> base env id. ``gym.make("FinTrading-text-v0", **base_kwargs)`` is the base env

@@ -33,48 +33,21 @@ Text spaces are not for stable-baselines3 (it rejects them): RL uses the base en
 
 from __future__ import annotations
 
-import string
 from typing import Any
 
 import gymnasium as gym
-from gymnasium import spaces
 
-from finenvs.envs.text import MAX_PROMPT_CHARS, ParsedAction, TextProtocol, is_printable_text, render_prompt
+from finenvs.envs.text import (
+    MAX_PROMPT_CHARS,
+    SAMPLE_CHARSET,
+    ParsedAction,
+    PrintableText,
+    TextProtocol,
+    render_prompt,
+)
 from finenvs.tools.registry import COMMIT_TOOL, DEFAULT_MAX_CHARS, ToolBox, ToolResult
 
-#: Characters :class:`PrintableText` samples from (membership allows any printable Unicode).
-SAMPLE_CHARSET = "".join(ch for ch in string.printable if ch not in "\x0b\x0c") + "€£¥éüßçñ—…«»中文日本語한국어😀"
 DEFAULT_HISTORY = 5
-
-
-class PrintableText(spaces.Text):
-    """Strings of printable Unicode (plus newline, CR and tab) with ``min_length..max_length`` characters.
-
-    ``contains`` accepts any such string; ``sample`` draws from
-    :data:`SAMPLE_CHARSET` (ASCII printables and some multi-byte characters).
-    """
-
-    def __init__(self, max_length: int, *, min_length: int = 0, seed: Any = None) -> None:
-        super().__init__(max_length, min_length=min_length, charset=SAMPLE_CHARSET, seed=seed)
-
-    def contains(self, x: Any) -> bool:
-        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length and is_printable_text(x)
-
-    @property
-    def is_np_flattenable(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return f"PrintableText({self.min_length}, {self.max_length})"
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, PrintableText)
-            and self.min_length == other.min_length
-            and self.max_length == other.max_length
-        )
-
-    __hash__ = None  # type: ignore[assignment]  # mutable RNG state; like gymnasium's spaces
 
 
 def tool_call_parts(call: Any) -> tuple[Any, Any] | None:

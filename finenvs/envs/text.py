@@ -32,8 +32,11 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from dataclasses import dataclass, field
 from typing import Any
+
+from gymnasium import spaces
 
 #: Longest reply a text env accepts (characters). Longer replies are invalid, not truncated.
 MAX_ACTION_CHARS = 16_384
@@ -75,6 +78,40 @@ class ParsedAction:
 def is_printable_text(text: str) -> bool:
     """Printable Unicode, plus newline, carriage return and tab."""
     return all(ch.isprintable() or ch in "\n\r\t" for ch in text)
+
+
+#: Characters :class:`PrintableText` samples from (membership allows any printable Unicode).
+SAMPLE_CHARSET = "".join(ch for ch in string.printable if ch not in "\x0b\x0c") + "€£¥éüßçñ—…«»中文日本語한국어😀"
+
+
+class PrintableText(spaces.Text):
+    """Strings of printable Unicode (plus newline, CR and tab) with ``min_length..max_length`` characters.
+
+    ``contains`` accepts any such string; ``sample`` draws from
+    :data:`SAMPLE_CHARSET` (ASCII printables and some multi-byte characters).
+    """
+
+    def __init__(self, max_length: int, *, min_length: int = 0, seed: Any = None) -> None:
+        super().__init__(max_length, min_length=min_length, charset=SAMPLE_CHARSET, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length and is_printable_text(x)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"PrintableText({self.min_length}, {self.max_length})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, PrintableText)
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable RNG state; like gymnasium's spaces
 
 
 @dataclass(frozen=True)
@@ -272,4 +309,5 @@ def render_prompt(
     if len(text) > MAX_PROMPT_CHARS:  # never expected with the shipped protocols; keep the space contract
         text = text[: MAX_PROMPT_CHARS - 20] + "\n[prompt truncated]"
     return text
-__all__ = ["MAX_ACTION_CHARS", "MAX_PROMPT_CHARS", "ParsedAction", "TextProtocol", "is_printable_text", "render_prompt"]
+__all__ = ["MAX_ACTION_CHARS", "MAX_PROMPT_CHARS", "SAMPLE_CHARSET", "ParsedAction", "PrintableText", "TextProtocol",
+           "is_printable_text", "render_prompt"]

@@ -18,6 +18,7 @@ See :mod:`finenvs.tools.registry` for the call contract and
 from finenvs.tools.market import MARKET_TOOLS  # noqa: E402,I001  (registers the market tools)
 from finenvs.tools.pairs import PAIR_TOOLS  # noqa: E402,I001  (registers the pairs tools)
 from finenvs.tools.report import REPORT_TOOLS  # noqa: E402,I001  (registers the report tools)
+from finenvs.tools.audit import AUDIT_TOOLS  # noqa: E402,I001  (registers the audit tools)
 from finenvs.tools.registry import (
     COMMIT_TOOL,
     DEFAULT_MAX_CHARS,
@@ -38,6 +39,7 @@ __all__ = [
     "MARKET_TOOLS",
     "PAIR_TOOLS",
     "REPORT_TOOLS",
+    "AUDIT_TOOLS",
     "TOOLSETS",
     "Tool",
     "ToolBox",
