@@ -41,6 +41,7 @@ def test_manifest_describes_every_shipped_file():
     files = {e.file for e in manifest.entries}
     on_disk = {p.relative_to(manifest.root).as_posix() for p in manifest.root.rglob("*.parquet")}
     on_disk |= {p.relative_to(manifest.root).as_posix() for p in manifest.root.rglob("questions/*.json")}
+    on_disk |= {p.relative_to(manifest.root).as_posix() for p in (manifest.root / "xbrl").rglob("*") if p.is_file()}
     assert files == on_disk
     for entry in manifest.entries:
         assert len(entry.sha256) == 64 and entry.rows > 0
