@@ -110,6 +110,7 @@ _ENTRY_POINTS = {
 TEXT_VARIANTS: dict[str, str] = {
     "FinTrading-text-v0": "FinTrading-v0",
     "FinHedging-text-v0": "FinHedging-v0",
+    "FinAudit-text-v0": "FinAudit-v0",
 }
 
 

@@ -36,7 +36,7 @@ def test_import_registers_envs_and_stays_light():
     report = json.loads(out)
     assert report["heavy"] == []
     assert report["filters_same"] is True
-    assert report["ids"] == ["FinAudit-v0", "FinDeltaHedge-v0", "FinHedging-text-v0", "FinHedging-v0", "FinOptions-v0",
+    assert report["ids"] == ["FinAudit-text-v0", "FinAudit-v0", "FinDeltaHedge-v0", "FinHedging-text-v0", "FinHedging-v0", "FinOptions-v0",
                              "FinReport-v0", "FinTrading-text-v0", "FinTrading-v0"]
 
 

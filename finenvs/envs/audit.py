@@ -100,6 +100,11 @@ AUDIT_PROTOCOL = AuditProtocol(
     default_reason="an unreadable answer is scored as a structural error (reward 0); nothing is substituted",
     max_chars=MAX_ANSWER_CHARS,
     hint='{"reported_value": <number>, "calculated_value": <number>}',
+    answer_note=(
+        "Commit with the commit_action tool (reported_value, calculated_value), or reply with one JSON object "
+        '{"reported_value": <number>, "calculated_value": <number>} (a ```json block or one object inside '
+        "your text). Numbers may be strings such as \"-14,721,000\", in the fact's unit. An answer that is not "
+        "such an object is a structural error (reward 0); nothing is substituted."),
 )
 
 
@@ -329,6 +334,14 @@ class FinAuditEnv(gym.Env):
             raise RuntimeError("no episode: call reset() first")
         return self._view
 
+    def text_state(self) -> dict[str, str]:
+        """The task as prompt lines (the text interface, the LLM runner and the MCP server use it)."""
+        if self.instance is None:
+            raise gym.error.ResetNeeded("call reset() before text_state()")
+        inst = self.instance
+        return {"Task": inst.query, "Filing": f"{inst.bundle} ({inst.ticker} {inst.form}, released {inst.issued})",
+                "Concept": inst.concept, "Period": inst.period, "Answer format": ANSWER_FORMAT}
+
     def _observation(self, filing: Filing | None) -> str:
         inst = self.instance
         assert inst is not None
@@ -349,7 +362,7 @@ class FinAuditEnv(gym.Env):
         view = self._view
         return {
             "task_id": inst.id, "bundle": inst.bundle, "ticker": inst.ticker, "form": inst.form,
-            "issued": inst.issued, "as_of": inst.issued, "concept": inst.concept, "period": inst.period,
+            "issued": inst.issued, "as_of": inst.issued, "date": inst.issued, "concept": inst.concept, "period": inst.period,
             "source": inst.source, "split": inst.split,
             "look_ahead_attempts": view.counter.attempts if view is not None else 0,
             "excluded": list(self.excluded),

@@ -138,6 +138,8 @@ class TextProtocol:
     synonyms: dict[str, str] = field(default_factory=dict)
     max_chars: int = MAX_ACTION_CHARS
     hint: str = ""
+    #: Replaces the prompt's generic answer paragraph (protocols whose action is not a word).
+    answer_note: str = ""
 
     @property
     def answer_format(self) -> str:
@@ -298,13 +300,16 @@ def render_prompt(
         ]
         lines += [f"- {name}: {summary}" for name, summary in tools]
     words = protocol.hint or ", ".join(protocol.action_words)
-    lines += [
-        "",
-        "## Answer",
-        f"Commit with the commit_action tool, or end your reply with one line 'Action: <{protocol.answer_format}>'. "
-        f"Valid actions: {words}. A reply without a clear action counts as a format error and "
-        f"{protocol.default} is taken ({protocol.default_reason}).",
-    ]
+    if protocol.answer_note:
+        lines += ["", "## Answer", protocol.answer_note]
+    else:
+        lines += [
+            "",
+            "## Answer",
+            f"Commit with the commit_action tool, or end your reply with one line "
+            f"'Action: <{protocol.answer_format}>'. Valid actions: {words}. A reply without a clear action "
+            f"counts as a format error and {protocol.default} is taken ({protocol.default_reason}).",
+        ]
     text = "\n".join(lines)
     if len(text) > MAX_PROMPT_CHARS:  # never expected with the shipped protocols; keep the space contract
         text = text[: MAX_PROMPT_CHARS - 20] + "\n[prompt truncated]"
