@@ -194,6 +194,16 @@ def test_full_bench_on_shipped_data(tmp_path):
         assert quality["reports"] == 13 and quality["invalid_ratings"] == 0
         assert quality["dimensions"]["structure"] >= 9 and quality["dimensions"]["content"] >= 9
     assert "## FinReport-v0 report quality" in md and "FinReport-v0 report quality (0-10) over 130 reports" in proc.stdout
+    # the Audit section: the tool-using oracle validates the ground truth on all 100 eval instances
+    audit = card["audit"]["policies"]
+    assert card["audit"]["n"] == 100
+    assert audit["oracle"]["ACC"] == 1.0 and all(k["ACC"] == 1.0 for k in audit["oracle"]["by"].values())
+    assert audit["extract_only"]["ACC"] == audit["extract_only"]["by"]["none"]["n"] / 100
+    assert audit["random"]["ACC"] == 0.0 and audit["random"]["SER"] > 0.2
+    for rates in audit.values():
+        assert abs(rates["ACC"] + rates["SER"] + rates["EER"] + rates["CER"] - 1.0) < 1e-12
+    assert all(r["look_ahead_attempts"] == 0 for rates in audit.values() for r in rates["rows"])
+    assert "## Audit" in md and "FinAudit-v0 (100 eval instances" in proc.stdout
 
 
 def test_bench_without_agents(tmp_path):
