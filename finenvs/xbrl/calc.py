@@ -264,14 +264,14 @@ class Calculator:
             raise NoContextError(f"filing {self.filing.bundle} has no non-dimensional context for {period}")
         return start, end
 
-    def reported(self, concept: str, period: str) -> Fact:
-        """The concept's reported fact for the period.
+    def reported(self, concept: str, period: str, unit: str | None = None) -> Fact:
+        """The concept's reported fact for the period (in ``unit`` when given).
 
         Raises:
             ConceptNotFoundError, NoContextError, NoFactError, AmbiguousFactError: As named.
         """
         start, end = self.check_period(concept, period)
-        fact = self.lookup.value(concept, start, end)
+        fact = self.lookup.value(concept, start, end, (), unit)
         if fact is None:
             nil = self.lookup.facts(concept, start, end)
             why = "only a nil fact" if nil else "no fact"
@@ -284,6 +284,7 @@ class Calculator:
         Raises:
             CalcCycleError: A cycle through the concept.
             AmbiguousCalculationError: Complete summations in two roles disagree.
+            AmbiguousFactError: No ``unit`` given and the concept is reported in several units.
             NoFactError: A leaf without a reported value.
         """
         start, end = self.check_period(concept, period)
@@ -301,7 +302,7 @@ class Calculator:
                     + ", ".join(f"{v:,.0f} in {r}" for r, v in clash.items()) + f" for {period}")
             return calc
         incomplete = self._incomplete
-        fact = self.reported(concept, period)
+        fact = self.reported(concept, period, unit)
         assert fact.value is not None
         keep, why = non_negative(self.filing, concept)
         value = abs(fact.value) if keep else fact.value

@@ -82,9 +82,9 @@ def taxonomy_calculations() -> dict[str, list[dict[str, Any]]]:
     except FileNotFoundError as exc:
         raise DataFileError(f"{path}: taxonomy calculation table not found") from exc
 
-    def name(key: str) -> str:
+    def name(key: str) -> str:  # "Assets" is us-gaap; "srt_X" / "us-gaap-ebp_X" carry their prefix
         prefix, _, local = key.partition("_")
-        return f"{prefix}:{local}" if local else key
+        return f"{prefix}:{local}" if local else f"us-gaap:{key}"
 
     return {name(parent): [{"role": rel["role"], "children": [{"child": name(c["child"]), "weight": c["weight"]}
                                                              for c in rel["children"]]} for rel in rels]

@@ -386,7 +386,10 @@ def load_herculean_tasks(path: str | Path, corpus: Corpus) -> list[AuditInstance
         rows = list(reader)
     out = []
     for n, row in enumerate(rows, start=2):
-        where = f"{path.name}:{n} ({row['id']})"
+        where = f"{path.name}:{n} ({row.get('id')})"
+        short = [c for c in HERCULEAN_COLUMNS if row.get(c) is None]
+        if short:
+            raise DataFileError(f"{where}: the row has no value for {short} (fewer fields than the header)")
         ticker, form, issued = row["ticker"].strip(), row["filing_name"].strip(), row["issue_time"].strip()
         concept, period = row["usgaap_concept"].strip(), row["period"].strip()
         published = _published(row["gt_answer"], where)
