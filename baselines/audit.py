@@ -110,7 +110,7 @@ class ExtractOnly(_ToolAgent):
         return json.dumps({"reported_value": value, "calculated_value": value})
 
 
-#: Replies the random agent sends half the time (each a different structural error).
+#: Replies the random agent sends half the time (structural errors of several kinds).
 MALFORMED = (
     "The reported value looks right to me.",
     '{"reported_value": 100}',

@@ -61,9 +61,13 @@ def parse_number(value: Any) -> float:
     if isinstance(value, bool) or value is None:
         raise AnswerFormatError(f"{value!r} is not a number")
     if isinstance(value, (int, float)):
-        if not math.isfinite(value):
+        try:
+            number = float(value)
+        except OverflowError:
+            raise AnswerFormatError("the number is out of range") from None
+        if not math.isfinite(number):
             raise AnswerFormatError(f"{value!r} is not a finite number")
-        return float(value)
+        return number
     if not isinstance(value, str):
         raise AnswerFormatError(f"a {type(value).__name__} is not a number")
     text = value.strip().replace("\u2212", "-").replace("\u2013", "-").replace("\u00a0", " ")
@@ -83,7 +87,10 @@ def parse_number(value: Any) -> float:
         if suffix.lower() not in _SCALES:
             raise AnswerFormatError(f"{value[:40]!r}: unknown unit {suffix!r}")
         scale = _SCALES[suffix.lower()]
-    number = float(digits.replace(",", "")) * (10.0 ** int(exponent) if exponent else 1.0) * scale
+    try:
+        number = float(digits.replace(",", "")) * (10.0 ** int(exponent) if exponent else 1.0) * scale
+    except OverflowError:
+        number = math.inf
     if not math.isfinite(number):
         raise AnswerFormatError(f"{value[:40]!r} is not a finite number")
     if sign == "-":

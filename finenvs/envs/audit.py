@@ -281,7 +281,10 @@ class FinAuditEnv(gym.Env):
                 raise ValueError(f"instance {inst.id} is unanswerable: {inst.unanswerable}")
             return inst
         if "seed" in options:
-            return generate(int(options["seed"]), self.corpus)
+            seed = options["seed"]
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(f"options['seed']={seed!r} must be a non-negative integer (a generation seed)")
+            return generate(int(seed), self.corpus)
         if self.instances is not None:
             if "index" in options:
                 index = options["index"]

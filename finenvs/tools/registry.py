@@ -353,7 +353,7 @@ class ToolBox:
         commit = Tool(
             name=COMMIT_TOOL,
             description=(
-                "Commit today's decision; the market then moves to the next trading day. "
+                protocol.answer_note or "Commit today's decision; the market then moves to the next trading day. "
                 f"Valid actions: {protocol.hint or ', '.join(protocol.action_words)}."
             ),
             parameters=protocol.commit_schema(),

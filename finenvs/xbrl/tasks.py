@@ -407,6 +407,8 @@ def load_herculean_tasks(path: str | Path, corpus: Corpus) -> list[AuditInstance
                 ground_truth(matches[0], concept, period)
             except (AuditDataError, ValueError) as exc:
                 reason = str(exc)
+        if bundle and matches[0].filed:
+            issued = matches[0].filed  # the audit date is the release date, whatever the file calls issue_time
         out.append(AuditInstance(
             id=row["id"], bundle=bundle, ticker=ticker.upper(), form=form, issued=issued, concept=concept,
             period=period, query=row["query"] or query_text(concept, period, form, ticker, issued), source="herculean",
