@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -378,9 +377,4 @@ class FinAuditEnv(gym.Env):
         return {"instance": self.instance.record(), "truth": self.truth.record()}
 
 
-def instances_from_file(path: str | Path, corpus: str | Path | None = None) -> list[AuditInstance]:
-    """The tasks of a HERCULEAN-format file (answerable or not) against a corpus folder."""
-    return load_herculean_tasks(path, Corpus(corpus) if corpus is not None else shipped_corpus())
-
-
-__all__ = ["AUDIT_PROTOCOL", "AuditProtocol", "AuditView", "FinAuditEnv", "instances_from_file"]
+__all__ = ["AUDIT_PROTOCOL", "AuditProtocol", "AuditView", "FinAuditEnv"]

@@ -240,41 +240,42 @@ def _locators(link: ET.Element) -> dict[str, str]:
             for loc in link.findall(f"{{{LINK}}}loc")}
 
 
+def _arcs(root: ET.Element, link_name: str, arc_name: str):  # type: ignore[no-untyped-def]
+    """``(role, arc, parent, child)`` for every arc of every extended link, in document order;
+    parent/child are None when the arc names a locator the link does not hold."""
+    for link in _extended_links(root, link_name):
+        role = link.get(f"{{{XLINK}}}role", "")
+        locs = _locators(link)
+        for arc in link.findall(f"{{{LINK}}}{arc_name}"):
+            yield (role, arc, locs.get(arc.get(f"{{{XLINK}}}from", "")), locs.get(arc.get(f"{{{XLINK}}}to", "")))
+
+
 def parse_calculation(path: Path) -> list[CalcArc]:
     """Summation-item arcs of a calculation linkbase, in document order."""
     root, _ = _parse_xml(path)
     arcs: list[CalcArc] = []
-    for link in _extended_links(root, "calculationLink"):
-        role = link.get(f"{{{XLINK}}}role", "")
-        locs = _locators(link)
-        for arc in link.findall(f"{{{LINK}}}calculationArc"):
-            if arc.get(f"{{{XLINK}}}arcrole") != SUMMATION_ITEM:
-                continue
+    for role, arc, parent, child in _arcs(root, "calculationLink", "calculationArc"):
+        if arc.get(f"{{{XLINK}}}arcrole") != SUMMATION_ITEM:
+            continue
+        if parent is None or child is None:
             src, dst = arc.get(f"{{{XLINK}}}from", ""), arc.get(f"{{{XLINK}}}to", "")
-            if src not in locs or dst not in locs:
-                raise XbrlError(f"{path}: calculation arc {src!r} -> {dst!r} in {role} names a missing locator")
-            weight = arc.get("weight")
-            try:
-                w = float(weight)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                raise XbrlError(f"{path}: calculation arc {locs[src]} -> {locs[dst]} has weight {weight!r}") from None
-            arcs.append(CalcArc(role, locs[src], locs[dst], w, _float(arc.get("order"))))
+            raise XbrlError(f"{path}: calculation arc {src!r} -> {dst!r} in {role} names a missing locator")
+        weight = arc.get("weight")
+        try:
+            w = float(weight)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise XbrlError(f"{path}: calculation arc {parent} -> {child} has weight {weight!r}") from None
+        arcs.append(CalcArc(role, parent, child, w, _float(arc.get("order"))))
     return arcs
 
 
 def parse_presentation(path: Path) -> list[PresentationArc]:
     """Parent-child arcs of a presentation linkbase, in document order."""
     root, _ = _parse_xml(path)
-    arcs: list[PresentationArc] = []
-    for link in _extended_links(root, "presentationLink"):
-        role = link.get(f"{{{XLINK}}}role", "")
-        locs = _locators(link)
-        for arc in link.findall(f"{{{LINK}}}presentationArc"):
-            src, dst = arc.get(f"{{{XLINK}}}from", ""), arc.get(f"{{{XLINK}}}to", "")
-            if src in locs and dst in locs:
-                arcs.append(PresentationArc(role, locs[src], locs[dst], _float(arc.get("order")),
-                                            arc.get("preferredLabel", "").rsplit("/", 1)[-1]))
-    return arcs
+    return [PresentationArc(role, parent, child, _float(arc.get("order")),
+                            arc.get("preferredLabel", "").rsplit("/", 1)[-1])
+            for role, arc, parent, child in _arcs(root, "presentationLink", "presentationArc")
+            if parent is not None and child is not None]
 
 
 def count_definition_arcs(path: Path) -> int:

@@ -161,15 +161,18 @@ class GroundTruth:
                 "calculation": self.calculation.record()}
 
 
-def ground_truth(filing: Filing, concept: str, period: str) -> GroundTruth:
+def ground_truth(filing: Filing, concept: str, period: str, *, calculator: Calculator | None = None) -> GroundTruth:
     """Reported and calculated value of ``concept`` for ``period`` (rules: :mod:`finenvs.xbrl.calc`).
+
+    Args:
+        calculator: A :class:`Calculator` of ``filing`` to reuse (its fact index is built once).
 
     Raises:
         AuditDataError: No such concept, context or fact; disagreeing duplicates; a cycle;
             disagreeing complete summations.
         ValueError: A malformed period.
     """
-    calc = Calculator(filing)
+    calc = calculator if calculator is not None else Calculator(filing)
     fact = calc.reported(concept, period)
     calculation = calc.calculated(concept, period, unit=fact.unit)
     tol = half_unit(fact.decimals, float(fact.value))  # type: ignore[arg-type]
@@ -235,7 +238,7 @@ def _find_candidates(filing: Filing) -> dict[str, tuple[list[_Sum], list[_Leaf]]
             continue
         split = "eval" if _is_eval(filing.bundle, fact.concept, ctx.period) else "train"
         try:
-            truth = ground_truth(filing, fact.concept, ctx.period)
+            truth = ground_truth(filing, fact.concept, ctx.period, calculator=calc)
         except (AuditDataError, ValueError):
             continue
         tol = truth.truth.reported_tolerance
