@@ -41,6 +41,10 @@ ENVIRONMENTS: dict[str, tuple[str, str]] = {
         "One XBRL audit instance of a real SEC filing; JSON {reported_value, calculated_value}; ACC/SER/EER/CER.",
         "audit",
     ),
+    "FinQA-v0": (
+        "One finance question (knowledge at a date, or analytical reasoning); text answer scored per part by code.",
+        "qa",
+    ),
 }
 
 _KWARGS = {
@@ -94,6 +98,11 @@ _KWARGS = {
         "corpus": None,
         "tasks_file": None,
     },
+    "FinQA-v0": {
+        "section": "all",
+        "split": "eval",
+        "as_of": "2026-03-31",
+    },
 }
 
 _ENTRY_POINTS = {
@@ -103,6 +112,7 @@ _ENTRY_POINTS = {
     "FinDeltaHedge-v0": "finenvs.envs.deltahedge:FinDeltaHedgeEnv",
     "FinReport-v0": "finenvs.envs.report:FinReportEnv",
     "FinAudit-v0": "finenvs.envs.audit:FinAuditEnv",
+    "FinQA-v0": "finenvs.envs.qa:FinQAEnv",
 }
 
 #: text variant id -> base env id. ``gym.make("FinTrading-text-v0", **base_kwargs)`` is the base env
@@ -111,6 +121,7 @@ TEXT_VARIANTS: dict[str, str] = {
     "FinTrading-text-v0": "FinTrading-v0",
     "FinHedging-text-v0": "FinHedging-v0",
     "FinAudit-text-v0": "FinAudit-v0",
+    "FinQA-text-v0": "FinQA-v0",
 }
 
 

@@ -19,6 +19,7 @@ from finenvs.tools.market import MARKET_TOOLS  # noqa: E402,I001  (registers the
 from finenvs.tools.pairs import PAIR_TOOLS  # noqa: E402,I001  (registers the pairs tools)
 from finenvs.tools.report import REPORT_TOOLS  # noqa: E402,I001  (registers the report tools)
 from finenvs.tools.audit import AUDIT_TOOLS  # noqa: E402,I001  (registers the audit tools)
+from finenvs.tools.qa import QA_TOOLS  # noqa: E402,I001  (registers the FinQA tools)
 from finenvs.tools.registry import (
     COMMIT_TOOL,
     DEFAULT_MAX_CHARS,
@@ -40,6 +41,7 @@ __all__ = [
     "PAIR_TOOLS",
     "REPORT_TOOLS",
     "AUDIT_TOOLS",
+    "QA_TOOLS",
     "TOOLSETS",
     "Tool",
     "ToolBox",
