@@ -23,6 +23,7 @@ from finenvs.baselines.registry import applicable_policies, family_of, make_poli
 from finenvs.baselines.runner import EpisodeResult, run_episode
 from finenvs.data.splits import SPLITS
 from finenvs.registration import ENVIRONMENTS, text_variant
+from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resolve_weights
 
 #: The offline scripted agent run through each env's text interface and tools (see finenvs.baselines.agents).
 AGENT_POLICY = "scripted_agent"
@@ -33,6 +34,22 @@ UNIVERSE_FAMILIES = ("hedging",)
 OPTIONS_FAMILIES = ("options", "deltahedge")
 #: Families scored in the Audit section (instances, not market episodes).
 AUDIT_FAMILIES = ("audit",)
+#: Families scored in the Knowledge and Analysis sections (questions, not market episodes).
+QA_FAMILIES = ("qa",)
+#: ``--suite`` presets: the two published benchmarks' task sets.
+SUITES: dict[str, tuple[str, ...]] = {
+    "herculean": ("FinTrading-v0", "FinHedging-v0", "FinReport-v0", "FinAudit-v0"),
+    "fabpp": ("FinQA-v0", "FinOptions-v0", "FinDeltaHedge-v0"),
+}
+SUITE_CHOICES = ("all", *SUITES)
+#: Section aggregate contestants: which baseline answers each FAB++ section (family, policy).
+AGGREGATE_PROFILES: dict[str, dict[str, tuple[str, str]]] = {
+    "reference": {"knowledge": ("qa", "scripted_agent"), "analysis": ("qa", "scripted_agent"),
+                  "options": ("options", "engine_reference")},
+    "naive": {"knowledge": ("qa", "first_number"), "analysis": ("qa", "first_number"),
+              "options": ("options", "keyword_stuffer")},
+    "random": {"knowledge": ("qa", "random"), "analysis": ("qa", "random"), "options": ("options", "random")},
+}
 UNIVERSE = "universe"
 #: How oracle rows (policies that read the future) are labelled in tables.
 ORACLE_MARK = " (oracle)"
@@ -76,6 +93,11 @@ class BenchConfig:
         plots: Write PNG charts (needs matplotlib).
         progress: Show a progress bar.
         agents: Also run the offline scripted agent through each env's text interface and tools.
+        suite: ``all`` (default), ``herculean`` (Trading, Hedging, Market Insights, Auditing) or
+            ``fabpp`` (Knowledge, Analysis, Options); ``envs`` overrides it.
+        weights: Section weights of the aggregate (a preset name of
+            :data:`finenvs.scoring.aggregate.WEIGHT_PRESETS` or a mapping).
+        html: Also write the self-contained ``scorecard.html``.
     """
 
     split: str = "eval"
@@ -89,6 +111,9 @@ class BenchConfig:
     progress: bool = True
     agents: bool = True
     env_kwargs: dict[str, Any] = field(default_factory=dict)
+    suite: str = "all"
+    weights: str | dict[str, float] = "fabpp"
+    html: bool = True
 
 
 @dataclass
@@ -104,6 +129,8 @@ class Scorecard:
     files: list[str] = field(default_factory=list)
     options: dict[str, Any] | None = None
     audit: dict[str, Any] | None = None
+    qa: dict[str, Any] | None = None
+    aggregate: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -114,6 +141,8 @@ class Scorecard:
             "reproduction_check": self.reproduction,
             "options": self.options,
             "audit": self.audit,
+            "qa": self.qa,
+            "aggregate": self.aggregate,
             "seconds": self.seconds,
         }
 
@@ -310,6 +339,12 @@ def render_markdown(card: Scorecard) -> str:
         from finenvs.baselines.audit import audit_markdown
 
         lines += audit_markdown(card.audit)
+    if card.qa:
+        from finenvs.baselines.qa import qa_markdown
+
+        lines += qa_markdown(card.qa)
+    if card.aggregate:
+        lines += aggregate_markdown(card.aggregate)
     if card.errors:
         lines += ["## Errors", ""] + [f"- {e['env']} {e['symbol']} {e['policy']}: {e['error']}" for e in card.errors]
         lines.append("")
@@ -524,7 +559,10 @@ def run_bench(config: BenchConfig) -> Scorecard:
 
     if config.split not in SPLITS:
         raise ValueError(f"unknown split {config.split!r}; valid splits: {sorted(SPLITS)}")
-    env_ids = config.envs or list(ENVIRONMENTS)
+    if config.suite not in SUITE_CHOICES:
+        raise ValueError(f"unknown suite {config.suite!r}; suites: {list(SUITE_CHOICES)}")
+    resolve_weights(config.weights)  # fail before any work on bad weights
+    env_ids = config.envs or [e for e in ENVIRONMENTS if config.suite == "all" or e in SUITES[config.suite]]
     for env_id in env_ids:
         if env_id not in ENVIRONMENTS:
             raise KeyError(f"unknown env {env_id!r}; valid envs: {sorted(ENVIRONMENTS)}")
@@ -532,7 +570,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
     catalog = default_catalog()
     jobs: list[tuple[str, str, str]] = []
     for env_id in env_ids:
-        if family_of(env_id) in OPTIONS_FAMILIES + AUDIT_FAMILIES:  # their own sections, run below
+        if family_of(env_id) in OPTIONS_FAMILIES + AUDIT_FAMILIES + QA_FAMILIES:  # their own sections, run below
             continue
         if family_of(env_id) in UNIVERSE_FAMILIES:  # one episode per policy on the whole universe
             symbols = [UNIVERSE]
@@ -588,6 +626,18 @@ def run_bench(config: BenchConfig) -> Scorecard:
         except Exception as exc:  # reported, never dropped
             errors.append({"env": "FinAudit-v0", "symbol": "-", "policy": "-",
                            "error": f"{type(exc).__name__}: {exc}"})
+    qa = None
+    if any(family_of(e) in QA_FAMILIES for e in env_ids):
+        from finenvs.baselines.qa import run_qa_section
+
+        if config.progress:
+            bar.write("finenvs bench: Knowledge and Analysis sections (FinQA-v0 eval questions)")
+        try:
+            qa = run_qa_section(config.seed)
+        except Exception as exc:  # reported, never dropped
+            errors.append({"env": "FinQA-v0", "symbol": "-", "policy": "-", "error": f"{type(exc).__name__}: {exc}"})
+    fabpp_envs = [e for e in env_ids if family_of(e) in QA_FAMILIES + ("options",)]
+    aggregate = section_aggregate(qa, options, config.weights, errors) if fabpp_envs else None
     run_dir = _run_dir(config)
     run_dir.mkdir(parents=True, exist_ok=False)
     lo, hi = SPLITS[config.split]
@@ -597,6 +647,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
             "split": config.split,
             "split_dates": f"{lo}..{hi}",
             "seed": config.seed,
+            "suite": config.suite,
             "envs": env_ids,
             "symbols": config.symbols,
             "universe": config.universe,
@@ -613,16 +664,84 @@ def run_bench(config: BenchConfig) -> Scorecard:
         seconds=0.0,
         options=options,
         audit=audit,
+        qa=qa,
+        aggregate=aggregate,
     )
     if config.plots:
         card.files += [str(p) for p in _plots(card)]
+        from finenvs.baselines.scorecard_html import section_plots
+
+        card.files += [str(p) for p in section_plots(card)]
     card.seconds = time.perf_counter() - began
     json_path = run_dir / "scorecard.json"
     md_path = run_dir / "scorecard.md"
     json_path.write_text(json.dumps(card.to_json(), indent=2, default=_json_default, allow_nan=True) + "\n")
     card.files = [str(json_path), str(md_path), *card.files]
-    md_path.write_text(render_markdown(card))
+    markdown = render_markdown(card)
+    md_path.write_text(markdown)
+    if config.html:
+        from finenvs.baselines.scorecard_html import write_html
+
+        html_path = run_dir / "scorecard.html"
+        write_html(markdown, html_path, title=f"finenvs scorecard — {run_dir.name}")
+        card.files.insert(2, str(html_path))
     return card
+
+
+def section_aggregate(qa: dict[str, Any] | None, options: dict[str, Any] | None,
+                      weights: str | dict[str, float], errors: list[dict[str, str]]) -> dict[str, Any]:
+    """The FAB++ section aggregate of each profile in :data:`AGGREGATE_PROFILES`.
+
+    Knowledge and Analysis tasks are FinQA-v0's eval questions (score x 100), Options tasks the
+    FinOptions-v0 generated tasks and bank items (0-100). A task whose policy raised scores 0; a
+    section that failed as a whole counts as one errored task (0), so it is never silently dropped.
+    """
+    out: dict[str, Any] = {"weights": resolve_weights(weights), "profiles": {}}
+    failed = {e["env"] for e in errors}
+    for profile, mapping in AGGREGATE_PROFILES.items():
+        tasks: list[TaskScore] = []
+        for section, (family, policy) in mapping.items():
+            if family == "qa":
+                if qa is None:
+                    if "FinQA-v0" in failed:
+                        tasks.append(TaskScore(section, "FinQA-v0", None, "the FinQA-v0 section failed"))
+                    continue
+                for r in qa["policies"][policy]["rows"]:
+                    if r["section"] == section:
+                        tasks.append(TaskScore(section, r["task_id"], 100.0 * r["score"], r["error"]))
+            else:
+                if options is None:
+                    if any(e.startswith("FinOptions-v0") for e in failed):
+                        tasks.append(TaskScore(section, "FinOptions-v0", None, "the Options section failed"))
+                    continue
+                for block in ("options", "bank"):
+                    tasks += [TaskScore(section, f"{block}/{i}", float(v))
+                              for i, v in enumerate(options[block][policy]["scores"])]
+        agg = aggregate(tasks, out["weights"])
+        out["profiles"][profile] = {**agg.record(), "policies": {k: v[1] for k, v in mapping.items()}}
+    return out
+
+
+def aggregate_markdown(agg: dict[str, Any]) -> list[str]:
+    """The scorecard's section-aggregate block."""
+    w = agg["weights"]
+    names = list(w)
+    lines = ["## Section aggregate (FAB++)", "",
+             "Every task normalised to 0-100; section score = mean of its tasks (an errored task counts 0); "
+             "weights " + ", ".join(f"{SECTION_NAMES.get(k, k)} {100 * v:.0f}%" for k, v in w.items())
+             + ", redistributed over the sections that ran. Each profile names the baseline that answers each "
+             "section.", "",
+             "| profile | " + " | ".join(SECTION_NAMES.get(k, k) for k in names) + " | overall |",
+             "|---|" + "---:|" * (len(names) + 1)]
+    for profile, rec in agg["profiles"].items():
+        cells = []
+        for k in names:
+            sec = rec["sections"][k]
+            cells.append("—" if sec["score"] is None else f"{sec['score']:.2f} ({rec['policies'][k]})")
+        overall = "—" if rec["overall"] is None else f"**{rec['overall']:.2f}**"
+        lines.append(f"| {profile} | " + " | ".join(cells) + f" | {overall} |")
+    lines.append("")
+    return lines
 
 
 def _json_default(obj: Any) -> Any:
@@ -696,6 +815,21 @@ def terminal_table(card: Scorecard) -> str:
         out.append(_table(["policy", "ACC", "SER", "EER", "CER"], [
             [name, *(f"{100 * s[k]:.1f}" for k in ("ACC", "SER", "EER", "CER"))]
             for name, s in card.audit["policies"].items()]))
+    if card.qa:
+        out.append("")
+        out.append(f"FinQA-v0 ({card.qa['n']} eval questions; score 0-100):")
+        out.append(_table(["policy", "Knowledge", "Analysis", "errors"], [
+            [name, *(f"{s['sections'].get(k, {}).get('score', math.nan):.1f}" for k in ("knowledge", "analysis")),
+             str(s["errors"])] for name, s in card.qa["policies"].items()]))
+    if card.aggregate:
+        out.append("")
+        out.append("Section aggregate (" + ", ".join(f"{k} {100 * v:.0f}%" for k, v in card.aggregate["weights"].items())
+                   + "):")
+        out.append(_table(["profile", *card.aggregate["weights"], "overall"], [
+            [name, *("n/a" if rec["sections"][k]["score"] is None else f"{rec['sections'][k]['score']:.2f}"
+                     for k in card.aggregate["weights"]),
+             "n/a" if rec["overall"] is None else f"{rec['overall']:.2f}"]
+            for name, rec in card.aggregate["profiles"].items()]))
     if card.reproduction:
         ok = sum(c["match"] for c in card.reproduction)
         out.append("")

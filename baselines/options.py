@@ -131,6 +131,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 values.append(100.0 * r["dimensions"][dim] / (100.0 / len(applicable)))
         dims[dim] = float(np.mean(values)) if values else math.nan
     return {"n": len(rows), "score": float(np.mean([r["score"] for r in rows])) if rows else math.nan,
+            "scores": [r["score"] for r in rows],
             "dimensions": dims, "by_kind": {k: float(np.mean([r["score"] for r in rows if r["kind"] == k]))
                                             for k in sorted({r["kind"] for r in rows})}}
 

@@ -8,6 +8,7 @@ from finenvs.baselines.audit import AUDIT_POLICIES
 from finenvs.baselines.deltahedge import DELTAHEDGE_POLICIES
 from finenvs.baselines.hedging import HEDGING_POLICIES
 from finenvs.baselines.options import OPTIONS_POLICIES
+from finenvs.baselines.qa import QA_POLICIES
 from finenvs.baselines.report import REPORT_POLICIES, RandomRating
 from finenvs.baselines.trading import TRADING_POLICIES, RandomPolicy
 from finenvs.registration import ENVIRONMENTS
@@ -20,6 +21,7 @@ POLICIES_BY_FAMILY: dict[str, dict[str, tuple[type, str]]] = {
     "options": OPTIONS_POLICIES,
     "report": REPORT_POLICIES,
     "audit": AUDIT_POLICIES,
+    "qa": QA_POLICIES,
 }
 
 

@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--fill", choices=["close", "next_open"], help="fill model (default: close)")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument("--chart", type=Path, help="write the episode's equity/drawdown chart to this PNG")
-    run.add_argument("--instance", type=int, help="FinAudit-v0: eval instance index (default: drawn from --seed)")
+    run.add_argument("--instance", type=int, help="FinAudit-v0 / FinQA-v0: eval item index (default: drawn from --seed)")
+    run.add_argument("--topic", help="FinQA-v0: ask this topic (with --seed as its generation seed; 0 = published)")
     run.add_argument("--reports", type=Path, help="FinReport-v0: write each weekly report (Markdown) and its "
                      "quality checks (JSON) into this folder")
 
@@ -68,6 +69,13 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--name", help="run folder name (default: UTC timestamp)")
     bench.add_argument("--no-plots", action="store_true", help="skip the PNG charts")
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    bench.add_argument("--suite", default="all", choices=["all", "herculean", "fabpp"],
+                       help="herculean: Trading, Hedging, Market Insights, Auditing; fabpp: Knowledge, Analysis, "
+                       "Options; all (default): both")
+    bench.add_argument("--weights", default="fabpp",
+                       help="section weights of the aggregate: a preset (fabpp, equal, reasoning) or "
+                       "knowledge=0.3,analysis=0.35,options=0.35")
+    bench.add_argument("--no-html", action="store_true", help="skip scorecard.html")
     bench.add_argument("--no-agents", action="store_true",
                        help="skip the offline scripted agent that runs through the text interface and tools")
 
@@ -162,6 +170,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return _run_options(args, family)
     if family == "audit":
         return _run_audit(args)
+    if family == "qa":
+        return _run_qa(args)
     kwargs: dict[str, Any] = {"split": args.split}
     if family == "hedging":
         if args.symbol:
@@ -325,11 +335,65 @@ def _run_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_qa(args: argparse.Namespace) -> int:
+    """``finenvs run`` for FinQA-v0: one question (``--instance``: eval index; ``--topic``: a generated one)."""
+    import gymnasium as gym
+
+    from finenvs.baselines.registry import make_policy
+
+    for flag in ("symbol", "symbols", "start", "end", "fee_bps", "fill", "chart", "reports"):
+        if getattr(args, flag, None):
+            raise ValueError(f"--{flag.replace('_', '-')} is not an option of {args.env}")
+    split = "eval" if args.split == "live" else args.split
+    if split not in ("eval", "train", "published"):
+        raise ValueError(f"--split {args.split!r}: FinQA-v0 runs the eval, train or published questions")
+    if args.topic is not None and args.instance is not None:
+        raise ValueError("give --instance or --topic, not both")
+    env = gym.make(args.env, split=split)
+    policy = make_policy(args.policy, args.env, env, seed=args.seed)
+    if args.topic is not None:
+        options: dict[str, Any] | None = {"topic": args.topic, "seed": args.seed}
+    else:
+        options = {"index": args.instance} if args.instance is not None else None
+    obs, info = env.reset(seed=args.seed, options=options)
+    _, reward, _, _, final = env.step(action := policy(obs, info))
+    qa = final["qa"]
+    out = {"env": args.env, "policy": args.policy, "task_id": info["task_id"], "question": obs, "answer": action,
+           "score": reward, "reason": qa["reason"], "parts": qa["parts"], "truth": qa["truth"],
+           "solution": qa["solution"], "look_ahead_attempts": final["look_ahead_attempts"]}
+    if args.json:
+        print(json.dumps(out, indent=2, default=str))
+        return 0
+    print(obs)
+    print(f"\n{args.env} {info['task_id']} policy={args.policy}: score {reward:.3f}"
+          + (f" ({qa['reason']})" if qa["reason"] else ""))
+    print(f"  answer: {action}")
+    for p in qa["parts"]:
+        print(f"  {p['name']}: {'ok' if p['correct'] else 'wrong'}, expected {p['expected']}, read {p['read']}"
+              + (f" ({p['reason']})" if p["reason"] else ""))
+    print("  solution: " + "; ".join(qa["solution"]))
+    return 0
+
+
 def _write_png(rgb: Any, path: Path) -> None:
     from matplotlib.image import imsave
 
     path.parent.mkdir(parents=True, exist_ok=True)
     imsave(path, rgb)
+
+
+def _weights(text: str) -> str | dict[str, float]:
+    """``fabpp`` or ``knowledge=0.3,analysis=0.35,options=0.35``."""
+    if "=" not in text:
+        return text
+    out = {}
+    for pair in text.split(","):
+        name, _, value = pair.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--weights: {pair!r} is not name=number") from None
+    return out
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -347,6 +411,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             plots=not args.no_plots,
             progress=not args.quiet,
             agents=not args.no_agents,
+            suite=args.suite,
+            weights=_weights(args.weights),
+            html=not args.no_html,
         )
     )
     print(terminal_table(card))

@@ -1,0 +1,208 @@
+"""The scorecard as one self-contained HTML page, and the charts of the non-market sections.
+
+:func:`write_html` renders the scorecard's Markdown (the subset
+:func:`~finenvs.baselines.bench.render_markdown` writes: headings, paragraphs,
+pipe tables, bullet lists, images, ``code`` and ``**bold**``) to HTML and embeds
+every referenced PNG as a ``data:`` URI, so the page opens anywhere with no
+other file. A small script records, on ``<body data-images-loaded>``, how many
+images decoded (the headless-browser test reads it).
+
+:func:`section_plots` draws the Options 4-dimension bars, the Audit error
+breakdown, the FinQA scores by topic and the section aggregate.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+_CSS = """
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
+color:#1b1f24;line-height:1.45}
+h1{border-bottom:2px solid #d0d7de;padding-bottom:.3em}h2{border-bottom:1px solid #d0d7de;padding-bottom:.2em;
+margin-top:2em}table{border-collapse:collapse;margin:.8em 0;font-size:.86em;display:block;overflow-x:auto}
+th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:right;white-space:nowrap}
+th{background:#f6f8fa}td:first-child,th:first-child{text-align:left}tr:nth-child(even){background:#fafbfc}
+code{background:#f0f2f4;padding:0 .25em;border-radius:3px}img{max-width:100%;border:1px solid #eaeef2;margin:.5em 0}
+nav{background:#f6f8fa;padding:.6em 1em;border-radius:6px}nav a{margin-right:1em}
+"""
+_SCRIPT = ("<script>window.addEventListener('load',function(){var n=0;for(var i of document.images)"
+           "{if(i.complete&&i.naturalWidth>0)n++;}document.body.setAttribute('data-images-loaded',String(n));"
+           "document.body.setAttribute('data-images-total',String(document.images.length));});</script>")
+
+
+def _inline(text: str, images: dict[str, str]) -> str:
+    out = html.escape(text, quote=False)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+
+    def image(m: re.Match[str]) -> str:
+        alt, src = m.group(1), m.group(2)
+        return f'<img alt="{html.escape(alt)}" src="{images.get(src, html.escape(src))}">'
+
+    return re.sub(r"!\[([^\]]*)\]\(([^)]+)\)", image, out)
+
+
+def _anchor(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def markdown_to_html(markdown: str, images: dict[str, str] | None = None) -> tuple[str, list[tuple[int, str]]]:
+    """(HTML body, [(level, heading)]) of the scorecard Markdown subset."""
+    images = images or {}
+    out: list[str] = []
+    headings: list[tuple[int, str]] = []
+    lines = markdown.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        m = re.match(r"^(#{1,6})\s+(.*)$", line)
+        if m:
+            level, text = len(m.group(1)), m.group(2).strip()
+            headings.append((level, text))
+            out.append(f'<h{level} id="{_anchor(text)}">{_inline(text, images)}</h{level}>')
+            i += 1
+            continue
+        if line.lstrip().startswith("|"):
+            block = []
+            while i < len(lines) and lines[i].lstrip().startswith("|"):
+                block.append(lines[i].strip().strip("|"))
+                i += 1
+            rows = [[c.strip() for c in row.split("|")] for row in block]
+            body = [r for r in rows[1:] if not all(re.fullmatch(r":?-{2,}:?", c) for c in r if c)]
+            out.append("<table><thead><tr>" + "".join(f"<th>{_inline(c, images)}</th>" for c in rows[0])
+                       + "</tr></thead><tbody>" + "".join(
+                           "<tr>" + "".join(f"<td>{_inline(c, images)}</td>" for c in r) + "</tr>" for r in body)
+                       + "</tbody></table>")
+            continue
+        if re.match(r"^\s*[-*] ", line):
+            items = []
+            while i < len(lines) and re.match(r"^\s*[-*] ", lines[i]):
+                items.append(re.sub(r"^\s*[-*] ", "", lines[i]))
+                i += 1
+            out.append("<ul>" + "".join(f"<li>{_inline(t, images)}</li>" for t in items) + "</ul>")
+            continue
+        para = []
+        while i < len(lines) and lines[i].strip() and not re.match(r"^(#{1,6}\s|\s*\||\s*[-*] )", lines[i]):
+            para.append(lines[i].strip())
+            i += 1
+        out.append(f"<p>{_inline(' '.join(para), images)}</p>")
+    return "\n".join(out), headings
+
+
+def write_html(markdown: str, path: Path, title: str = "finenvs scorecard") -> Path:
+    """Write the self-contained page of ``markdown``; PNGs it references (next to ``path``) are embedded."""
+    path = Path(path)
+    images = {}
+    for src in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown):
+        file = path.parent / src
+        if file.is_file() and file.suffix.lower() == ".png":
+            images[src] = "data:image/png;base64," + base64.b64encode(file.read_bytes()).decode("ascii")
+    body, headings = markdown_to_html(markdown, images)
+    nav = " ".join(f'<a href="#{_anchor(t)}">{html.escape(t)}</a>' for level, t in headings if level == 2)
+    page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{_CSS}</style>"
+            f"{_SCRIPT}</head>\n<body>\n<nav>{nav}</nav>\n{body}\n</body></html>\n")
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+# ----------------------------------------------------------------------------- charts
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _bars(ax: Any, groups: list[str], series: dict[str, list[float]], ylabel: str) -> None:
+    import numpy as np
+
+    n = max(1, len(series))
+    width = 0.8 / n
+    x = np.arange(len(groups))
+    for k, (name, values) in enumerate(series.items()):
+        vals = [0.0 if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in values]
+        bars = ax.bar(x + (k - (n - 1) / 2) * width, vals, width, label=name)
+        for b, v in zip(bars, values, strict=True):
+            if v is not None and not (isinstance(v, float) and math.isnan(v)):
+                ax.text(b.get_x() + b.get_width() / 2, b.get_height() + 1, f"{v:.0f}", ha="center", fontsize=7)
+    ax.set_xticks(x, groups)
+    ax.set_ylim(0, 110)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8, loc="upper right")
+
+
+def section_plots(card: Any) -> list[Path]:
+    """PNG charts of the Options, Audit, FinQA and aggregate sections present in ``card``."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return []
+    written = []
+    if card.options:
+        fig = _figure(9, 4)
+        ax = fig.subplots()
+        dims = ("pnl", "greeks", "strategy", "risk")
+        _bars(ax, ["P&L", "Greeks", "Strategy", "Risk"],
+              {name: [s["dimensions"][d] for d in dims] for name, s in card.options["options"].items()},
+              "% of the dimension's weight earned")
+        ax.set_title("FinOptions-v0: the four scored dimensions (generated tasks)", fontsize=11)
+        fig.tight_layout()
+        written.append(card.run_dir / "options_dimensions.png")
+        fig.savefig(written[-1])
+    if card.audit:
+        fig = _figure(9, 3)
+        ax = fig.subplots()
+        names = list(card.audit["policies"])
+        left = [0.0] * len(names)
+        colours = {"ACC": "#2da44e", "SER": "#8c959f", "EER": "#d4a72c", "CER": "#cf222e"}
+        for key, colour in colours.items():
+            vals = [100 * card.audit["policies"][n][key] for n in names]
+            ax.barh(names, vals, left=left, color=colour, label=key)
+            left = [a + b for a, b in zip(left, vals, strict=True)]
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("% of answers (ACC + SER + EER + CER = 100)")
+        ax.set_title(f"FinAudit-v0: answer classes over {card.audit['n']} eval instances", fontsize=11)
+        ax.legend(fontsize=8, ncol=4, loc="lower right")
+        fig.tight_layout()
+        written.append(card.run_dir / "audit_breakdown.png")
+        fig.savefig(written[-1])
+    if card.qa:
+        policies = card.qa["policies"]
+        topics = sorted({t for s in policies.values() for t in s["topics"]})
+        fig = _figure(max(9, 0.45 * len(topics) + 3), 4.5)
+        ax = fig.subplots()
+        _bars(ax, topics, {n: [s["topics"].get(t, {}).get("score") for t in topics] for n, s in policies.items()},
+              "score 0-100")
+        ax.tick_params(axis="x", labelrotation=60, labelsize=7)
+        ax.set_title("FinQA-v0: score by topic (eval split)", fontsize=11)
+        fig.tight_layout()
+        written.append(card.run_dir / "qa_topics.png")
+        fig.savefig(written[-1])
+    if card.aggregate:
+        from finenvs.scoring.aggregate import SECTION_NAMES
+
+        names = list(card.aggregate["weights"])
+        fig = _figure(9, 4)
+        ax = fig.subplots()
+        _bars(ax, [SECTION_NAMES.get(n, n) for n in names] + ["Overall"],
+              {p: [rec["sections"][n]["score"] for n in names] + [rec["overall"]]
+               for p, rec in card.aggregate["profiles"].items()}, "score 0-100")
+        ax.set_title("FAB++ section aggregate by profile", fontsize=11)
+        fig.tight_layout()
+        written.append(card.run_dir / "section_aggregate.png")
+        fig.savefig(written[-1])
+    return written
+
+
+__all__ = ["markdown_to_html", "section_plots", "write_html"]
