@@ -149,11 +149,15 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert "buy_and_hold" in proc.stdout and "reproduced on 2/2 symbols" in proc.stdout
     if _has_matplotlib():
         pngs = sorted(p.name for p in run.glob("*.png"))
-        assert pngs == ["equity_FinHedging-v0_universe.png", "equity_FinReport-v0_AAPL.png",
+        assert pngs == ["audit_breakdown.png", "equity_FinHedging-v0_universe.png", "equity_FinReport-v0_AAPL.png",
                         "equity_FinReport-v0_MSFT.png", "equity_FinTrading-v0_AAPL.png",
-                        "equity_FinTrading-v0_MSFT.png", "sharpe_FinReport-v0.png", "sharpe_FinTrading-v0.png",
+                        "equity_FinTrading-v0_MSFT.png", "options_dimensions.png", "qa_topics.png",
+                        "section_aggregate.png", "sharpe_FinReport-v0.png", "sharpe_FinTrading-v0.png",
                         "spread_FinHedging-v0.png"]
         assert "![" in md
+        page = (run / "scorecard.html").read_text()
+        # self-contained: every chart is embedded, none is linked
+        assert page.count("data:image/png;base64,") == len(pngs) and 'src="equity_' not in page
 
 
 def test_full_bench_on_shipped_data(tmp_path):
@@ -204,6 +208,59 @@ def test_full_bench_on_shipped_data(tmp_path):
         assert abs(rates["ACC"] + rates["SER"] + rates["EER"] + rates["CER"] - 1.0) < 1e-12
     assert all(r["look_ahead_attempts"] == 0 for rates in audit.values() for r in rates["rows"])
     assert "## Audit" in md and "FinAudit-v0 (100 eval instances" in proc.stdout
+    # FinQA-v0: the offline agent answers every eval question from the tools; the naive readings score nothing
+    qa = card["qa"]["policies"]
+    assert card["qa"]["n"] == 150
+    assert {k: v["n"] for k, v in qa["scripted_agent"]["sections"].items()} == {"knowledge": 60, "analysis": 90}
+    assert all(v["score"] == 100.0 for v in qa["scripted_agent"]["sections"].values())
+    assert all(r["look_ahead_attempts"] == 0 and r["tool_calls"] >= 1 for r in qa["scripted_agent"]["rows"])
+    assert all(v["score"] < 5 for v in qa["first_number"]["sections"].values())
+    assert "## Knowledge and analysis (FinQA-v0)" in md and "FinQA-v0 (150 eval questions" in proc.stdout
+    # the section aggregate, recomputed here from the rows it was built from
+    agg = card["aggregate"]
+    assert agg["weights"] == {"knowledge": 0.30, "analysis": 0.35, "options": 0.35}
+    ref = agg["profiles"]["reference"]
+    assert ref["overall"] == 100.0
+    rnd = agg["profiles"]["random"]
+    opt_scores = options["options"]["random"]["scores"] + options["bank"]["random"]["scores"]
+    assert abs(rnd["sections"]["options"]["score"] - sum(opt_scores) / len(opt_scores)) < 1e-9
+    expected = sum(w * rnd["sections"][k]["score"] for k, w in agg["weights"].items())
+    assert abs(rnd["overall"] - expected) < 1e-9
+    assert "## Section aggregate (FAB++)" in md and "Section aggregate (knowledge 30%" in proc.stdout
+
+
+def test_bench_suites_select_their_sections(tmp_path):
+    proc = run_cli("bench", "--suite", "fabpp", "--out", str(tmp_path), "--name", "f", "--no-plots", "--quiet",
+                   "--weights", "knowledge=1,analysis=1,options=0")
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads((tmp_path / "f" / "scorecard.json").read_text())
+    assert card["rows"] == [] and card["audit"] is None and card["qa"] and card["options"]
+    agg = card["aggregate"]
+    assert agg["weights"] == {"knowledge": 1.0, "analysis": 1.0, "options": 0.0}
+    assert agg["profiles"]["reference"]["sections"]["options"]["effective_weight"] == 0.0
+    html = (tmp_path / "f" / "scorecard.html").read_text()
+    assert "<h2 id=\"section-aggregate-fab\">" in html and "FinTrading-v0" not in html
+    proc = run_cli("bench", "--suite", "herculean", "--symbols", "SPY", "--out", str(tmp_path), "--name", "h",
+                   "--no-plots", "--quiet", "--no-agents", "--no-html")
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads((tmp_path / "h" / "scorecard.json").read_text())
+    assert card["qa"] is None and card["options"] is None and card["aggregate"] is None and card["audit"]
+    assert {r["env"] for r in card["rows"]} == {"FinTrading-v0", "FinHedging-v0", "FinReport-v0"}
+    assert not (tmp_path / "h" / "scorecard.html").exists()
+    bad = run_cli("bench", "--weights", "knowledge=-1", "--out", str(tmp_path), "--quiet")
+    assert bad.returncode != 0 and "knowledge" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_run_finqa_prints_part_verdicts():
+    proc = run_cli("run", "--env", "FinQA-v0", "--policy", "scripted_agent", "--topic", "bull_spread", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["score"] == 1.0 and out["truth"] == {"max_profit": 5.0, "max_loss": 5.0, "breakeven": 105.0}
+    proc = run_cli("run", "--env", "FinQA-v0", "--policy", "first_number", "--instance", "0")
+    assert proc.returncode == 0, proc.stderr
+    assert "score 0.000" in proc.stdout and "wrong" in proc.stdout
+    bad = run_cli("run", "--env", "FinQA-v0", "--policy", "scripted_agent", "--topic", "nope")
+    assert bad.returncode != 0 and "unknown topic" in bad.stderr
 
 
 def test_bench_without_agents(tmp_path):
