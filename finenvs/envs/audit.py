@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 
 from finenvs.data.asof import LookAheadCounter
-from finenvs.envs.text import ParsedAction, PrintableText, TextProtocol, is_printable_text
+from finenvs.envs.text import AnswerProtocol, ParsedAction, PrintableText
 from finenvs.envs.validation import check_choice, check_render_mode
 from finenvs.scoring.audit import AnswerFormatError, AuditOutcome, classify, parse_answer
 from finenvs.xbrl.corpus import Corpus, shipped_corpus
@@ -41,7 +40,7 @@ AUDIT_INSTRUCTIONS = (
 
 
 @dataclass(frozen=True)
-class AuditProtocol(TextProtocol):
+class AuditProtocol(AnswerProtocol):
     """The text protocol of FinAudit-v0: the action is a JSON answer, not a word.
 
     ``parse_text``/``parse_commit`` never raise. A reply the scorer cannot read is
@@ -57,38 +56,20 @@ class AuditProtocol(TextProtocol):
                                "reasoning": {"type": "string", "description": "Optional: how you got the values."}},
                 "required": ["reported_value", "calculated_value"], "additionalProperties": False}
 
-    def _answer(self, obj: Any, via: str, reasoning: str = "") -> ParsedAction:
+    def check(self, answer: Any) -> str | None:
         try:
-            parse_answer(obj)
-            problem = None
+            parse_answer(answer)
         except AnswerFormatError as exc:
-            problem = str(exc)
-        action = obj if isinstance(obj, str) else json.dumps(obj, default=str)
-        return ParsedAction(action, "ANSWER", problem, via, reasoning)
+            return str(exc)
+        return None
 
     def parse_commit(self, arguments: Any) -> ParsedAction:
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                return ParsedAction(arguments, "ANSWER", f"commit_action arguments are not JSON ({exc.msg})", "tool")
-        if not isinstance(arguments, dict):
-            return ParsedAction(str(arguments), "ANSWER", "commit_action arguments must be a JSON object", "tool")
+        arguments, problem = self.commit_arguments(arguments)
+        if problem is not None:
+            return ParsedAction(str(arguments), "ANSWER", problem, "tool")
         reasoning = arguments.get("reasoning", "")
         answer = {k: v for k, v in arguments.items() if k != "reasoning"}
-        return self._answer(answer, "tool", reasoning[: self.max_chars] if isinstance(reasoning, str) else "")
-
-    def parse_text(self, text: Any) -> ParsedAction:
-        if isinstance(text, dict):
-            return self._answer(text, "json")
-        if not isinstance(text, str):
-            return ParsedAction(str(text)[:200], "ANSWER", f"the reply is a {type(text).__name__}, not text", "default")
-        if len(text) > self.max_chars:
-            return ParsedAction(text[: self.max_chars], "ANSWER",
-                                f"the reply has {len(text)} characters; the limit is {self.max_chars}", "default")
-        if not is_printable_text(text):
-            return ParsedAction(text, "ANSWER", "the reply contains a non-printable character", "default")
-        return self._answer(text, "json")
+        return self.answer(answer, "tool", reasoning[: self.max_chars] if isinstance(reasoning, str) else "")
 
 
 AUDIT_PROTOCOL = AuditProtocol(

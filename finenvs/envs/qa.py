@@ -9,7 +9,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from finenvs.envs.text import ParsedAction, PrintableText, TextProtocol, is_printable_text
+from finenvs.envs.text import AnswerProtocol, ParsedAction, PrintableText
 from finenvs.envs.validation import check_choice, check_render_mode
 from finenvs.qa import analysis, knowledge
 from finenvs.qa.items import QAItem
@@ -34,7 +34,7 @@ QA_INSTRUCTIONS = (
 
 
 @dataclass(frozen=True)
-class QAProtocol(TextProtocol):
+class QAProtocol(AnswerProtocol):
     """FinQA-v0's text protocol: the action is an answer, not a word.
 
     ``parse_text``/``parse_commit`` never raise. A reply with no readable final
@@ -50,39 +50,22 @@ class QAProtocol(TextProtocol):
                                "reasoning": {"type": "string", "description": "Optional: how you got it."}},
                 "required": ["answer"], "additionalProperties": False}
 
-    def _answer(self, obj: Any, via: str, reasoning: str = "") -> ParsedAction:
+    def check(self, answer: Any) -> str | None:
         try:
-            final_answer(obj)
-            problem = None
+            final_answer(answer)
         except AnswerError as exc:
-            problem = str(exc)
-        action = obj if isinstance(obj, str) else json.dumps(obj, default=str)
-        return ParsedAction(action, "ANSWER", problem, via, reasoning)
+            return str(exc)
+        return None
 
     def parse_commit(self, arguments: Any) -> ParsedAction:
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                return ParsedAction(arguments, "ANSWER", f"commit_action arguments are not JSON ({exc.msg})", "tool")
-        if not isinstance(arguments, dict) or "answer" not in arguments:
-            return ParsedAction(json.dumps(arguments, default=str), "ANSWER",
-                                'commit_action needs {"answer": ...}', "tool")
+        arguments, problem = self.commit_arguments(arguments)
+        if problem is None and "answer" not in arguments:
+            problem = 'commit_action needs {"answer": ...}'
+        if problem is not None:
+            return ParsedAction(json.dumps(arguments, default=str), "ANSWER", problem, "tool")
         reasoning = arguments.get("reasoning", "")
-        return self._answer({"answer": arguments["answer"]}, "tool",
-                            reasoning[: self.max_chars] if isinstance(reasoning, str) else "")
-
-    def parse_text(self, text: Any) -> ParsedAction:
-        if isinstance(text, dict):
-            return self._answer(text, "json")
-        if not isinstance(text, str):
-            return ParsedAction(str(text)[:200], "ANSWER", f"the reply is a {type(text).__name__}, not text", "default")
-        if len(text) > self.max_chars:
-            return ParsedAction(text[: self.max_chars], "ANSWER",
-                                f"the reply has {len(text)} characters; the limit is {self.max_chars}", "default")
-        if not is_printable_text(text):
-            return ParsedAction(text, "ANSWER", "the reply contains a non-printable character", "default")
-        return self._answer(text, "json")
+        return self.answer({"answer": arguments["answer"]}, "tool",
+                           reasoning[: self.max_chars] if isinstance(reasoning, str) else "")
 
 
 QA_PROTOCOL = QAProtocol(

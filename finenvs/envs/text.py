@@ -314,5 +314,48 @@ def render_prompt(
     if len(text) > MAX_PROMPT_CHARS:  # never expected with the shipped protocols; keep the space contract
         text = text[: MAX_PROMPT_CHARS - 20] + "\n[prompt truncated]"
     return text
-__all__ = ["MAX_ACTION_CHARS", "MAX_PROMPT_CHARS", "SAMPLE_CHARSET", "ParsedAction", "PrintableText", "TextProtocol",
-           "is_printable_text", "render_prompt"]
+@dataclass(frozen=True)
+class AnswerProtocol(TextProtocol):
+    """A protocol whose action is a free-form answer (FinAudit-v0, FinQA-v0), not a word.
+
+    ``parse_text`` never raises: a reply that is not text, too long or not
+    printable is marked invalid with ``via="default"`` (nothing was read); any
+    other reply is the answer, marked invalid when :meth:`check` finds it
+    unreadable. Subclasses give :meth:`check` and ``parse_commit``.
+    """
+
+    def check(self, answer: Any) -> str | None:  # pragma: no cover - every subclass overrides it
+        """Why ``answer`` cannot be scored, or None."""
+        raise NotImplementedError
+
+    def answer(self, obj: Any, via: str, reasoning: str = "") -> ParsedAction:
+        action = obj if isinstance(obj, str) else json.dumps(obj, default=str)
+        return ParsedAction(action, "ANSWER", self.check(obj), via, reasoning)
+
+    @staticmethod
+    def commit_arguments(arguments: Any) -> tuple[Any, str | None]:
+        """``commit_action`` arguments as an object, or why they are not one."""
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError as exc:
+                return arguments, f"commit_action arguments are not JSON ({exc.msg})"
+        if not isinstance(arguments, dict):
+            return arguments, "commit_action arguments must be a JSON object"
+        return arguments, None
+
+    def parse_text(self, text: Any) -> ParsedAction:
+        if isinstance(text, dict):
+            return self.answer(text, "json")
+        if not isinstance(text, str):
+            return ParsedAction(str(text)[:200], "ANSWER", f"the reply is a {type(text).__name__}, not text", "default")
+        if len(text) > self.max_chars:
+            return ParsedAction(text[: self.max_chars], "ANSWER",
+                                f"the reply has {len(text)} characters; the limit is {self.max_chars}", "default")
+        if not is_printable_text(text):
+            return ParsedAction(text, "ANSWER", "the reply contains a non-printable character", "default")
+        return self.answer(text, "json")
+
+
+__all__ = ["MAX_ACTION_CHARS", "MAX_PROMPT_CHARS", "SAMPLE_CHARSET", "AnswerProtocol", "ParsedAction", "PrintableText",
+           "TextProtocol", "is_printable_text", "render_prompt"]
