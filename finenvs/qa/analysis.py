@@ -91,6 +91,8 @@ def _beta_sample(rng: np.random.Generator) -> dict[str, Any]:
         wx = _r(rng.uniform(0.4, 0.8), 0.05)
         wy = _r(1 - wx, 0.05)
         bx, by = _r(rng.uniform(1.1, 1.8), 0.05), _r(rng.uniform(0.5, 1.0), 0.05)
+        if wx * bx + wy * by - 0.05 <= 0.75:  # no lower target to aim for
+            continue
         target = _r(rng.uniform(0.7, wx * bx + wy * by - 0.05), 0.05)
         new = (target - wy * by) / bx
         if 0.05 < new < 1 - wy and abs(new - wx) > 0.02:
@@ -171,13 +173,10 @@ def _fcff_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ..
 # ----------------------------------------------------------------------------- 5 bull call spread
 def _spread_sample(rng: np.random.Generator) -> dict[str, Any]:
     k1 = _r(rng.uniform(20, 300), 5)
-    width = _r(k1 * rng.uniform(0.05, 0.2), 5) or 5.0
-    c1 = _r(k1 * rng.uniform(0.03, 0.1), 0.5)
-    net = _r(width * rng.uniform(0.2, 0.8), 0.5)
-    c2 = max(0.5, _r(c1 - net, 0.5))
-    if not 0 < c1 - c2 < width:
-        c2 = _r(c1 - width / 2, 0.5)
-    return {"strike_long": k1, "premium_long": c1, "strike_short": k1 + width, "premium_short": c2}
+    width = max(5.0, _r(k1 * rng.uniform(0.05, 0.2), 5))
+    c2 = max(0.5, _r(k1 * rng.uniform(0.01, 0.06), 0.5))  # the short call's premium, > 0
+    net = min(width - 0.5, max(0.5, _r(width * rng.uniform(0.2, 0.8), 0.5)))  # 0 < net debit < width
+    return {"strike_long": k1, "premium_long": c2 + net, "strike_short": k1 + width, "premium_short": c2}
 
 
 def _spread_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:

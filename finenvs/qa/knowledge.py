@@ -3,7 +3,7 @@
 Every item is generated from what is visible at its ``as_of`` date and nothing
 else: prices through the catalog's :class:`~finenvs.data.asof.AsOfView`, filing
 dates through the same view (a filing is public the day after it is filed),
-XBRL facts from the filings released on or before ``as_of``
+XBRL facts from the filings released before ``as_of``
 (:class:`XbrlAsOf`). The random choices (symbol, dates, filing, metric) are
 drawn from the visible data only, so changing anything after ``as_of`` changes
 no question and no answer.
@@ -15,8 +15,8 @@ Topics:
 - ``max_close``: the day of a calendar month with the highest close, and that close.
 - ``xbrl_metric``: a ratio or amount computed from a filing's XBRL facts: gross,
   operating and net margin, revenue growth on the same period a year earlier,
-  diluted EPS (net income / diluted weighted shares, which the 1% tolerance
-  reconciles with the reported EPS) and EBITDA (operating income + depreciation,
+  diluted EPS (net income / diluted weighted shares; tolerance 1% or half a cent,
+  so the EPS the filing reports to the cent is right too) and EBITDA (operating income + depreciation,
   depletion and amortisation — FAB++'s SYN_QUAN_0001 asked it of AAPL).
 - ``filing_order``: order three filings (each company's latest 10-K or 10-Q
   public at ``as_of``) by filing date.
@@ -61,7 +61,11 @@ METRICS: dict[str, tuple[str, str, str]] = {
 # ----------------------------------------------------------------------------- XBRL under the date lock
 @dataclass
 class XbrlAsOf:
-    """XBRL filings released on or before ``as_of`` (the same interface the audit tools read).
+    """XBRL filings released before ``as_of`` (the same interface the audit tools read).
+
+    A filing is public after the close of its release day (:mod:`finenvs.data.documents`:
+    17:30 New York, after the 16:00 close), so a question asked at the close of ``as_of``
+    sees the filings released on earlier days.
 
     ``get`` of a filing released later is a look-ahead attempt: counted in
     ``counter`` and refused. There is no episode filing: ``bundle`` is None and
@@ -75,7 +79,7 @@ class XbrlAsOf:
     filing: Filing | None = None
 
     def visible(self) -> list[str]:
-        return [n for n in self.corpus.names if (self.corpus.filing(n).filed or "9999") <= self.as_of]
+        return [n for n in self.corpus.names if (self.corpus.filing(n).filed or "9999") < self.as_of]
 
     def get(self, bundle: str | None = None) -> Filing:
         if bundle is None:
@@ -275,8 +279,8 @@ def _xbrl_metric(rng: np.random.Generator, view: QAView, seed: int, as_of: str) 
     span = "fiscal year" if filing.form.upper().startswith("10-K") else "quarter"
     q = (f"According to the XBRL data of {filing.ticker}'s {filing.form} for the period ended {filing.period_end} "
          f"(released {filing.filed}), what was its {wording} for the {span} {period[0]} to {period[1]}?")
-    tol = {"rel_tol": 0.01}
-    part = Part(metric, value, kind, label, **tol)
+    # EPS is reported to the cent: half a cent absolute, so the reported figure is right too
+    part = Part(metric, value, kind, label, rel_tol=0.01, abs_tol=0.005 if metric == "eps_diluted" else 0.0)
     steps = tuple(f"{k}: {v['concept']} {v['period']} = {v['value']:,.6g}" for k, v in used.items()) + (
         f"{metric} = {value:.6g}",)
     return _item("xbrl_metric", seed, as_of, q, (part,),

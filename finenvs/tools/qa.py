@@ -9,7 +9,7 @@ The market tools (``get_prices``, ``list_filings``, ``get_rate``) and the XBRL
 tools (``resolve_filing``, ``search_concepts``, ``get_facts``) are FinTrading's
 and FinAudit's own, reading through the question's
 :class:`~finenvs.qa.knowledge.QAView`: prices up to the as-of close, filings
-public by then, XBRL filings released on or before the as-of date. A QA episode
+public by then, XBRL filings released before the as-of date. A QA episode
 trades nothing, so ``symbol`` is required.
 """
 
@@ -110,7 +110,7 @@ QA_TOOLS: tuple[Tool, ...] = (
     _with_symbol_required(_MARKET["list_filings"]),
     _MARKET["get_rate"],
     Tool("resolve_filing",
-         "XBRL filings released on or before the question's date: bundle, company, ticker, form, period end, "
+         "XBRL filings released before the question's date (public after the close of their release day): bundle, company, ticker, form, period end, "
          "release date.",
          {"type": "object", "properties": {"ticker": {"type": "string", "maxLength": 20},
                                            "form": {"type": "string", "maxLength": 10}},
