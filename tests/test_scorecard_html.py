@@ -1,0 +1,348 @@
+"""The self-contained HTML scorecard: the Markdown subset it renders, a real bench run's page, and that page
+opened in headless Chromium (skipped when no browser is installed).
+
+The bench runs once for the module (every section: Trading, Hedging, Report, Options, Audit, FinQA and the
+aggregate, on SPY only).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+import shutil
+import struct
+import subprocess
+import types
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from finenvs.baselines.scorecard_html import markdown_to_html, section_plots, write_html
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+DATA_PNG = "data:image/png;base64,"
+
+
+def _tiny_png() -> bytes:
+    """A valid 1x1 RGB PNG (no matplotlib needed)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    return (PNG_SIGNATURE + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\x00\x10\x80\xf0")) + chunk(b"IEND", b""))
+
+
+class _Page(HTMLParser):
+    """What a page holds: headings, tables (rows of cell texts), images, ids, nav links, body attributes."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.headings: list[tuple[int, str | None, str]] = []
+        self.tables: list[list[tuple[str, list[str]]]] = []
+        self.images: list[dict[str, str | None]] = []
+        self.ids: list[str] = []
+        self.links: list[str] = []
+        self.body: dict[str, str | None] = {}
+        self.scripts = 0
+        self._text: list[str] | None = None
+        self._heading: tuple[int, str | None] | None = None
+        self._row: tuple[str, list[str]] | None = None
+        self._cell_tag = ""
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.append(a["id"])
+        if tag == "body":
+            self.body = a
+        elif tag == "script":
+            self.scripts += 1
+        elif tag == "img":
+            self.images.append(a)
+        elif tag == "a" and a.get("href"):
+            self.links.append(a["href"])
+        elif re.fullmatch(r"h[1-6]", tag):
+            self._heading, self._text = (int(tag[1]), a.get("id")), []
+        elif tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self._row = ("", [])
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell_tag, self._text = tag, []
+
+    def handle_endtag(self, tag):
+        if re.fullmatch(r"h[1-6]", tag) and self._heading is not None:
+            self.headings.append((*self._heading, "".join(self._text or [])))
+            self._heading, self._text = None, None
+        elif tag in ("td", "th") and self._row is not None and self._text is not None:
+            self._row = (self._cell_tag, [*self._row[1], "".join(self._text)])
+            self._text = None
+        elif tag == "tr" and self._row is not None:
+            self.tables[-1].append(self._row)
+            self._row = None
+
+    def handle_data(self, data):
+        if self._text is not None:
+            self._text.append(data)
+
+
+def _parse(page: str) -> _Page:
+    parser = _Page()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def _markdown_tables(markdown: str) -> list[list[list[str]]]:
+    """The pipe tables of ``markdown`` as rows of plain cell texts (separator rows dropped)."""
+    tables, block = [], []
+    for line in [*markdown.splitlines(), ""]:
+        if line.lstrip().startswith("|"):
+            block.append([c.strip().replace("**", "").replace("`", "") for c in line.strip().strip("|").split("|")])
+        elif block:
+            tables.append([r for r in block if not all(re.fullmatch(r":?-{2,}:?", c) for c in r if c)])
+            block = []
+    return tables
+
+
+# ====================================================================== 1. markdown_to_html
+def test_headings_get_ids_and_are_returned():
+    body, headings = markdown_to_html("# finenvs scorecard — run 7\n\n## Knowledge and analysis (FinQA-v0)\n\n"
+                                      "### Mean over symbols\n")
+    assert headings == [(1, "finenvs scorecard — run 7"), (2, "Knowledge and analysis (FinQA-v0)"),
+                        (3, "Mean over symbols")]
+    page = _parse(body)
+    assert page.headings == [(1, "finenvs-scorecard-run-7", "finenvs scorecard — run 7"),
+                             (2, "knowledge-and-analysis-finqa-v0", "Knowledge and analysis (FinQA-v0)"),
+                             (3, "mean-over-symbols", "Mean over symbols")]
+
+
+def test_pipe_tables_have_a_header_row_and_no_separator_row():
+    markdown = ("| policy | Knowledge | overall |\n|---|---:|:---:|\n| reference | 100.00 | **100.00** |\n"
+                "| naive |  0.00 | `0.00` |\n")
+    body, _ = markdown_to_html(markdown)
+    page = _parse(body)
+    assert len(page.tables) == 1
+    assert page.tables[0] == [("th", ["policy", "Knowledge", "overall"]), ("td", ["reference", "100.00", "100.00"]),
+                              ("td", ["naive", "0.00", "0.00"])]
+    assert body.count("<thead>") == 1 and body.count("<th>") == 3 and body.count("<tr>") == 3
+    assert "---" not in body and ":" not in re.sub(r"<[^>]+>", "", body)
+    assert "<td><strong>100.00</strong></td>" in body and "<td><code>0.00</code></td>" in body
+
+
+def test_lists_paragraphs_inline_code_and_bold():
+    markdown = ("Run `finenvs bench` for **every** section.\nA second line.\n\n- first item\n- `code` item\n"
+                "* **bold** item\n\nAfter the list.\n")
+    body, _ = markdown_to_html(markdown)
+    assert body.split("\n") == [
+        "<p>Run <code>finenvs bench</code> for <strong>every</strong> section. A second line.</p>",
+        "<ul><li>first item</li><li><code>code</code> item</li><li><strong>bold</strong> item</li></ul>",
+        "<p>After the list.</p>",
+    ]
+
+
+@pytest.mark.parametrize("markdown", [
+    "| a | b |\n|---|---|\n| <script>alert(1)</script> | x |\n",
+    "Text with <script>alert(1)</script> inside.\n",
+    "## <script>alert(1)</script>\n",
+    "- <script>alert(1)</script>\n",
+], ids=["cell", "paragraph", "heading", "list"])
+def test_html_in_the_text_is_escaped(markdown):
+    body, _ = markdown_to_html(markdown)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert "<script" not in body
+    assert _parse(body).scripts == 0
+
+
+def test_ampersands_and_angle_brackets_are_escaped_once():
+    body, _ = markdown_to_html("| P&L | a < b |\n|---|---|\n| 5 > 3 | x |\n")
+    assert "<th>P&amp;L</th>" in body and "<th>a &lt; b</th>" in body and "<td>5 &gt; 3</td>" in body
+    assert _parse(body).tables[0] == [("th", ["P&L", "a < b"]), ("td", ["5 > 3", "x"])]
+
+
+def test_write_html_embeds_the_pngs_next_to_the_page(tmp_path):
+    png = _tiny_png()
+    (tmp_path / "chart.png").write_bytes(png)
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "nested.png").write_bytes(png)
+    (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0 not embedded")
+    markdown = ("# Title\n\n## Charts\n\n![chart](chart.png)\n![nested](img/nested.png)\n![missing](missing.png)\n"
+                "![photo](photo.jpg)\n\n## Other <b>section</b>\n")
+    path = write_html(markdown, tmp_path / "scorecard.html", title="run <7>")
+    assert path == tmp_path / "scorecard.html"
+    page_text = path.read_text(encoding="utf-8")
+    assert page_text.startswith("<!DOCTYPE html>") and "<title>run &lt;7&gt;</title>" in page_text
+    page = _parse(page_text)
+    sources = {img["alt"]: img["src"] for img in page.images}
+    encoded = DATA_PNG + base64.b64encode(png).decode("ascii")
+    assert sources == {"chart": encoded, "nested": encoded, "missing": "missing.png", "photo": "photo.jpg"}
+    assert base64.b64decode(sources["chart"].removeprefix(DATA_PNG)) == png
+    # the nav links every level-2 heading, and the page's own script is the only script
+    assert page.links == ["#charts", "#other-b-section-b"] and [h[1] for h in page.headings if h[0] == 2] == [
+        "charts", "other-b-section-b"]
+    assert page.scripts == 1 and "data-images-loaded" in page_text
+
+
+def test_write_html_reads_images_relative_to_the_page_not_the_working_directory(tmp_path, monkeypatch):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "a.png").write_bytes(_tiny_png())
+    monkeypatch.chdir(tmp_path)
+    page = _parse(write_html("![a](a.png)\n", tmp_path / "out" / "page.html").read_text())
+    assert page.images[0]["src"].startswith(DATA_PNG)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: scorecard_html._inline escapes the whole text before matching "
+                   "images and then html.escape()s the alt again: '![P&L chart](pnl.png)' renders "
+                   "alt=\"P&amp;amp;L chart\" (shown as 'P&amp;L chart')")
+def test_image_alt_text_is_escaped_once(tmp_path):
+    (tmp_path / "pnl.png").write_bytes(_tiny_png())
+    page = _parse(write_html("![P&L chart](pnl.png)\n", tmp_path / "page.html").read_text())
+    assert page.images[0]["alt"] == "P&L chart"
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: write_html keys the embedded images by the raw Markdown path but "
+                   "_inline looks them up by the HTML-escaped path, so 'p&l.png' (next to the page) is not "
+                   "embedded and its src is double-escaped to 'p&amp;amp;l.png'")
+def test_png_with_an_ampersand_in_its_name_is_embedded(tmp_path):
+    (tmp_path / "p&l.png").write_bytes(_tiny_png())
+    page = _parse(write_html("![pnl](p&l.png)\n", tmp_path / "page.html").read_text())
+    assert page.images[0]["src"].startswith(DATA_PNG)
+
+
+def test_section_plots_of_an_empty_card_draw_nothing(tmp_path):
+    card = types.SimpleNamespace(options=None, audit=None, qa=None, aggregate=None, run_dir=tmp_path)
+    assert section_plots(card) == []
+    assert list(tmp_path.iterdir()) == []
+
+
+# ====================================================================== 2. a real bench run
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    from finenvs.baselines.bench import BenchConfig, run_bench
+
+    out = tmp_path_factory.mktemp("bench")
+    card = run_bench(BenchConfig(symbols=["SPY"], out=out, run_name="h", progress=False))
+    run_dir = out / "h"
+    html_path = run_dir / "scorecard.html"
+    return types.SimpleNamespace(card=card, dir=run_dir, html_path=html_path,
+                                 markdown=(run_dir / "scorecard.md").read_text(encoding="utf-8"),
+                                 html=html_path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def section_headings(run):
+    return [line[3:].strip() for line in run.markdown.splitlines() if line.startswith("## ")]
+
+
+def _needs_matplotlib():
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed: the bench writes no PNG charts")
+
+
+def test_the_run_writes_the_html_page(run):
+    assert run.card.errors == []
+    assert run.html_path.is_file() and run.card.files[2] == str(run.html_path)
+    assert run.html.startswith("<!DOCTYPE html>") and "<title>finenvs scorecard — h</title>" in run.html
+
+
+def test_every_section_heading_is_in_the_page(run, section_headings):
+    expected = {"FinTrading-v0", "FinHedging-v0", "FinReport-v0", "Options", "Audit",
+                "Knowledge and analysis (FinQA-v0)", "Section aggregate (FAB++)"}
+    assert expected <= set(section_headings)
+    page = _parse(run.html)
+    assert [text for level, _, text in page.headings if level == 2] == section_headings
+    anchors = [hid for level, hid, _ in page.headings if level == 2]
+    assert page.links[: len(anchors)] == [f"#{a}" for a in anchors]  # the nav, in page order
+    assert all(a and re.fullmatch(r"[a-z0-9-]+", a) for a in anchors)
+
+
+def test_every_markdown_table_is_an_html_table(run):
+    tables = _markdown_tables(run.markdown)
+    page = _parse(run.html)
+    assert len(tables) >= 10 and len(page.tables) == len(tables)
+    for md_rows, html_rows in zip(tables, page.tables, strict=True):
+        assert [cells for _, cells in html_rows] == md_rows
+        assert [kind for kind, _ in html_rows] == ["th"] + ["td"] * (len(md_rows) - 1)
+
+
+def test_the_aggregate_table(run):
+    page = _parse(run.html)
+    names = [text for level, _, text in page.headings if level == 2]
+    assert "Section aggregate (FAB++)" in names
+    section = run.html.split('<h2 id="section-aggregate-fab">', 1)[1].split("<h2", 1)[0]
+    table = _parse(section).tables[0]
+    assert table[0] == ("th", ["profile", "Knowledge Retrieval", "Analytical Reasoning", "Options Trading", "overall"])
+    assert [cells[0] for _, cells in table[1:]] == ["reference", "naive", "random"]
+    reference = table[1][1]
+    assert reference[1].startswith("100.00") and reference[-1] == "100.00"
+    assert "<strong>100.00</strong>" in section  # the overall column is bold
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: markdown_to_html derives each heading's id from its text alone, so "
+                   "repeated headings ('### Mean over symbols', '### Per symbol' under each market env) get the "
+                   "same id: the page has duplicate ids (invalid HTML; #fragment links hit the first one)")
+def test_ids_in_the_page_are_unique(run):
+    ids = _parse(run.html).ids
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+
+
+def test_every_png_of_the_run_is_embedded_exactly_once(run):
+    _needs_matplotlib()
+    pngs = sorted(run.dir.glob("*.png"))
+    assert {p.name for p in pngs} >= {"options_dimensions.png", "audit_breakdown.png", "qa_topics.png",
+                                      "section_aggregate.png"}
+    assert {str(p) for p in pngs} == {f for f in run.card.files if f.endswith(".png")}
+    for png in pngs:
+        data = png.read_bytes()
+        assert data.startswith(PNG_SIGNATURE)
+        assert run.html.count(DATA_PNG + base64.b64encode(data).decode("ascii")) == 1, png.name
+    page = _parse(run.html)
+    assert len(page.images) == len(pngs) and all(img["src"].startswith(DATA_PNG) for img in page.images)
+    assert run.html.count(DATA_PNG) == len(pngs)
+    assert {img["alt"] for img in page.images} == {p.stem for p in pngs}
+
+
+# ====================================================================== 3. the page in headless Chromium
+def _browser() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip("no browser is installed (chromium, chromium-browser or google-chrome): the headless check needs one")
+
+
+def _chromium(browser: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def test_chromium_decodes_every_image_and_shows_every_section(run, section_headings, tmp_path):
+    browser = _browser()
+    _needs_matplotlib()
+    proc = _chromium(browser, tmp_path / "profile", "--virtual-time-budget=10000", "--dump-dom",
+                     run.html_path.resolve().as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = proc.stdout
+    body = _parse(dom).body
+    loaded, total = body.get("data-images-loaded"), body.get("data-images-total")
+    assert loaded is not None and total is not None, "the page's load script did not run"
+    assert int(loaded) == int(total) == len(list(run.dir.glob("*.png"))) > 0
+    headings = [text for level, _, text in _parse(dom).headings if level == 2]
+    assert headings == section_headings
+    for text in section_headings:
+        assert html.escape(text, quote=False) in dom
+
+
+def test_chromium_screenshot(run, tmp_path):
+    browser = _browser()
+    shot = tmp_path / "shot.png"
+    proc = _chromium(browser, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,2000",
+                     run.html_path.resolve().as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert shot.is_file() and shot.stat().st_size > 10_000
+    data = shot.read_bytes()
+    assert data.startswith(PNG_SIGNATURE)
+    width, height = struct.unpack(">II", data[16:24])
+    assert (width, height) == (1280, 2000)
