@@ -152,6 +152,7 @@ def aggregate(
         overall += eff * score
         sections.append(SectionResult(name, score, len(items), sum(t.error is not None for t in items),
                                       w[name], eff, m))
+    overall = min(100.0, max(0.0, overall))  # float rounding of the weighted sum
     return Aggregate(overall if active and total > 0 else None, tuple(sections))
 
 

@@ -59,12 +59,11 @@ _SCALES = {"thousand": 1e3, "thousands": 1e3, "k": 1e3, "million": 1e6, "million
 _QUANTITY = re.compile(
     r"(?P<open>\()?\s*(?P<sign>[-+])?\s*(?:US)?\$?\s*(?P<sign2>[-+])?\s*"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?:[eE](?P<exp>[-+]?\d+))?"
-    r"(?:\s*(?P<scale>trillions?|billions?|millions?|thousands?|bn|mm|mn|tn|[kmbtKMBT])(?![A-Za-z]))?"
+    r"(?:\s*(?P<scale>(?i:trillions?|billions?|millions?|thousands?|bn|mm|mn|tn)|[kmbtKMBT])(?![A-Za-z]))?"
     r"\s*(?P<pct>%|percent\b|pct\b)?\s*(?P<close>\))?"
 )
-_ANSWER_LINE = re.compile(r"^[ \t>*_#-]*(?:final[ \t]+)?answer[ \t*_]*[:=][ \t]*(?P<text>.*?)[ \t*_]*$",
+_ANSWER_LINE = re.compile(r"^[ \t>*_#-]*(?:final[ \t]+)?answer[ \t*_]*[:=][ \t*_]*(?P<text>.*?)[ \t*_]*$",
                           re.IGNORECASE | re.MULTILINE)
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%b %d, %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y", "%b %d %Y", "%B %d %Y")
 
 
@@ -109,8 +108,8 @@ class Part:
             raise ValueError(f"part {self.name!r}: unknown kind {self.kind!r}; valid kinds: {KINDS}")
         if not (self.weight > 0 and math.isfinite(self.weight)):
             raise ValueError(f"part {self.name!r}: weight must be positive, got {self.weight!r}")
-        if self.rel_tol < 0 or self.abs_tol < 0:
-            raise ValueError(f"part {self.name!r}: tolerances must be non-negative")
+        if not (math.isfinite(self.rel_tol) and math.isfinite(self.abs_tol)) or self.rel_tol < 0 or self.abs_tol < 0:
+            raise ValueError(f"part {self.name!r}: tolerances must be finite and non-negative")
         if self.kind in ("choice", "sequence") and not self.choices:
             raise ValueError(f"part {self.name!r}: a {self.kind} part needs its choices")
 
@@ -191,8 +190,7 @@ def _json_objects(text: str) -> list[Any]:
     """Top-level JSON objects in ``text`` (fenced blocks first; then any balanced object)."""
     decoder = json.JSONDecoder()
     found: list[Any] = []
-    sources = _FENCE.findall(text) or [text]
-    for source in sources:
+    for source in (text,):  # fenced blocks are part of the text: one scan finds objects inside and outside them
         i = 0
         while True:
             i = source.find("{", i)
@@ -208,8 +206,21 @@ def _json_objects(text: str) -> list[Any]:
     return found
 
 
+def _canonical(x: Any) -> Any:
+    if isinstance(x, bool) or x is None or isinstance(x, str):
+        return x
+    if isinstance(x, (int, float)):
+        return float(x)
+    if isinstance(x, dict):
+        return {str(k): _canonical(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_canonical(v) for v in x]
+    return str(x)
+
+
 def _same(a: Any, b: Any) -> bool:
-    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+    """Equal answers (5 and 5.0 are the same number)."""
+    return _canonical(a) == _canonical(b)
 
 
 def final_answer(action: Any) -> tuple[Any, str]:
@@ -327,7 +338,8 @@ def _score_number(raw: Any, part: Part) -> tuple[Any, bool, str | None]:
         return q.value, False, f"{q.text!r} is a percentage; this part is a number ({part.label or part.name})"
     if _close(q.value, part):
         return q.value, True, None
-    slip = _slip(q.value, part)
+    # a unit slip is a scaling of the truth; where the absolute tolerance dominates (a truth near 0) it says nothing
+    slip = _slip(q.value, part) if part.abs_tol < part.rel_tol * abs(float(part.value)) and q.value != 0 else None
     if slip is not None:
         if part.kind == "percent" and not q.percent and slip == -2:
             return q.value, False, (f"wrong unit: {q.text} read as a fraction ({100 * q.value:g}%); "
@@ -412,6 +424,8 @@ def score_part(raw: Any, part: Part) -> PartResult:
         read, correct, reason = _SCORERS[part.kind](raw, part)
     except AnswerError as exc:
         return PartResult(part.name, part.describe(), raw, None, False, str(exc))
+    except (ValueError, OverflowError) as exc:  # e.g. an exponent with thousands of digits
+        return PartResult(part.name, part.describe(), raw, None, False, f"unreadable value ({exc})"[:200])
     return PartResult(part.name, part.describe(), raw, read, bool(correct), reason)
 
 
@@ -484,10 +498,11 @@ def score_answer(action: Any, parts: Sequence[Part]) -> QAOutcome:
     try:
         answer, via = final_answer(action)
         raws = split_parts(answer, parts)
-    except AnswerError as exc:
-        results = tuple(PartResult(p.name, p.describe(), None, None, False, str(exc)) for p in parts)
-        return QAOutcome(0.0, results, str(exc), "none")
-    results = tuple(score_part(raw, p) for raw, p in zip(raws, parts, strict=True))
+        results = tuple(score_part(raw, p) for raw, p in zip(raws, parts, strict=True))
+    except (AnswerError, ValueError, RecursionError, OverflowError) as exc:  # unreadable: 0 with the reason
+        reason = str(exc) if isinstance(exc, AnswerError) else f"unreadable answer ({type(exc).__name__})"
+        results = tuple(PartResult(p.name, p.describe(), None, None, False, reason) for p in parts)
+        return QAOutcome(0.0, results, reason, "none")
     total = sum(p.weight for p in parts)
     score = sum(p.weight for p, r in zip(parts, results, strict=True) if r.correct) / total
     return QAOutcome(float(score), results, None, via)
