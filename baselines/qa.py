@@ -259,10 +259,12 @@ def run_qa(env: Any, policy: Any, indices: list[int] | None = None, seed: int = 
         calls_before = getattr(policy, "calls", 0)
         try:
             reply = policy(obs, info)
-        except Exception as exc:  # an errored task scores 0 and is reported
+        except Exception as exc:  # an errored task scores 0 and is reported, with what it did before failing
             rows.append({"task_id": info["task_id"], "section": info["section"], "topic": info["topic"], "score": 0.0,
-                         "reason": None, "error": f"{type(exc).__name__}: {exc}", "tool_calls": 0,
-                         "look_ahead_attempts": info["look_ahead_attempts"], "seconds": time.perf_counter() - began})
+                         "reason": None, "error": f"{type(exc).__name__}: {exc}",
+                         "tool_calls": getattr(policy, "calls", 0) - calls_before,
+                         "look_ahead_attempts": base.as_of_view().counter.attempts,
+                         "seconds": time.perf_counter() - began})
             continue
         _, reward, _, _, final = env.step(reply)
         rows.append({"task_id": info["task_id"], "section": info["section"], "topic": info["topic"],

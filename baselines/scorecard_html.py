@@ -40,15 +40,33 @@ def _inline(text: str, images: dict[str, str]) -> str:
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
 
-    def image(m: re.Match[str]) -> str:
-        alt, src = m.group(1), m.group(2)
-        return f'<img alt="{html.escape(alt)}" src="{images.get(src, html.escape(src))}">'
+    def image(m: re.Match[str]) -> str:  # the text is escaped already: undo it once, escape the attribute once
+        alt, src = html.unescape(m.group(1)), html.unescape(m.group(2))
+        return f'<img alt="{html.escape(alt)}" src="{html.escape(images.get(src, src))}">'
 
     return re.sub(r"!\[([^\]]*)\]\(([^)]+)\)", image, out)
 
 
 def _anchor(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+def _ids(texts: list[str]) -> list[str]:
+    """Unique ids for headings in page order: a repeated heading gets -2, -3, ..."""
+    seen: dict[str, int] = {}
+    taken: set[str] = set()
+    out = []
+    for text in texts:
+        base = _anchor(text)
+        n = seen.get(base, 0)
+        ident = base if n == 0 else f"{base}-{n + 1}"
+        while ident in taken:
+            n += 1
+            ident = f"{base}-{n + 1}"
+        seen[base] = n + 1
+        taken.add(ident)
+        out.append(ident)
+    return out
 
 
 def markdown_to_html(markdown: str, images: dict[str, str] | None = None) -> tuple[str, list[tuple[int, str]]]:
@@ -67,7 +85,8 @@ def markdown_to_html(markdown: str, images: dict[str, str] | None = None) -> tup
         if m:
             level, text = len(m.group(1)), m.group(2).strip()
             headings.append((level, text))
-            out.append(f'<h{level} id="{_anchor(text)}">{_inline(text, images)}</h{level}>')
+            ident = _ids([t for _, t in headings])[-1]
+            out.append(f'<h{level} id="{ident}">{_inline(text, images)}</h{level}>')
             i += 1
             continue
         if line.lstrip().startswith("|"):
@@ -101,12 +120,14 @@ def write_html(markdown: str, path: Path, title: str = "finenvs scorecard") -> P
     """Write the self-contained page of ``markdown``; PNGs it references (next to ``path``) are embedded."""
     path = Path(path)
     images = {}
-    for src in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown):
+    for src in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown):  # keyed by the raw path, as _inline looks up
         file = path.parent / src
         if file.is_file() and file.suffix.lower() == ".png":
             images[src] = "data:image/png;base64," + base64.b64encode(file.read_bytes()).decode("ascii")
     body, headings = markdown_to_html(markdown, images)
-    nav = " ".join(f'<a href="#{_anchor(t)}">{html.escape(t)}</a>' for level, t in headings if level == 2)
+    ids = _ids([t for _, t in headings])
+    nav = " ".join(f'<a href="#{ident}">{html.escape(t)}</a>'
+                   for (level, t), ident in zip(headings, ids, strict=True) if level == 2)
     page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{_CSS}</style>"
             f"{_SCRIPT}</head>\n<body>\n<nav>{nav}</nav>\n{body}\n</body></html>\n")

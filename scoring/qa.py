@@ -198,7 +198,7 @@ def _json_objects(text: str) -> list[Any]:
                 break
             try:
                 obj, end = decoder.raw_decode(source, i)
-            except ValueError:
+            except (ValueError, RecursionError):
                 i += 1
                 continue
             found.append(obj)
@@ -338,8 +338,9 @@ def _score_number(raw: Any, part: Part) -> tuple[Any, bool, str | None]:
         return q.value, False, f"{q.text!r} is a percentage; this part is a number ({part.label or part.name})"
     if _close(q.value, part):
         return q.value, True, None
-    # a unit slip is a scaling of the truth; where the absolute tolerance dominates (a truth near 0) it says nothing
-    slip = _slip(q.value, part) if part.abs_tol < part.rel_tol * abs(float(part.value)) and q.value != 0 else None
+    # a unit slip is a scaling of the truth; where the tolerance is not small beside the truth (a truth near 0)
+    # every scaled value lands inside it and a slip says nothing
+    slip = _slip(q.value, part) if part.tolerance() < 0.1 * abs(float(part.value)) and q.value != 0 else None
     if slip is not None:
         if part.kind == "percent" and not q.percent and slip == -2:
             return q.value, False, (f"wrong unit: {q.text} read as a fraction ({100 * q.value:g}%); "

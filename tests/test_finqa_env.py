@@ -140,10 +140,6 @@ def test_pickle_before_reset_gives_the_same_episodes():
         assert clone.reset(seed=seed) == env.reset(seed=seed)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: after reset() FinQAEnv holds a QAView whose AsOfView keeps the "
-                   "lambda of Catalog.as_of (and the catalog's lock): pickle.dumps raises AttributeError "
-                   "'Can't pickle local object Catalog.as_of.<locals>.<lambda>', deepcopy raises TypeError "
-                   "'cannot pickle _thread.lock'; the other envs drop such state in __getstate__")
 @pytest.mark.parametrize("clone", [lambda e: pickle.loads(pickle.dumps(e)), copy.deepcopy], ids=["pickle", "deepcopy"])
 def test_pickle_after_reset_continues_identically(clone):
     env = gym.make("FinQA-v0")
@@ -429,9 +425,6 @@ def test_no_reply_crashes_a_step(env, items, reply):
         assert _reason(info)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: finenvs.scoring.qa._json_objects catches only ValueError from "
-                   "json.JSONDecoder.raw_decode; a 6 kB reply '{\"answer\": [[[...]]]}' nested ~3000 deep "
-                   "raises RecursionError out of FinQAEnv.step instead of scoring 0")
 def test_deeply_nested_json_reply_scores_zero(env, items):
     env.reset(options={"index": 0})
     _, reward, terminated, _, info = env.step(DEEP_JSON)
@@ -618,9 +611,6 @@ def test_evaluate_agrees_with_python_on_float_arithmetic(expression):
         assert expected is not None and got == expected, (expression, got, expected)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: evaluate() converts the result with float(value) outside its "
-                   "try block, so an exact integer too large for a float raises OverflowError ('int too large "
-                   "to convert to float') instead of ValueError; calculate then reports 'internal error'")
 @pytest.mark.parametrize("expression", ["10 ** 1000", "10**300 * 10**300", "9" * 400])
 def test_evaluate_refuses_integer_overflow_with_value_error(tools, expression):
     with pytest.raises(ValueError):
@@ -629,9 +619,6 @@ def test_evaluate_refuses_integer_overflow_with_value_error(tools, expression):
     assert not result.ok and "internal error" not in result.error
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the exponent cap checks only the exponent, not the base: "
-                   "'((10**1000)**1000)**100' (24 characters) builds a 10^100,000,000 integer and runs for "
-                   "minutes (module docstring: 'Exponents are capped so a call cannot run away')")
 def test_evaluate_cannot_run_away():
     code = ("from finenvs.tools.qa import evaluate\n"
             "try:\n    evaluate('((10**1000)**1000)**100')\nexcept ValueError:\n    print('refused')\n")
@@ -642,9 +629,6 @@ def test_evaluate_cannot_run_away():
     assert proc.stdout.strip() == "refused", proc.stderr[-500:]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: evaluate's thousands-comma rewrite (?<=\\d),(?=\\d{3}(?!\\d)) also "
-                   "joins an argument list after a decimal fraction: 'max(0.5,100,2)' becomes max(0.5100, 2) "
-                   "and returns 2.0 instead of 100.0 (a comma after decimals is never a thousands separator)")
 def test_calculate_keeps_arguments_after_a_decimal_apart():
     assert evaluate("max(0.5,100,2)") == 100.0
 
@@ -717,10 +701,6 @@ def test_xbrl_reads_of_a_later_filing_are_refused_and_counted(early_item, how):
     assert info["look_ahead_attempts"] == 2
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: get_facts/search_concepts with an unknown bundle return "
-                   "Corpus._check's message, which lists every shipped bundle (and the server's data path), "
-                   "including filings released after the question's as-of date: at 2024-03-01 it names "
-                   "'aapl_10q_2025-03-29_...' and 'tsla_10q_2024-06-30'")
 def test_unknown_bundle_error_names_no_later_filing(early_item):
     env = _early_env("item", early_item)
     result = ToolBox(env).call("get_facts", {"bundle": "no_such_bundle", "concept": "us-gaap:Revenues"})
@@ -742,10 +722,6 @@ def test_tool_results_are_json(env, items):
         assert json.loads(json.dumps(result.data, allow_nan=False)) == result.data
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: resolve_filing returns view.as_of, which for a FinQA QAView is a "
-                   "numpy.datetime64 (the audit view's is a str): json.dumps(result.data) raises TypeError, and "
-                   "wrappers.rollout.jsonable turns it into a datetime.date that json.dumps refuses too (the MCP "
-                   "server's call_tool serialises with it)")
 def test_resolve_filing_result_is_json(env):
     env.reset(options={"index": 0})
     result = ToolBox(env).call("resolve_filing", {})
@@ -917,10 +893,6 @@ def test_text_unreadable_reply_scores_zero(text_env, items, number_item, build):
     assert reward == 0.0 and info["invalid_action"] and info["format_errors"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: through FinQA-text-v0 an over-long or non-text reply is flagged "
-                   "invalid (format error) yet scored: AnswerProtocol.parse_text returns text[:16384] or str(reply) "
-                   "as the action and TextInterface.step_parsed passes it to FinQAEnv.step, which reads the "
-                   "answer inside and rewards 1.0; the base env scores the same reply 0 ('invalid, not truncated')")
 @pytest.mark.parametrize("build", [lambda v: json.dumps({"answer": v}) + " " * 20_000,
                                    lambda v: json.dumps({"answer": v}).encode(),
                                    lambda v: [json.dumps({"answer": v})]], ids=["over-long", "bytes", "list"])
@@ -935,18 +907,12 @@ def test_text_over_long_or_non_text_reply_scores_zero(text_env, items, number_it
     assert reward == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: AnswerProtocol.commit_arguments (finenvs/envs/text.py) catches only "
-                   "ValueError from json.loads: commit_action arguments given as a deeply nested JSON string "
-                   "raise RecursionError out of TextInterface.step instead of a format error")
 def test_text_commit_with_deeply_nested_arguments_is_a_format_error(text_env):
     text_env.reset(options={"index": 70})
     _, reward, _, _, info = text_env.step({"name": "commit_action", "arguments": DEEP_JSON})
     assert reward == 0.0 and info["format_errors"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: ToolBox._call (finenvs/tools/registry.py) catches only ValueError "
-                   "from json.loads of string arguments, so deeply nested JSON arguments raise RecursionError "
-                   "although ToolBox.call 'never raises'")
 @pytest.mark.parametrize("name", ["calculate", "commit_action"])
 def test_toolbox_call_with_deeply_nested_arguments_never_raises(tools, name):
     result = tools.call(name, DEEP_JSON)
@@ -1030,17 +996,12 @@ class _LooksAheadThenRaises(ScriptedQAAgent):
         raise ValueError("gave up")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: run_qa's errored row takes look_ahead_attempts from the reset info "
-                   "(always 0), not from the env after the policy's tool calls: a policy that looked ahead and "
-                   "then raised is reported with 0 look-ahead attempts")
 def test_run_qa_errored_row_keeps_look_ahead_attempts(env):
     rows = run_qa(env, _LooksAheadThenRaises(env), indices=[0])
     assert rows[0]["error"] == "ValueError: gave up"
     assert rows[0]["look_ahead_attempts"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: run_qa's errored row hard-codes tool_calls=0 although the policy "
-                   "made calls before raising (the non-error path counts policy.calls)")
 def test_run_qa_errored_row_keeps_tool_calls(env):
     rows = run_qa(env, _LooksAheadThenRaises(env), indices=[0])
     assert rows[0]["tool_calls"] == 1

@@ -194,18 +194,12 @@ def test_write_html_reads_images_relative_to_the_page_not_the_working_directory(
     assert page.images[0]["src"].startswith(DATA_PNG)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: scorecard_html._inline escapes the whole text before matching "
-                   "images and then html.escape()s the alt again: '![P&L chart](pnl.png)' renders "
-                   "alt=\"P&amp;amp;L chart\" (shown as 'P&amp;L chart')")
 def test_image_alt_text_is_escaped_once(tmp_path):
     (tmp_path / "pnl.png").write_bytes(_tiny_png())
     page = _parse(write_html("![P&L chart](pnl.png)\n", tmp_path / "page.html").read_text())
     assert page.images[0]["alt"] == "P&L chart"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: write_html keys the embedded images by the raw Markdown path but "
-                   "_inline looks them up by the HTML-escaped path, so 'p&l.png' (next to the page) is not "
-                   "embedded and its src is double-escaped to 'p&amp;amp;l.png'")
 def test_png_with_an_ampersand_in_its_name_is_embedded(tmp_path):
     (tmp_path / "p&l.png").write_bytes(_tiny_png())
     page = _parse(write_html("![pnl](p&l.png)\n", tmp_path / "page.html").read_text())
@@ -280,9 +274,6 @@ def test_the_aggregate_table(run):
     assert "<strong>100.00</strong>" in section  # the overall column is bold
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: markdown_to_html derives each heading's id from its text alone, so "
-                   "repeated headings ('### Mean over symbols', '### Per symbol' under each market env) get the "
-                   "same id: the page has duplicate ids (invalid HTML; #fragment links hit the first one)")
 def test_ids_in_the_page_are_unique(run):
     ids = _parse(run.html).ids
     assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})

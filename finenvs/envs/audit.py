@@ -284,7 +284,7 @@ class FinAuditEnv(gym.Env):
                                         else "the episode has ended; call reset() before step()")
         parsed = self.text_protocol.parse_text(action)
         outcome: AuditOutcome = classify(action if isinstance(action, dict) else parsed.action, self.truth.truth)
-        if parsed.invalid and outcome.label != "structural":  # over-long or non-printable replies
+        if parsed.invalid and (parsed.via == "default" or outcome.label != "structural"):  # nothing was read
             outcome = AuditOutcome("structural", parsed.invalid, None)
         self._done = True
         reward = 1.0 if outcome.passed else 0.0

@@ -271,6 +271,16 @@ class FinQAEnv(gym.Env):
                       + (f" - {p['reason']}" if p["reason"] else "") for p in self._last["parts"]]
         return "\n".join(lines)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_view"] = None  # holds the catalog's lookups; rebuilt from the item's date on unpickling
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.item is not None:
+            self._view = self.view_at(self.item.as_of or self.as_of)
+
     # ------------------------------------------------------------------ helpers
     def as_of_view(self) -> knowledge.QAView:
         """The episode's view (the tools read through it)."""

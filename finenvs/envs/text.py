@@ -340,6 +340,8 @@ class AnswerProtocol(TextProtocol):
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except ValueError as exc:
                 return arguments, f"commit_action arguments are not JSON ({exc.msg})"
+            except RecursionError:
+                return arguments, "commit_action arguments are nested too deeply"
         if not isinstance(arguments, dict):
             return arguments, "commit_action arguments must be a JSON object"
         return arguments, None
@@ -347,13 +349,14 @@ class AnswerProtocol(TextProtocol):
     def parse_text(self, text: Any) -> ParsedAction:
         if isinstance(text, dict):
             return self.answer(text, "json")
+        # a reply that is not read carries no answer: the action is "", which scores 0 wherever it goes
         if not isinstance(text, str):
-            return ParsedAction(str(text)[:200], "ANSWER", f"the reply is a {type(text).__name__}, not text", "default")
+            return ParsedAction("", "ANSWER", f"the reply is a {type(text).__name__}, not text", "default")
         if len(text) > self.max_chars:
-            return ParsedAction(text[: self.max_chars], "ANSWER",
-                                f"the reply has {len(text)} characters; the limit is {self.max_chars}", "default")
+            return ParsedAction("", "ANSWER", f"the reply has {len(text)} characters; the limit is {self.max_chars}",
+                                "default")
         if not is_printable_text(text):
-            return ParsedAction(text, "ANSWER", "the reply contains a non-printable character", "default")
+            return ParsedAction("", "ANSWER", "the reply contains a non-printable character", "default")
         return self.answer(text, "json")
 
 

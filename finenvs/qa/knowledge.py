@@ -84,6 +84,8 @@ class XbrlAsOf:
     def get(self, bundle: str | None = None) -> Filing:
         if bundle is None:
             raise ValueError("name the filing's bundle (resolve_filing lists the filings released by the as-of date)")
+        if bundle not in self.corpus.names:  # the message lists visible filings only: no later one is named
+            raise ValueError(f"unknown bundle {bundle!r}; filings released before {self.as_of}: {self.visible()}")
         filing = self.corpus.filing(bundle)
         if bundle not in self.visible():
             self.counter.record(f"xbrl({bundle})", np.datetime64(self.as_of),
@@ -98,6 +100,7 @@ class QAView:
     def __init__(self, market: AsOfView, corpus: Corpus) -> None:
         self.market = market
         self.xbrl = XbrlAsOf(corpus, str(market.as_of), market.counter)
+        self.as_of = str(market.as_of)  # the tools print it: a string, like the audit view's
         self.bundle = None
         self.filing = None
 

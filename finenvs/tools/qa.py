@@ -3,7 +3,10 @@
 ``calculate`` evaluates one arithmetic expression (numbers, ``+ - * / // % **``,
 parentheses and ``sqrt exp log ln log10 abs min max round``; ``e``, ``pi``);
 anything else — names, attribute access, calls of other functions — is refused.
-Exponents are capped so a call cannot run away.
+Every number is a float, so exponents and results stay bounded and a call cannot
+run away. A comma between digit groups (``1,234.5``) is a thousands separator,
+except inside a function's parentheses, where commas separate arguments
+(``max(1,234)`` is 234; write ``max(1234, 5)``).
 
 The market tools (``get_prices``, ``list_filings``, ``get_rate``) and the XBRL
 tools (``resolve_filing``, ``search_concepts``, ``get_facts``) are FinTrading's
@@ -32,8 +35,14 @@ _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _FUNCTIONS = {"sqrt": math.sqrt, "exp": math.exp, "log": math.log, "ln": math.log, "log10": math.log10, "abs": abs,
-              "min": min, "max": max, "round": round}
+              "min": min, "max": max, "round": lambda x, n=0.0: _round(x, n)}
 _CONSTANTS = {"e": math.e, "pi": math.pi}
+
+
+def _round(x: float, n: float) -> float:
+    if not float(n).is_integer() or abs(n) > 30:
+        raise ValueError(f"round takes a whole number of digits between -30 and 30, not {n:g}")
+    return round(x, int(n))
 
 
 def evaluate(expression: str) -> float:
@@ -46,7 +55,7 @@ def evaluate(expression: str) -> float:
         raise ValueError("empty expression")
     if len(expression) > MAX_EXPRESSION:
         raise ValueError(f"the expression has {len(expression)} characters; the limit is {MAX_EXPRESSION}")
-    text = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", expression.replace("^", "**"))  # 1,234.5 -> 1234.5
+    text = _strip_thousands(expression.replace("^", "**"))
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
@@ -56,11 +65,13 @@ def evaluate(expression: str) -> float:
         if isinstance(node, ast.Expression):
             return ev(node.body)
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return node.value
+            return float(node.value)  # floats only: an integer power tower would run for minutes
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
             left, right = ev(node.left), ev(node.right)
             if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
                 raise ValueError(f"exponent {right} is larger than {MAX_EXPONENT}")
+            if right == 0 and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+                raise ValueError("modulo by zero" if isinstance(node.op, ast.Mod) else "division by zero")
             return _BINARY[type(node.op)](left, right)
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](ev(node.operand))
@@ -68,17 +79,42 @@ def evaluate(expression: str) -> float:
             return _CONSTANTS[node.id]
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
                 and not node.keywords):
-            return _FUNCTIONS[node.func.id](*(ev(a) for a in node.args))
+            return float(_FUNCTIONS[node.func.id](*(ev(a) for a in node.args)))
         raise ValueError(f"{type(node).__name__} is not allowed; use numbers, + - * / ** and "
                          f"{', '.join(sorted(_FUNCTIONS))}")
 
     try:
         value = ev(tree)
-    except (ZeroDivisionError, OverflowError, ValueError, TypeError) as exc:
+        finite = not isinstance(value, complex) and math.isfinite(float(value))
+    except (ZeroDivisionError, OverflowError, ValueError, TypeError, RecursionError) as exc:
         raise ValueError(f"cannot evaluate {expression[:80]!r}: {exc}") from None
-    if isinstance(value, complex) or not math.isfinite(float(value)):
+    if not finite:
         raise ValueError(f"{expression[:80]!r} has no finite real value")
     return float(value)
+
+
+_GROUPED = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,.])")
+
+
+def _strip_thousands(text: str) -> str:
+    """``1,234.5`` -> ``1234.5`` outside function calls; inside a call's parentheses commas separate arguments."""
+    pieces, depth_call, last = [], [], 0
+    for i, ch in enumerate(text):
+        if ch in "()":
+            segment = text[last:i]
+            pieces.append(segment if (depth_call and depth_call[-1]) else
+                          _GROUPED.sub(lambda m: m.group(0).replace(",", ""), segment))
+            pieces.append(ch)
+            last = i + 1
+            if ch == "(":
+                before = text[:i].rstrip()
+                depth_call.append(bool(before) and (before[-1].isalnum() or before[-1] == "_"))
+            elif depth_call:
+                depth_call.pop()
+    segment = text[last:]
+    pieces.append(segment if (depth_call and depth_call[-1]) else
+                  _GROUPED.sub(lambda m: m.group(0).replace(",", ""), segment))
+    return "".join(pieces)
 
 
 def calculate(ctx: ToolContext, expression: str) -> dict[str, Any]:

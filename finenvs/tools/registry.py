@@ -404,6 +404,8 @@ class ToolBox:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except ValueError as exc:
                 return _error(name, None, f"arguments of {name} are not valid JSON ({exc})")
+            except RecursionError:
+                return _error(name, None, f"arguments of {name} are nested too deeply")
         if not isinstance(arguments, dict):
             return _error(name, None, f"arguments of {name} must be a JSON object, got {type(arguments).__name__}")
         if name == COMMIT_TOOL:  # lenient by design: case and synonyms are the protocol's to judge
