@@ -282,35 +282,9 @@ class FinTradingEnv(gym.Env):
         unknown = sorted(set(options) - set(RESET_OPTIONS))
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; valid options: {list(RESET_OPTIONS)}")
-        rng = self.np_random
-        if self.source == "synthetic":
-            if "start" in options or "end" in options:
-                raise ValueError("start/end options apply to source='real' only")
-            symbol = str(options.get("symbol") or self._universe[0])
-            n_rows = self._history_needed + self.episode_length + 1
-            series = simulate(self._synthetic, n_rows, rng, symbol=symbol)
-            market = MarketData.from_series(series)
-            self._episode_series = series
-            first, last = self._history_needed, n_rows - 1
-        else:
-            symbol = options.get("symbol")
-            if symbol is None:
-                symbol = self._universe[0] if len(self._universe) == 1 else self._universe[int(rng.integers(len(self._universe)))]
-            market = self._market(str(symbol))
-            self._episode_series = self._series[market.symbol]
-            if "start" in options or "end" in options or symbol not in self._windows:
-                lo, hi = split_bounds(
-                    self.split, options.get("start", self._start), options.get("end", self._end)
-                )
-                first, last = self._resolve_window(
-                    market, lo, hi, explicit_start=options.get("start", self._start) is not None
-                )
-            else:
-                first, last = self._windows[symbol]
-        if self.episode_length is not None and self.episode_length < last - first:
-            first = first + int(rng.integers(0, last - first - self.episode_length + 1))
-            last = first + self.episode_length
+        market, series, first, last = self._draw_episode(self.np_random, options)
         self._market_now = market
+        self._episode_series = series
         key = (market.symbol, first, last)
         episode = self._episodes.get(key) if self.source == "real" else None
         if episode is None or episode.market is not market:
@@ -339,6 +313,45 @@ class FinTradingEnv(gym.Env):
             "n_decisions": last - first,
         }
         return obs, info
+
+    def _draw_episode(
+        self, rng: np.random.Generator, options: dict[str, Any], *, build: bool = True
+    ) -> tuple[MarketData | None, PriceSeries, int, int]:
+        """The market, its series and the rows ``(first, last)`` of a new episode, drawn from ``rng``.
+
+        The only randomness of a reset; :class:`~finenvs.envs.trading_vector.FinTradingVectorEnv`
+        draws its sub-episodes through this same method, so both make the same
+        episodes from the same generator. With ``build=False`` a synthetic
+        episode comes without its :class:`MarketData` (None; the caller computes
+        what it needs from the series).
+        """
+        if self.source == "synthetic":
+            if "start" in options or "end" in options:
+                raise ValueError("start/end options apply to source='real' only")
+            symbol = str(options.get("symbol") or self._universe[0])
+            n_rows = self._history_needed + self.episode_length + 1
+            series = simulate(self._synthetic, n_rows, rng, symbol=symbol)
+            market = MarketData.from_series(series) if build else None
+            first, last = self._history_needed, n_rows - 1
+        else:
+            symbol = options.get("symbol")
+            if symbol is None:
+                symbol = self._universe[0] if len(self._universe) == 1 else self._universe[int(rng.integers(len(self._universe)))]
+            market = self._market(str(symbol))
+            series = self._series[market.symbol]
+            if "start" in options or "end" in options or symbol not in self._windows:
+                lo, hi = split_bounds(
+                    self.split, options.get("start", self._start), options.get("end", self._end)
+                )
+                first, last = self._resolve_window(
+                    market, lo, hi, explicit_start=options.get("start", self._start) is not None
+                )
+            else:
+                first, last = self._windows[symbol]
+        if self.episode_length is not None and self.episode_length < last - first:
+            first = first + int(rng.integers(0, last - first - self.episode_length + 1))
+            last = first + self.episode_length
+        return market, series, first, last
 
     def _validate_action(self, action: Any) -> int:
         if type(action) is int or isinstance(action, np.integer):
