@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/bench_step.py            # full run (~1-2 min), writes benchmarks/RESULTS.md
+    python benchmarks/bench_step.py            # full run (~1-2 min), writes its section of benchmarks/RESULTS.md
     python benchmarks/bench_step.py --quick    # smoke run (seconds), prints only unless --out is given
 
 What it measures, all in one process and interleaved so the numbers are comparable:
@@ -58,6 +58,7 @@ if str(HERE) not in sys.path:
 
 import gymnasium as gym  # noqa: E402
 from reference_env import BareReferenceEnv, ReferenceTradingEnv  # noqa: E402
+from results_file import RESULTS, update_section  # noqa: E402
 
 import finenvs  # noqa: E402,F401  (registers FinTrading-v0)
 from finenvs.data import default_catalog, simulate  # noqa: E402
@@ -718,7 +719,10 @@ def main(argv: list[str] | None = None) -> int:
     print(report)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(report, encoding="utf-8")
+        if out.resolve() == RESULTS:  # the shared results file: replace only this script's section
+            update_section("step", report)
+        else:
+            out.write_text(report, encoding="utf-8")
         sys.stderr.write(f"[bench] wrote {out}\n")
     return 0
 
