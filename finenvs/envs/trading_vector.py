@@ -387,7 +387,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         cash = np.where(do, traded - new_shares * price, cash)
         position = np.where(do, target, position)
         entry = np.where(do, traded, self._entry)
-        held = position
+        held = position.copy()  # returned in info: never the env's own array
         price_close = self._close.take(nt)
         new_equity = cash + shares * price_close
         dead = new_equity <= 0.0
@@ -439,9 +439,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             reward[resetting] = 0.0
             terminated[resetting] = False
             truncated[resetting] = False
-            held = held.copy()
             held[resetting] = 0.0
-            paid = paid.copy()
             paid[resetting] = 0.0
         infos = self._step_info(held, paid)
         if reset_now:
