@@ -121,6 +121,10 @@ def cpu_name() -> str:
     return platform.processor() or "unknown"
 
 
+def ratio(x: float) -> str:
+    return f"{x:.1f}x" if x >= 1 else f"{x:.2f}x"
+
+
 def med(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
@@ -226,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         L.append("|---:|---:|---:|---:|---:|---:|")
         for n, vec, sync, single in rows:
             L.append(f"| {n:,} | {med(vec.rates):,.0f} ({min(vec.rates):,.0f}) | {med(sync.rates):,.0f} | "
-                     f"{med(single.rates):,.0f} | {paired(vec, sync):.1f}x | {paired(vec, single):.1f}x |")
+                     f"{med(single.rates):,.0f} | {ratio(paired(vec, sync))} | {ratio(paired(vec, single))} |")
         L.append("")
 
     table(real, "1. Shipped data (10 symbols, train split, whole windows)")
@@ -248,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         L.append("| N | to_sb3(FinTradingVectorEnv) env-steps/s | DummyVecEnv env-steps/s | ratio |")
         L.append("|---:|---:|---:|---:|")
         for n, a, b in sb3_rows:
-            L.append(f"| {n:,} | {med(a.rates):,.0f} | {med(b.rates):,.0f} | {paired(a, b):.1f}x |")
+            L.append(f"| {n:,} | {med(a.rates):,.0f} | {med(b.rates):,.0f} | {ratio(paired(a, b))} |")
         L.append("")
     elif sb3_note:
         L.append(sb3_note)
