@@ -1,0 +1,772 @@
+"""What the stable-baselines3 scripts of :mod:`finenvs.baselines.rl` share.
+
+Each algorithm file (``ppo.py``, ``a2c.py``, ``dqn.py``, ``sac.py``, ``td3.py``)
+reads top to bottom on its own; this module holds only the parts that must be
+identical across them, so their results compare:
+
+* :func:`check_args` and :func:`parse_args`: argument checks (clear ``ValueError``
+  messages) and an argparse command line built from an ``Args`` dataclass;
+* :func:`train_env_kwargs` / :func:`eval_env_kwargs`: which data each env sees.
+  Training envs read the ``train`` split (2024-01-02..2025-12-31) or synthetic
+  paths, never ``eval`` or ``live``;
+* :func:`train_monitor`: a tqdm progress bar (SB3's own needs ``rich``) that also
+  records the dates the real training envs stepped through and the episode
+  returns of ``info["episode"]``;
+* :func:`save_normalization` / :func:`load_frozen_normalization`: VecNormalize
+  statistics saved after training and reloaded for evaluation with
+  ``training=False, norm_reward=False``, so test-period data never updates them;
+* :func:`evaluate`: the trained agent (deterministic actions) and every applicable
+  rule baseline of :mod:`finenvs.baselines.registry` on the very same episodes of
+  each evaluation split, scored with :mod:`finenvs.scoring` (CR, SR, MDD);
+* :func:`write_result`, :func:`summary_table`, :func:`markdown_table`.
+
+Scores (per episode, then the mean over a split's episodes)
+    From the wealth path ``W`` that starts at 1 (``info["equity"]`` of
+    FinTrading-v0 / FinHedging-v0; ``1 + info["pnl"] / S_0`` for FinDeltaHedge-v0,
+    the hedging book on a notional of one initial spot), simple returns
+    ``r_t = W_t / W_{t-1} - 1`` give ``cumulative_return`` (CR), ``sharpe`` (SR,
+    annualised with 252, ``ddof=1``; NaN when undefined, written as JSON ``null``
+    and left out of the mean) and ``max_drawdown`` (MDD, a positive fraction).
+    FinDeltaHedge-v0 adds its own task metrics: mean, std and RMSE of
+    ``info["hedging_error_pct"]`` (the final book value in % of ``S_0``).
+
+Torch and stable-baselines3 load lazily; without them :func:`require_rl` raises
+``ImportError`` naming the extra to install (:data:`RL_EXTRA`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import json
+import math
+import platform
+import sys
+import textwrap
+import types
+import typing
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import finenvs
+from finenvs.baselines.registry import applicable_policies, family_of, make_policy
+from finenvs.scoring import cumulative_return, max_drawdown, returns_from_wealth, sharpe_ratio
+
+#: How to install what the RL baselines need.
+RL_EXTRA = "pip install torch==2.13.0 && pip install 'finenvs[rl]'"
+#: Algorithms, each a script ``finenvs/baselines/rl/<name>.py``.
+ALGOS = ("ppo", "a2c", "dqn", "sac", "td3")
+#: Action spaces each algorithm handles in stable-baselines3.
+ALGO_ACTION_SPACES: dict[str, tuple[str, ...]] = {
+    "ppo": ("discrete", "box"),
+    "a2c": ("discrete", "box"),
+    "dqn": ("discrete",),
+    "sac": ("box",),
+    "td3": ("box",),
+}
+#: The envs these baselines train on (their RL spaces are plain Box observations).
+ENV_IDS = ("FinTrading-v0", "FinHedging-v0", "FinDeltaHedge-v0")
+#: Training data: the real ``train`` split, synthetic paths, or both (even env indices real, odd synthetic).
+SOURCES = ("real", "synthetic", "both")
+#: Evaluation splits: the real held-out ``eval`` and ``live`` windows, or fresh ``synthetic`` paths.
+EVAL_SPLITS = ("eval", "live", "synthetic")
+#: Env arguments the scripts set themselves (so a split can never leak into training).
+RESERVED_ENV_KWARGS = ("split", "start", "end", "source", "synthetic", "data", "render_mode", "model_params")
+#: Extra env arguments of training episodes when ``Args.train_kwargs`` is None: random sub-windows
+#: about as long as an evaluation episode, so the agent sees many starts and every symbol.
+TRAIN_DEFAULTS: dict[str, dict[str, Any]] = {
+    "FinTrading-v0": {"episode_length": 63},
+    "FinHedging-v0": {"episode_length": 63},
+    "FinDeltaHedge-v0": {},
+}
+#: Episodes per evaluation split when ``Args.eval_episodes`` is None and the split's episodes are drawn
+#: by seed (synthetic paths, FinDeltaHedge-v0 real windows).
+DEFAULT_SEEDED_EPISODES = 50
+#: Keys of the JSON result of every script.
+RESULT_KEYS = ("algo", "env_id", "seed", "timesteps", "args", "train", "splits", "files", "versions")
+#: Keys of ``result["splits"][split]``.
+SPLIT_KEYS = ("env_kwargs", "episodes", "dates", "policies")
+#: Keys of ``result["splits"][split]["policies"][name]``.
+POLICY_KEYS = ("cumulative_return", "sharpe", "max_drawdown", "mean_episode_reward", "n_episodes", "per_episode")
+#: Metrics the tables show: (key, header, scale, format).
+TABLE_METRICS = (("cumulative_return", "CR %", 100.0, "{:+.2f}"), ("sharpe", "SR", 1.0, "{:+.2f}"),
+                 ("max_drawdown", "MDD %", 100.0, "{:.2f}"))
+#: FinDeltaHedge-v0's own metric, shown after CR/SR/MDD when present.
+HEDGE_METRICS = (("hedging_error_pct_rmse", "hedge err RMSE %", 1.0, "{:.2f}"),)
+
+
+# ---------------------------------------------------------------------------- dependencies and checks
+def require_rl() -> None:
+    """Import torch and stable-baselines3, or raise ``ImportError`` naming the extra to install."""
+    for module in ("torch", "stable_baselines3"):
+        try:
+            __import__(module)
+        except ImportError as exc:
+            raise ImportError(f"the RL baselines need {module}, which is not installed: {RL_EXTRA}") from exc
+
+
+def action_kind(env_id: str, env_kwargs: dict[str, Any] | None = None) -> str:
+    """``"discrete"`` or ``"box"``: the action space ``env_id`` has with ``env_kwargs``."""
+    if env_id == "FinDeltaHedge-v0":
+        return "discrete" if (env_kwargs or {}).get("action_type") == "discrete" else "box"
+    return "discrete"
+
+
+def check_args(algo: str, args: Any, *, build_envs: bool = True) -> None:
+    """Raise ``ValueError`` with a clear message for any argument the scripts cannot run with.
+
+    With ``build_envs`` (default) it also builds the training and evaluation envs
+    once, so bad env arguments (an unknown symbol, a window that does not fit a
+    split) fail before any training time is spent.
+    """
+    if algo not in ALGOS:
+        raise ValueError(f"unknown algo {algo!r}; valid algos: {list(ALGOS)}")
+    family_of(args.env_id)  # KeyError naming the valid ids for a non-finenvs id
+    if args.env_id not in ENV_IDS:
+        raise ValueError(f"{args.env_id} has no RL baseline; the RL baselines train on {list(ENV_IDS)}")
+    if not isinstance(args.env_kwargs, dict):
+        raise ValueError(f"env_kwargs={args.env_kwargs!r} must be a dict of env arguments")
+    for name, kwargs in (("env_kwargs", args.env_kwargs), ("train_kwargs", args.train_kwargs or {})):
+        if not isinstance(kwargs, dict):
+            raise ValueError(f"{name}={kwargs!r} must be a dict of env arguments")
+        reserved = sorted(set(kwargs) & set(RESERVED_ENV_KWARGS))
+        if reserved:
+            raise ValueError(
+                f"{name} may not set {reserved}: the scripts choose the split and the data themselves "
+                "(use source=real|synthetic|both, synthetic={...} and eval_splits)"
+            )
+    kind = action_kind(args.env_id, args.env_kwargs)
+    if kind not in ALGO_ACTION_SPACES[algo]:
+        hint = [a for a in ALGOS if kind in ALGO_ACTION_SPACES[a]]
+        space = "a continuous Box action" if kind == "box" else "a Discrete action"
+        raise ValueError(
+            f"{algo} cannot act in {args.env_id}: it has {space} space and {algo} handles only "
+            f"{' or '.join(ALGO_ACTION_SPACES[algo])} actions; use one of {hint}"
+        )
+    _positive_int("timesteps", args.timesteps)
+    _positive_int("n_envs", args.n_envs)
+    if isinstance(args.seed, bool) or not isinstance(args.seed, int) or args.seed < 0:
+        raise ValueError(f"seed={args.seed!r} must be an integer >= 0")
+    if args.source not in SOURCES:
+        raise ValueError(f"source={args.source!r}; valid sources: {list(SOURCES)}")
+    if args.source == "both" and args.n_envs < 2:
+        raise ValueError("source='both' alternates real and synthetic envs; it needs n_envs >= 2")
+    splits = tuple(args.eval_splits)
+    bad = [s for s in splits if s not in EVAL_SPLITS]
+    if bad or not splits:
+        raise ValueError(f"eval_splits={list(splits)!r}; choose one or more of {list(EVAL_SPLITS)} "
+                         "(training data is never an evaluation split)")
+    if args.eval_episodes is not None:
+        _positive_int("eval_episodes", args.eval_episodes)
+    if args.baselines is not None:
+        valid = baseline_names(args.env_id)
+        unknown = [b for b in args.baselines if b not in valid]
+        if unknown:
+            raise ValueError(f"unknown baseline(s) {unknown} for {args.env_id}; valid: {valid}")
+    if build_envs:
+        _check_envs(args)
+
+
+def _check_envs(args: Any) -> None:
+    """Build every training and evaluation env once, so bad env arguments fail before training starts."""
+    builds = [(f"training env {i}", train_env_kwargs(args, i)) for i in range(min(args.n_envs, 2))]
+    builds += [(f"split {split!r}", eval_env_kwargs(args, split)) for split in args.eval_splits]
+    spaces: list[tuple[str, Any, Any]] = []
+    for what, kwargs in builds:
+        try:
+            env = gym.make(args.env_id, **{"render_mode": None, **kwargs})
+        except (ValueError, KeyError, TypeError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            if args.env_id == "FinDeltaHedge-v0" and "maturity_days" in str(message):
+                message = f"{message} (maturity_days <= 20 fits every split: env_kwargs={{\"maturity_days\": 20}})"
+            raise ValueError(f"cannot build {args.env_id} for the {what} with {kwargs}: {message}") from exc
+        spaces.append((what, env.observation_space, env.action_space))
+        for name in args.baselines or ():
+            try:
+                make_policy(name, args.env_id, env)
+            except ValueError as exc:
+                raise ValueError(f"baseline {name!r} cannot act in the {what}: {exc}") from exc
+        env.close()
+    first = spaces[0]
+    for what, obs_space, act_space in spaces[1:]:
+        if obs_space.shape != first[1].shape or act_space != first[2]:
+            raise ValueError(
+                f"the {what} has observation shape {obs_space.shape} and action space {act_space}, the "
+                f"{first[0]} {first[1].shape} and {first[2]}: one policy cannot act in both (e.g. a synthetic "
+                "FinHedging-v0 universe needs as many assets as the real one: synthetic={\"n_assets\": 8})"
+            )
+
+
+def _positive_int(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name}={value!r} must be an integer >= 1")
+
+
+def baseline_names(env_id: str, env: gym.Env | None = None) -> list[str]:
+    """Every rule baseline that applies to ``env_id``, oracles (which read the future) left out.
+
+    With ``env``, also those that cannot act in it (a rule needing more history
+    than the env's observation window, e.g. ``momentum`` with ``window < 21``).
+    """
+    from finenvs.baselines.registry import POLICIES_BY_FAMILY
+
+    out = []
+    for name in applicable_policies(env_id):
+        if getattr(POLICIES_BY_FAMILY[family_of(env_id)][name][0], "oracle", False):
+            continue
+        if env is not None:
+            try:
+                make_policy(name, env_id, env)
+            except ValueError:
+                continue
+        out.append(name)
+    return out
+
+
+# ---------------------------------------------------------------------------- command line from Args
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of a dataclass (CleanRL style), read from its source."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError):
+        return {}
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    docs: dict[str, str] = {}
+    for stmt, after in zip(body, body[1:], strict=False):
+        if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+            docs[stmt.target.id] = " ".join(after.value.value.split())
+    return docs
+
+
+def _converter(tp: Any, name: str) -> Callable[[str], Any]:
+    args = typing.get_args(tp)
+    optional = (typing.get_origin(tp) in (typing.Union, types.UnionType)) and type(None) in args
+    base = next(a for a in args if a is not type(None)) if optional else tp
+    origin = typing.get_origin(base) or base
+
+    def convert(text: str) -> Any:
+        if optional and text.strip().lower() in ("none", "null", ""):
+            return None
+        if origin is dict:
+            try:
+                value = json.loads(text)
+            except ValueError as exc:
+                raise argparse.ArgumentTypeError(f"{name} must be a JSON object: {exc}") from None
+            if not isinstance(value, dict):
+                raise argparse.ArgumentTypeError(f"{name} must be a JSON object, got {text!r}")
+            return value
+        if origin is tuple:
+            return tuple(s.strip() for s in text.split(",") if s.strip())
+        try:
+            return origin(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be {origin.__name__}, got {text!r}") from None
+
+    convert.__name__ = getattr(origin, "__name__", "value")
+    return convert
+
+
+def parse_args(cls: type, argv: Sequence[str] | None = None, description: str | None = None) -> Any:
+    """Build ``cls`` (an ``Args`` dataclass) from a command line: ``--field-name VALUE`` per field.
+
+    Dicts are JSON (``--env-kwargs '{"fee_bps": 10}'``), tuples comma-separated
+    (``--eval-splits eval,live``), booleans ``--flag`` / ``--no-flag``, and ``none``
+    gives None for optional fields. Each field's docstring is its help text.
+    """
+    hints = typing.get_type_hints(cls)
+    docs = field_docs(cls)
+    parser = argparse.ArgumentParser(description=(description or "").strip().split("\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    for f in dataclasses.fields(cls):
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        flag = "--" + f.name.replace("_", "-")
+        doc = docs.get(f.name, "").replace("%", "%%")
+        if hints[f.name] is bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=doc)
+        else:
+            parser.add_argument(flag, type=_converter(hints[f.name], f.name), default=default, help=doc,
+                                dest=f.name, metavar=f.name.upper())
+    return cls(**vars(parser.parse_args(argv)))
+
+
+# ---------------------------------------------------------------------------- which data each env sees
+def synthetic_env_kwargs(env_id: str, spec: dict[str, Any] | None) -> dict[str, Any]:
+    """Env arguments of a synthetic market ``{"model": ..., "params": {...}}`` (None: the env's default).
+
+    FinTrading-v0 / FinHedging-v0 take it as ``synthetic=`` (their own spec formats);
+    FinDeltaHedge-v0 maps ``model`` to ``source`` and ``params`` to ``mu``, ``sigma``
+    and ``model_params``.
+    """
+    if env_id != "FinDeltaHedge-v0":
+        return {"source": "synthetic"} if spec is None else {"source": "synthetic", "synthetic": dict(spec)}
+    spec = dict(spec or {})
+    model = spec.pop("model", "gbm")
+    params = dict(spec.pop("params", None) or {})
+    if spec:
+        raise ValueError(f"unknown synthetic key(s) {sorted(spec)} for {env_id}; valid keys: model, params")
+    out: dict[str, Any] = {"source": model}
+    for key in ("mu", "sigma"):
+        if key in params:
+            out[key] = params.pop(key)
+    if params:
+        out["model_params"] = params
+    return out
+
+
+def real_env_kwargs(split: str) -> dict[str, Any]:
+    """Env arguments of the shipped data restricted to a named split."""
+    return {"source": "real", "split": split}
+
+
+def is_real_env(args: Any, idx: int) -> bool:
+    """Whether training env ``idx`` reads real data (``source="both"``: the even indices)."""
+    return args.source == "real" or (args.source == "both" and idx % 2 == 0)
+
+
+def train_env_kwargs(args: Any, idx: int) -> dict[str, Any]:
+    """Env arguments of training env ``idx``: the ``train`` split or synthetic paths, never eval/live."""
+    data = real_env_kwargs("train") if is_real_env(args, idx) else synthetic_env_kwargs(args.env_id, args.synthetic)
+    extra = TRAIN_DEFAULTS.get(args.env_id, {}) if args.train_kwargs is None else args.train_kwargs
+    return {**args.env_kwargs, **extra, **data}
+
+
+def eval_env_kwargs(args: Any, split: str) -> dict[str, Any]:
+    """Env arguments of an evaluation split (``train_kwargs`` do not apply: whole windows)."""
+    data = synthetic_env_kwargs(args.env_id, args.synthetic) if split == "synthetic" else real_env_kwargs(split)
+    return {**args.env_kwargs, **data}
+
+
+def eval_episodes(env: gym.Env, args: Any, split: str) -> list[tuple[int, dict[str, Any]]]:
+    """``(reset seed, reset options)`` of each evaluation episode of a split.
+
+    FinTrading-v0 on a real split: one whole-window episode per symbol of the
+    universe (``eval_episodes`` cycles through them). FinHedging-v0 on a real
+    split: its window and universe are fixed, so one episode. Otherwise (synthetic
+    paths, FinDeltaHedge-v0's random real windows) ``eval_episodes`` seeds
+    (default :data:`DEFAULT_SEEDED_EPISODES`) from ``eval_seed``.
+    """
+    base = env.unwrapped
+    real = split != "synthetic"
+    if real and args.env_id == "FinTrading-v0" and getattr(base, "episode_length", None) is None:
+        universe = list(base.universe)
+        n = args.eval_episodes or len(universe)
+        return [(args.eval_seed + i, {"symbol": universe[i % len(universe)]}) for i in range(n)]
+    if real and args.env_id == "FinHedging-v0" and getattr(base, "episode_length", None) is None:
+        return [(args.eval_seed + i, {}) for i in range(args.eval_episodes or 1)]
+    return [(args.eval_seed + i, {}) for i in range(args.eval_episodes or DEFAULT_SEEDED_EPISODES)]
+
+
+# ---------------------------------------------------------------------------- training helpers
+def train_monitor(args: Any, desc: str) -> Any:
+    """An SB3 callback: a tqdm progress bar, the real training envs' dates, and episode returns.
+
+    Episode returns come from ``info["episode"]`` (gymnasium 1.x
+    ``RecordEpisodeStatistics``, added by each script's ``make_env``). Dates are
+    the ``info["date"]`` of every step of the envs that read real data.
+    """
+    from stable_baselines3.common.callbacks import BaseCallback
+    from tqdm import tqdm
+
+    real = {i for i in range(args.n_envs) if is_real_env(args, i)}
+
+    class TrainMonitor(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bar: Any = None
+            self.returns: list[float] = []
+            self.first_date: str | None = None
+            self.last_date: str | None = None
+
+        def _on_training_start(self) -> None:
+            if args.progress:
+                self.bar = tqdm(total=args.timesteps, desc=desc, unit="step", file=sys.stderr, mininterval=0.5,
+                                dynamic_ncols=True)
+
+        def _on_step(self) -> bool:
+            infos = self.locals.get("infos") or ()
+            for i, info in enumerate(infos):
+                if i in real:
+                    day = info.get("date")
+                    if day is not None:
+                        if self.first_date is None or day < self.first_date:
+                            self.first_date = day
+                        if self.last_date is None or day > self.last_date:
+                            self.last_date = day
+                episode = info.get("episode")
+                if episode is not None:
+                    self.returns.append(float(episode["r"]))
+                    if self.bar is not None:
+                        self.bar.set_postfix(episodes=len(self.returns),
+                                             ret=f"{np.mean(self.returns[-100:]):+.4f}", refresh=False)
+            if self.bar is not None:
+                self.bar.update(max(0, min(len(infos), args.timesteps - self.bar.n)))
+            return True
+
+        def _on_training_end(self) -> None:
+            if self.bar is not None:
+                self.bar.close()
+
+        def summary(self) -> dict[str, Any]:
+            return {
+                "episodes": len(self.returns),
+                "mean_return_last_100": _finite_or_none(float(np.mean(self.returns[-100:]))) if self.returns else None,
+                "real_dates": [self.first_date, self.last_date] if self.first_date else None,
+                "timesteps_done": int(self.num_timesteps),
+            }
+
+    return TrainMonitor()
+
+
+def save_normalization(envs: Any, run_dir: Path) -> Path | None:
+    """Save the VecNormalize statistics of the training envs (``vecnormalize.pkl``); None if not normalised."""
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    if not isinstance(envs, VecNormalize):
+        return None
+    path = run_dir / "vecnormalize.pkl"
+    envs.save(str(path))
+    return path
+
+
+def load_frozen_normalization(path: str | Path, venv: Any) -> Any:
+    """Wrap ``venv`` in the VecNormalize saved at ``path``, frozen: ``training=False, norm_reward=False``.
+
+    Frozen statistics are never updated by the observations they normalise, so
+    evaluation data cannot leak into them, and rewards come back unscaled.
+    """
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    frozen = VecNormalize.load(str(path), venv)
+    frozen.training = False
+    frozen.norm_reward = False
+    return frozen
+
+
+def normalization_state(vecnormalize: Any) -> dict[str, np.ndarray]:
+    """Copies of a VecNormalize's observation statistics (mean, var, count) for comparison."""
+    rms = vecnormalize.obs_rms
+    return {"mean": np.array(rms.mean, copy=True), "var": np.array(rms.var, copy=True),
+            "count": np.array(rms.count, copy=True)}
+
+
+def run_dir(args: Any, algo: str) -> Path:
+    """``<out>/<env_id>__<algo>__s<seed>``, created."""
+    path = Path(args.out) / f"{args.env_id}__{algo}__s{args.seed}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# ---------------------------------------------------------------------------- evaluation
+class _Tape:
+    """One episode's wealth path, rewards and identity, from its reset info and step infos."""
+
+    def __init__(self, family: str, seed: int, first: dict[str, Any]) -> None:
+        self.family = family
+        self.seed = seed
+        self.first = first
+        self.spot0 = float(first["spot"]) if family == "deltahedge" else None
+        self.wealth = [1.0 if family == "deltahedge" else float(first["equity"])]
+        self.reward = 0.0
+        self.steps = 0
+        self.last: dict[str, Any] = first
+
+    def add(self, reward: float, info: dict[str, Any]) -> None:
+        if self.family == "deltahedge":
+            self.wealth.append(1.0 + float(info["pnl"]) / self.spot0)
+        else:
+            self.wealth.append(float(info["equity"]))
+        self.reward += float(reward)
+        self.steps += 1
+        self.last = info
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two policies' episodes the same episode (data window, symbol, first price)."""
+        first = self.first
+        return {
+            "seed": self.seed,
+            "symbol": first.get("symbol", "/".join(first.get("symbols", ())) or None),
+            "start": first.get("date"),
+            "end": self.last.get("date"),
+            "steps": self.steps,
+            "first_price": first.get("price", first.get("spot")),
+        }
+
+    def score(self) -> dict[str, Any]:
+        returns = returns_from_wealth(np.asarray(self.wealth))
+        out = {
+            "cumulative_return": cumulative_return(returns),
+            "sharpe": sharpe_ratio(returns),
+            "max_drawdown": max_drawdown(returns),
+            "reward": self.reward,
+        }
+        if self.family == "deltahedge":
+            out["hedging_error_pct"] = float(self.last["hedging_error_pct"])
+        if self.family == "hedging":
+            out["pair"] = self.last.get("pair")
+        return out
+
+
+def _play_rule(env: gym.Env, policy: Any, family: str, seed: int, options: dict[str, Any]) -> _Tape:
+    if hasattr(policy, "reset"):
+        policy.reset(seed)
+    obs, info = env.reset(seed=seed, options=options or None)
+    tape = _Tape(family, seed, info)
+    while True:
+        obs, reward, terminated, truncated, info = env.step(policy(obs, info))
+        tape.add(reward, info)
+        if terminated or truncated:
+            return tape
+
+
+def _play_agent(model: Any, venv: Any, family: str, seed: int, options: dict[str, Any]) -> _Tape:
+    """One deterministic episode of ``model`` in a one-env VecEnv (possibly a frozen VecNormalize)."""
+    venv.seed(seed)
+    if options:
+        venv.set_options(options)
+    obs = venv.reset()
+    tape = _Tape(family, seed, venv.unwrapped.reset_infos[0])
+    while True:
+        action, _ = model.predict(obs, deterministic=True)
+        obs, rewards, dones, infos = venv.step(action)
+        tape.add(float(rewards[0]), infos[0])  # the terminal step's info, before the auto-reset
+        if dones[0]:
+            return tape
+
+
+def _aggregate(tapes: list[_Tape]) -> dict[str, Any]:
+    scores = [t.score() for t in tapes]
+
+    def mean(key: str) -> float | None:
+        values = [s[key] for s in scores if s[key] is not None and math.isfinite(s[key])]
+        return float(np.mean(values)) if values else None
+
+    out: dict[str, Any] = {
+        "cumulative_return": mean("cumulative_return"),
+        "sharpe": mean("sharpe"),
+        "max_drawdown": mean("max_drawdown"),
+        "mean_episode_reward": mean("reward"),
+        "n_episodes": len(scores),
+        "per_episode": scores,
+    }
+    if tapes and tapes[0].family == "deltahedge":
+        errors = np.array([s["hedging_error_pct"] for s in scores])
+        out["hedging_error_pct_mean"] = float(errors.mean())
+        out["hedging_error_pct_std"] = float(errors.std(ddof=1)) if errors.size > 1 else None
+        out["hedging_error_pct_rmse"] = float(np.sqrt(np.mean(errors**2)))
+    return out
+
+
+def evaluate(
+    model: Any,
+    args: Any,
+    make_env: Callable[..., Callable[[], gym.Env]],
+    *,
+    algo: str,
+    vecnormalize_path: str | Path | None = None,
+) -> dict[str, Any]:
+    """Score ``model`` and the rule baselines on the same episodes of each of ``args.eval_splits``.
+
+    The agent acts deterministically in a one-env ``DummyVecEnv`` built by
+    ``make_env``; with ``vecnormalize_path`` that env is wrapped in the saved
+    statistics, frozen (:func:`load_frozen_normalization`). Rule baselines act in
+    a plain env with the same arguments, reset with the same seeds and options;
+    every episode's identity (symbol, dates, first price, length) is checked to
+    match the agent's. By default every applicable rule baseline plays (oracles,
+    and rules needing more history than the observation window, left out).
+
+    Returns:
+        ``{split: {"env_kwargs", "episodes", "dates", "policies": {name: scores}}}``
+        with the agent under ``algo`` and each baseline under its registry name.
+    """
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    family = family_of(args.env_id)
+    out: dict[str, Any] = {}
+    for split in args.eval_splits:
+        kwargs = eval_env_kwargs(args, split)
+        env = gym.make(args.env_id, **{"render_mode": None, **kwargs})
+        names = list(args.baselines) if args.baselines is not None else baseline_names(args.env_id, env)
+        episodes = eval_episodes(env, args, split)
+        venv = DummyVecEnv([make_env(args.env_id, args.eval_seed, 0, **kwargs)])
+        if vecnormalize_path is not None:
+            venv = load_frozen_normalization(vecnormalize_path, venv)
+        agent = [_play_agent(model, venv, family, seed, options) for seed, options in episodes]
+        venv.close()
+        identities = [t.identity() for t in agent]
+        policies = {algo: _aggregate(agent)}
+        for name in names:
+            policy = make_policy(name, args.env_id, env, seed=args.seed)
+            tapes = [_play_rule(env, policy, family, seed, options) for seed, options in episodes]
+            if [t.identity() for t in tapes] != identities:
+                raise RuntimeError(f"baseline {name} did not replay the agent's episodes on split {split!r}")
+            policies[name] = _aggregate(tapes)
+        env.close()
+        dates = [d for i in identities for d in (i["start"], i["end"]) if d is not None]
+        out[split] = {
+            "env_kwargs": kwargs,
+            "episodes": identities,
+            "dates": [min(dates), max(dates)] if dates else None,
+            "policies": policies,
+        }
+    return out
+
+
+# ---------------------------------------------------------------------------- results
+def versions() -> dict[str, str]:
+    """Versions of what a result depends on."""
+    out = {"finenvs": finenvs.__version__, "gymnasium": gym.__version__, "numpy": np.__version__,
+           "python": platform.python_version()}
+    for module in ("stable_baselines3", "torch"):
+        mod = sys.modules.get(module)
+        if mod is not None:
+            out[module] = mod.__version__
+    return out
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return _finite_or_none(float(value))  # NaN (undefined, e.g. a flat episode's SR) -> null
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def make_result(algo: str, args: Any, train: dict[str, Any], splits: dict[str, Any],
+                files: dict[str, Any]) -> dict[str, Any]:
+    """The JSON result of one run (keys :data:`RESULT_KEYS`), NaN written as null."""
+    return _jsonable({
+        "algo": algo,
+        "env_id": args.env_id,
+        "seed": args.seed,
+        "timesteps": args.timesteps,
+        "args": dataclasses.asdict(args),
+        "train": train,
+        "splits": splits,
+        "files": files,
+        "versions": versions(),
+    })
+
+
+def write_result(path: str | Path, result: dict[str, Any]) -> Path:
+    """Write a result as strict JSON (NaN is null)."""
+    path = Path(path)
+    path.write_text(json.dumps(_jsonable(result), indent=2, allow_nan=False) + "\n")
+    return path
+
+
+# ---------------------------------------------------------------------------- tables
+def _metrics(results: list[dict[str, Any]], split: str) -> tuple[tuple[str, str, float, str], ...]:
+    policy = results[0]["splits"][split]["policies"][results[0]["algo"]]
+    return TABLE_METRICS + tuple(m for m in HEDGE_METRICS if m[0] in policy)
+
+
+def _cells(results: list[dict[str, Any]], split: str, policy: str) -> list[str]:
+    cells = []
+    for key, _, scale, fmt in _metrics(results, split):
+        values = [r["splits"][split]["policies"][policy].get(key) for r in results]
+        values = [scale * v for v in values if v is not None]
+        if not values:
+            cells.append("n/a")
+        elif len(results) == 1:
+            cells.append(fmt.format(values[0]))
+        else:
+            std = float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
+            cells.append(f"{fmt.format(float(np.mean(values)))} ± {std:.2f}")
+    return cells
+
+
+def _policies(results: list[dict[str, Any]], split: str) -> list[str]:
+    names: list[str] = []
+    for r in results:
+        for name in r["splits"][split]["policies"]:
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def summary_table(results: list[dict[str, Any]]) -> str:
+    """A terminal table per split: the agent beside the rule baselines, CR/SR/MDD (mean ± std over seeds)."""
+    if not results:
+        return ""
+    first = results[0]
+    seeds = ",".join(str(r["seed"]) for r in results)
+    lines = [f"{first['env_id']}  {first['algo']}  {first['timesteps']:,} timesteps  source={first['args']['source']}"
+             f"  seeds {seeds}" + ("  (mean ± std over seeds)" if len(results) > 1 else "")]
+    spans = [r["train"]["real_dates"] for r in results if r["train"].get("real_dates")]
+    if spans:
+        lines.append(f"trained on real dates {min(s[0] for s in spans)}..{max(s[1] for s in spans)} (train split)")
+    for split, block in first["splits"].items():
+        n = block["policies"][first["algo"]]["n_episodes"]
+        span = f", {block['dates'][0]}..{block['dates'][1]}" if block["dates"] else ""
+        lines.append("")
+        lines.append(f"split {split} ({n} episode{'s' if n != 1 else ''}{span}; mean over episodes)")
+        rows = [["policy", *(h for _, h, _, _ in _metrics(results, split))]]
+        rows += [[name, *_cells(results, split, name)] for name in _policies(results, split)]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        for k, row in enumerate(rows):
+            lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths,
+                                                                                                        strict=True))))
+            if k == 0:
+                lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def markdown_table(results: list[dict[str, Any]], split: str, label: str | None = None) -> list[str]:
+    """Markdown rows (header included) of one split: the agent, then each rule baseline."""
+    metrics = _metrics(results, split)
+    rows = ["| policy | " + " | ".join(h for _, h, _, _ in metrics) + " |", "|---|" + "---:|" * len(metrics)]
+    for name in _policies(results, split):
+        shown = f"**{label or name}**" if name == results[0]["algo"] else name
+        rows.append(f"| {shown} | " + " | ".join(_cells(results, split, name)) + " |")
+    return rows
+
+
+__all__ = [
+    "ALGOS",
+    "ALGO_ACTION_SPACES",
+    "ENV_IDS",
+    "EVAL_SPLITS",
+    "POLICY_KEYS",
+    "RESULT_KEYS",
+    "RL_EXTRA",
+    "SOURCES",
+    "SPLIT_KEYS",
+    "TRAIN_DEFAULTS",
+    "action_kind",
+    "baseline_names",
+    "check_args",
+    "eval_env_kwargs",
+    "eval_episodes",
+    "evaluate",
+    "load_frozen_normalization",
+    "make_result",
+    "markdown_table",
+    "normalization_state",
+    "parse_args",
+    "real_env_kwargs",
+    "require_rl",
+    "run_dir",
+    "save_normalization",
+    "summary_table",
+    "synthetic_env_kwargs",
+    "train_env_kwargs",
+    "train_monitor",
+    "write_result",
+]
