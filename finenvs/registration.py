@@ -117,6 +117,12 @@ _ENTRY_POINTS = {
 
 #: text variant id -> base env id. ``gym.make("FinTrading-text-v0", **base_kwargs)`` is the base env
 #: wrapped in :class:`finenvs.wrappers.text.TextInterface` (prompt observations, text actions, tools).
+#: Batched implementations: ``gym.make_vec(env_id, num_envs)`` builds these (``vectorization_mode="sync"``
+#: still gives gymnasium's SyncVectorEnv of single envs).
+_VECTOR_ENTRY_POINTS: dict[str, str] = {
+    "FinTrading-v0": "finenvs.envs.trading_vector:FinTradingVectorEnv",
+}
+
 TEXT_VARIANTS: dict[str, str] = {
     "FinTrading-text-v0": "FinTrading-v0",
     "FinHedging-text-v0": "FinHedging-v0",
@@ -141,6 +147,7 @@ def register_envs() -> None:
         gym.register(
             id=env_id,
             entry_point=entry_point,
+            vector_entry_point=_VECTOR_ENTRY_POINTS.get(env_id),
             kwargs=dict(_KWARGS[env_id]),
             order_enforce=False,
             disable_env_checker=True,

@@ -828,3 +828,29 @@ def test_large_batch_smoke(kwargs):
         assert np.isfinite(rew).all() and np.isfinite(info["equity"]).all() and (info["equity"] >= 0).all()
         ended += int((term | trunc).sum())
     assert ended >= n  # every sub-env went through at least one autoreset
+
+
+# ====================================================================== gym.make_vec
+def test_make_vec_builds_the_batched_env_and_sync_is_still_available():
+    import finenvs  # noqa: F401  (registers the envs)
+
+    batched = gym.make_vec("FinTrading-v0", 3, split="eval")
+    sync = gym.make_vec("FinTrading-v0", 3, vectorization_mode="sync", split="eval")
+    assert isinstance(batched, FinTradingVectorEnv) and isinstance(sync, SyncVectorEnv)
+    (obs_b, _), (obs_s, _) = batched.reset(seed=11), sync.reset(seed=11)
+    assert np.array_equal(obs_b, obs_s)
+    actions = np.array([BUY, SELL, HOLD])
+    for _ in range(5):
+        out_b, out_s = batched.step(actions), sync.step(actions)
+        assert np.array_equal(out_b[0], out_s[0])
+        assert np.allclose(out_b[1], out_s[1], rtol=1e-12, atol=1e-15)
+
+
+def test_make_vec_passes_the_autoreset_mode_and_the_spec_stays_json():
+    import finenvs  # noqa: F401
+
+    venv = gym.make_vec("FinTrading-v0", 2, autoreset_mode="same_step", episode_length=5)
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    spec = gym.spec("FinTrading-v0")
+    assert spec.vector_entry_point == "finenvs.envs.trading_vector:FinTradingVectorEnv"
+    assert gym.envs.registration.EnvSpec.from_json(spec.to_json()).vector_entry_point == spec.vector_entry_point
