@@ -503,7 +503,10 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             self._windows = sliding_window_view(self._features, self._n_feat)[::N_FEATURES]
 
     def close(self, **kwargs: Any) -> None:
-        self._single.close()
+        single = getattr(self, "_single", None)  # absent when __init__ rejected its arguments
+        if single is not None:
+            single.close()
+        self.closed = True
 
 
 __all__ = ["FinTradingVectorEnv", "STEP_INFO_KEYS"]
