@@ -47,7 +47,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import gymnasium as gym  # noqa: E402
-from results_file import RESULTS, update_section  # noqa: E402
+from results_file import RESULTS, cpu_name, update_section  # noqa: E402
 
 import finenvs  # noqa: E402,F401  (registers FinTrading-v0)
 from finenvs.envs.trading_vector import FinTradingVectorEnv  # noqa: E402
@@ -109,16 +109,6 @@ def loadavg() -> str:
         return " / ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         return "n/a"
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def ratio(x: float) -> str:

@@ -7,6 +7,7 @@ Headings inside a section are demoted one level under the file's title.
 
 from __future__ import annotations
 
+import platform
 import re
 from pathlib import Path
 
@@ -24,3 +25,14 @@ def update_section(name: str, text: str, path: Path = RESULTS) -> Path:
     new = pattern.sub(lambda _: block, old, count=1) if pattern.search(old) else old.rstrip() + "\n\n" + block + "\n"
     path.write_text(new, encoding="utf-8")
     return path
+
+
+def cpu_name() -> str:
+    """The CPU model from /proc/cpuinfo (else ``platform.processor()``), for the results' machine line."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"

@@ -36,21 +36,11 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
-from results_file import update_section  # noqa: E402
+from results_file import cpu_name, update_section  # noqa: E402
 
 ALGOS = ("ppo", "a2c", "dqn")
 SPLITS = ("eval", "live")
 ENV_ID = "FinTrading-v0"
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def _mean_std(values: list[float]) -> tuple[float, float]:
@@ -144,7 +134,7 @@ def main() -> None:
         f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC; wall time {wall / 60:.1f} min for "
         f"{len(ALGOS) * len(seeds)} runs (training + evaluation), mean per run: "
         + ", ".join(f"{a.upper()} {np.mean(s):.0f} s" for a, s in seconds.items()),
-        f"- Machine: {platform.machine()} {_cpu_model()}, {os.cpu_count()} cores shared with other jobs "
+        f"- Machine: {platform.machine()} {cpu_name()}, {os.cpu_count()} cores shared with other jobs "
         f"(load average {load:.1f} at the start), torch threads 1, {platform.system()} {platform.release()}",
         f"- Versions: finenvs {finenvs.__version__}, stable-baselines3 {stable_baselines3.__version__}, "
         f"torch {torch.__version__}, gymnasium {first['versions']['gymnasium']}, numpy {first['versions']['numpy']}, "
