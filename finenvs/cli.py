@@ -540,6 +540,11 @@ def _cmd_data_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Envs ``finenvs llm`` runs (market episodes scored on their equity curves); offline agents exist for the
+#: families in ``finenvs.baselines.agents.SCRIPTED_AGENTS``.
+_LLM_ENVS = ("FinTrading-v0", "FinHedging-v0", "FinReport-v0")
+
+
 def _llm_agent(args: argparse.Namespace, meta: dict[str, Any] | None) -> Any:
     import dataclasses
 
@@ -570,7 +575,11 @@ def _llm_agent(args: argparse.Namespace, meta: dict[str, Any] | None) -> Any:
     if args.model:
         raise ValueError("--model needs --base-url (without an endpoint the offline scripted agent runs)")
     env_id = (meta or {}).get("config", {}).get("env_id") or args.env
-    cls = SCRIPTED_AGENTS[family_of(env_id)]
+    cls = SCRIPTED_AGENTS.get(family_of(env_id))
+    if cls is None:
+        offline = ", ".join(f"{e}" for e in _LLM_ENVS if family_of(e) in SCRIPTED_AGENTS)
+        raise ValueError(f"no offline scripted chat agent for {env_id} (offline: {offline}); pass --base-url URL "
+                         "--model NAME to drive a model endpoint")
     keys = {f.name for f in dataclasses.fields(cls)} - {"name"}
     return cls(**{k: recorded[k] for k in keys if k in recorded})
 
@@ -590,6 +599,14 @@ def _cmd_llm(args: argparse.Namespace) -> int:
         prices = PriceTable(**meta.get("prices", {}))
     else:
         family = family_of(args.env)  # unknown env -> exit 2
+        if args.env not in _LLM_ENVS:
+            from finenvs.registration import text_variant
+
+            text_env = text_variant(args.env)
+            raise ValueError(
+                f"finenvs llm runs the market episodes of {', '.join(_LLM_ENVS)}; {args.env} is not one (task "
+                f"family {family!r}): drive {text_env or 'its text interface'} from your own agent loop, or run "
+                f"its offline baselines with `finenvs run --env {args.env} --policy ...` and `finenvs bench`")
         env_kwargs: dict[str, Any] = {}
         if family == "hedging":
             if args.symbols:

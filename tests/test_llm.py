@@ -461,6 +461,18 @@ def test_cli_score_detects_a_tampered_trajectory(in_process_run, tmp_path):
     assert proc.returncode == 1 and "NOT reproduced" in proc.stdout and "step 10" in proc.stdout
 
 
+def test_cli_llm_names_the_envs_it_runs_and_the_missing_offline_agent(tmp_path):
+    proc = run_cli("llm", "--env", "FinQA-v0", "--out", str(tmp_path), "--quiet")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "finenvs llm runs the market episodes of FinTrading-v0, FinHedging-v0, FinReport-v0" in proc.stderr
+    assert "FinQA-v0 is not one (task family 'qa'): drive FinQA-text-v0" in proc.stderr
+    proc = run_cli("llm", "--env", "FinAudit-v0", "--out", str(tmp_path), "--quiet")
+    assert proc.returncode == 2 and "drive FinAudit-text-v0" in proc.stderr and "--policy" in proc.stderr
+    proc = run_cli("llm", "--env", "FinReport-v0", "--symbols", "MSFT", "--out", str(tmp_path), "--quiet")
+    assert proc.returncode == 2 and "no offline scripted chat agent for FinReport-v0" in proc.stderr
+    assert "--base-url" in proc.stderr and not any(tmp_path.iterdir())
+
+
 def test_cli_bad_arguments_exit_2_with_one_line():
     proc = run_cli("llm", "--model", "x")
     assert proc.returncode == 2 and "needs --base-url" in proc.stderr
