@@ -540,9 +540,22 @@ def _cmd_data_verify(args: argparse.Namespace) -> int:
     return 0
 
 
-#: Envs ``finenvs llm`` runs (market episodes scored on their equity curves); offline agents exist for the
+#: Envs ``finenvs llm`` and ``finenvs mcp`` run (market episodes scored on their equity curves); offline agents exist for the
 #: families in ``finenvs.baselines.agents.SCRIPTED_AGENTS``.
 _LLM_ENVS = ("FinTrading-v0", "FinHedging-v0", "FinReport-v0")
+
+
+def _require_market_env(env_id: str, family: str, verb: str) -> None:
+    """``finenvs llm`` and ``finenvs mcp`` run market episodes only: a clear error for any other env."""
+    if env_id in _LLM_ENVS:
+        return
+    from finenvs.registration import text_variant
+
+    text_env = text_variant(env_id)
+    raise ValueError(
+        f"{verb} the market episodes of {', '.join(_LLM_ENVS)}; {env_id} is not one (task family {family!r}): "
+        f"drive {text_env or 'its text interface'} from your own agent loop, or run its offline baselines with "
+        f"`finenvs run --env {env_id} --policy ...` and `finenvs bench`")
 
 
 def _llm_agent(args: argparse.Namespace, meta: dict[str, Any] | None) -> Any:
@@ -599,14 +612,7 @@ def _cmd_llm(args: argparse.Namespace) -> int:
         prices = PriceTable(**meta.get("prices", {}))
     else:
         family = family_of(args.env)  # unknown env -> exit 2
-        if args.env not in _LLM_ENVS:
-            from finenvs.registration import text_variant
-
-            text_env = text_variant(args.env)
-            raise ValueError(
-                f"finenvs llm runs the market episodes of {', '.join(_LLM_ENVS)}; {args.env} is not one (task "
-                f"family {family!r}): drive {text_env or 'its text interface'} from your own agent loop, or run "
-                f"its offline baselines with `finenvs run --env {args.env} --policy ...` and `finenvs bench`")
+        _require_market_env(args.env, family, "finenvs llm runs")
         env_kwargs: dict[str, Any] = {}
         if family == "hedging":
             if args.symbols:
@@ -660,6 +666,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     from finenvs.wrappers.rollout import EpisodeSpec
 
     family = family_of(args.env)
+    _require_market_env(args.env, family, "finenvs mcp serves")
     kwargs: dict[str, Any] = {"split": args.split}
     if family == "hedging" and args.symbol:
         raise ValueError(f"--symbol is for single-asset envs; {args.env} takes --symbols (its universe)")

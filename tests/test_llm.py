@@ -471,6 +471,9 @@ def test_cli_llm_names_the_envs_it_runs_and_the_missing_offline_agent(tmp_path):
     proc = run_cli("llm", "--env", "FinReport-v0", "--symbols", "MSFT", "--out", str(tmp_path), "--quiet")
     assert proc.returncode == 2 and "no offline scripted chat agent for FinReport-v0" in proc.stderr
     assert "--base-url" in proc.stderr and not any(tmp_path.iterdir())
+    proc = run_cli("mcp", "--env", "FinQA-v0", "--out", str(tmp_path))
+    assert proc.returncode == 2 and "finenvs mcp serves the market episodes of" in proc.stderr
+    assert "drive FinQA-text-v0" in proc.stderr and not any(tmp_path.iterdir())
 
 
 def test_cli_bad_arguments_exit_2_with_one_line():
