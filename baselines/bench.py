@@ -398,7 +398,9 @@ def _plots(card: Scorecard) -> list[Path]:
         grid = np.full((len(policies), len(symbols)), np.nan)
         for r in rows:
             grid[policies.index(r.policy), symbols.index(r.symbol)] = r.standard["sharpe"]
-        fig = Figure(figsize=(1.0 + 0.8 * len(symbols), 1.2 + 0.5 * len(policies)), dpi=100)
+        # wide enough for the policy labels and the title with one or two symbols
+        fig = Figure(figsize=(max(5.5, 2.0 + 0.8 * len(symbols)), 1.4 + 0.5 * len(policies)), dpi=100,
+                     layout="constrained")
         FigureCanvasAgg(fig)
         ax = fig.subplots()
         bound = np.nanmax(np.abs(grid)) if np.isfinite(grid).any() else 1.0
@@ -410,7 +412,6 @@ def _plots(card: Scorecard) -> list[Path]:
                 ax.text(j, i, _fmt(grid[i, j]), ha="center", va="center", fontsize=7)
         ax.set_title(f"{env_id}: Sharpe ratio (standard) by policy and symbol", fontsize=10)
         fig.colorbar(im, ax=ax, fraction=0.03)
-        fig.tight_layout()
         path = card.run_dir / f"sharpe_{env_id}.png"
         fig.savefig(path)
         written.append(path)
