@@ -40,7 +40,7 @@ def to_sb3(vector_env: Any) -> Any:
         vector_env = FinTradingVectorEnv(autoreset_mode="same_step", **vector_env)
     elif not isinstance(vector_env, FinTradingVectorEnv):
         raise TypeError(f"to_sb3 takes a FinTradingVectorEnv (or its kwargs), not {type(vector_env).__name__}")
-    elif str(getattr(vector_env.autoreset_mode, "value", vector_env.autoreset_mode)) != "SameStep":
+    elif not vector_env._same_step:
         vector_env = FinTradingVectorEnv(vector_env.num_envs, autoreset_mode="same_step", **vector_env.env_kwargs)
     return _adapter_class()(vector_env)
 

@@ -119,9 +119,9 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
     def __init__(self, num_envs: int, *, autoreset_mode: str = "next_step", **env_kwargs: Any) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs={num_envs!r} must be an integer >= 1")
-        if isinstance(autoreset_mode, str) is False and AutoresetMode is not None and autoreset_mode in _MODES.values():
-            autoreset_mode = next(k for k, v in _MODES.items() if v == autoreset_mode)
-        if autoreset_mode not in _MODES:
+        # the AutoresetMode enum is accepted too
+        autoreset_mode = next((name for name, mode in _MODES.items() if mode == autoreset_mode), autoreset_mode)
+        if not isinstance(autoreset_mode, str) or autoreset_mode not in _MODES:
             raise ValueError(f"autoreset_mode={autoreset_mode!r}; valid modes: {sorted(_MODES)}"
                              + ("" if AutoresetMode is not None else " (same_step needs gymnasium >= 1.1)"))
         if env_kwargs.get("render_mode") is not None:
