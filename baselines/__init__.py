@@ -5,7 +5,6 @@ says which apply to which env, the episode runner and ``finenvs bench``.
 """
 
 from finenvs.baselines.registry import applicable_policies, make_policy
-from finenvs.baselines.runner import EpisodeResult, run_episode
 from finenvs.baselines.trading import (
     AlwaysFlat,
     BuyAndHold,
@@ -15,6 +14,7 @@ from finenvs.baselines.trading import (
     SMACrossover,
     TradingPolicy,
 )
+from finenvs.evaluation.episodes import EpisodeResult, run_episode
 
 __all__ = [
     "AlwaysFlat",

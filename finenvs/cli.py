@@ -256,7 +256,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
     from finenvs.baselines.registry import family_of, make_policy
-    from finenvs.baselines.runner import run_episode
+    from finenvs.evaluation.episodes import run_episode
 
     family = family_of(args.env)  # unknown env -> KeyError -> exit 2
     if family in ("options", "deltahedge"):
@@ -490,7 +490,7 @@ def _weights(text: str) -> str | dict[str, float]:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from finenvs.baselines.bench import BenchConfig, run_bench, terminal_table
+    from finenvs.evaluation.bench import BenchConfig, run_bench, terminal_table
 
     card = run_bench(
         BenchConfig(
@@ -561,8 +561,9 @@ def _require_market_env(env_id: str, family: str, verb: str) -> None:
 def _llm_agent(args: argparse.Namespace, meta: dict[str, Any] | None) -> Any:
     import dataclasses
 
-    from finenvs.baselines.agents import SCRIPTED_AGENTS, OpenAIChatAgent
+    from finenvs.baselines.agents import SCRIPTED_AGENTS
     from finenvs.baselines.registry import family_of
+    from finenvs.evaluation.endpoints import OpenAIChatAgent
 
     recorded = (meta or {}).get("agent") or {}
     base_url = args.base_url or (recorded.get("base_url") if recorded.get("kind") == "openai-compatible" else None)
@@ -598,9 +599,9 @@ def _llm_agent(args: argparse.Namespace, meta: dict[str, Any] | None) -> Any:
 
 
 def _cmd_llm(args: argparse.Namespace) -> int:
-    from finenvs.baselines.llm import PriceTable, RunConfig, run_llm
-    from finenvs.baselines.llm_score import score_run, terminal_report
     from finenvs.baselines.registry import family_of
+    from finenvs.evaluation.llm import PriceTable, RunConfig, run_llm
+    from finenvs.evaluation.score import score_run, terminal_report
 
     meta = None
     if args.resume is not None:
@@ -650,7 +651,7 @@ def _cmd_llm(args: argparse.Namespace) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from finenvs.baselines.llm_score import score_run, terminal_report
+    from finenvs.evaluation.score import score_run, terminal_report
 
     result = score_run(args.run_dir)
     if args.json:
@@ -662,8 +663,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
     from finenvs.baselines.registry import family_of
-    from finenvs.mcp_server import McpEpisode, serve_stdio
-    from finenvs.wrappers.rollout import EpisodeSpec
+    from finenvs.evaluation.mcp_server import McpEpisode, serve_stdio
+    from finenvs.evaluation.session import EpisodeSpec
 
     family = family_of(args.env)
     _require_market_env(args.env, family, "finenvs mcp serves")

@@ -30,7 +30,8 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from finenvs.baselines.agents import ScriptedTradingAgent, ToolCall
+from finenvs.baselines.agents import ScriptedTradingAgent
+from finenvs.text.chat import ToolCall
 
 
 class ChatServer:

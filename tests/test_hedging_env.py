@@ -15,9 +15,9 @@ from gymnasium.utils.env_checker import check_env
 import finenvs  # noqa: F401  (registers the envs)
 from finenvs.baselines.hedging import OracleBestPair, RandomPairs, ZScorePairs, replay_rule
 from finenvs.baselines.registry import make_policy
-from finenvs.baselines.runner import run_episode
 from finenvs.envs.hedging import DEFAULT_UNIVERSE, FinHedgingEnv
 from finenvs.envs.hedging_core import CLOSE, HOLD, LONG_SHORT, SHORT_LONG
+from finenvs.evaluation.episodes import run_episode
 from helpers import perturb_after
 
 SMALL = {"window": 1, "pair_lookback": 3, "lookbacks": (2,), "leg_days": 1}  # history of 3 days
@@ -451,16 +451,16 @@ class _TextAgent:
         return {"kind": "scripted", "name": self.name}
 
     async def complete(self, messages, tools):
-        from finenvs.baselines.agents import ChatReply
+        from finenvs.text.chat import ChatReply
 
         reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         return ChatReply(reply, usage={"prompt_tokens": 0, "completion_tokens": 0})
 
 
 def test_stage_defaults_are_recorded_counted_and_reproduced_offline(tmp_path):
-    from finenvs.baselines.llm import RunConfig, run_llm
-    from finenvs.baselines.llm_score import score_run
-    from finenvs.wrappers.rollout import read_trajectories
+    from finenvs.evaluation.llm import RunConfig, run_llm
+    from finenvs.evaluation.score import score_run
+    from finenvs.evaluation.session import read_trajectories
 
     replies = ["Action: LONG_SHORT", "Action: AAPL/MSFT", "Action: SHORT_LONG", "Action: HOLD", "Action: CLOSE",
                "no idea", "Action: HOLD"]

@@ -14,17 +14,17 @@ import pytest
 
 import finenvs  # noqa: F401  (registers the envs)
 from finenvs.baselines.agents import ScriptedPairsAgent
-from finenvs.baselines.llm import RunConfig, run_episode
 from finenvs.envs.hedging import DEFAULT_UNIVERSE
 from finenvs.envs.hedging_core import ACTION_NAMES, HOLD
-from finenvs.envs.text import MAX_PROMPT_CHARS
-from finenvs.tools import COMMIT_TOOL, ToolBox
-from finenvs.wrappers.rollout import (
+from finenvs.evaluation.llm import RunConfig, run_episode
+from finenvs.evaluation.session import (
     EpisodeSpec,
     TrajectoryWriter,
     episode_metrics_from_actions,
     read_trajectories,
 )
+from finenvs.text.protocol import MAX_PROMPT_CHARS
+from finenvs.tools import COMMIT_TOOL, ToolBox
 from helpers import perturb_after
 
 EVAL_START = "2026-01-02"
@@ -426,7 +426,7 @@ def test_scripted_pairs_agent_episode_is_clean_and_replays(tmp_path):
 
 # ---------------------------------------------------------------------------- MCP
 def _mcp_episode(tmp_path, name="mcp"):
-    from finenvs.mcp_server import McpEpisode
+    from finenvs.evaluation.mcp_server import McpEpisode
 
     return McpEpisode(EpisodeSpec(0, "FinHedging-v0", {"split": "eval"}, 0), out=tmp_path, name=name)
 
@@ -435,7 +435,7 @@ def test_mcp_serves_pair_stats_and_takes_a_pair_then_trades(tmp_path, base):
     pytest.importorskip("mcp")
     from mcp import Client
 
-    from finenvs.mcp_server import build_server
+    from finenvs.evaluation.mcp_server import build_server
 
     ep = _mcp_episode(tmp_path)
     commits = [{"action": "aapl/msft"}, {"action": "LONG_SHORT"}, {"action": "ADBE/TSLA"}, {"action": "Close"},
@@ -471,7 +471,7 @@ def test_mcp_reply_reports_the_stage_checked_action(tmp_path):
     pytest.importorskip("mcp")
     from mcp import Client
 
-    from finenvs.mcp_server import build_server
+    from finenvs.evaluation.mcp_server import build_server
 
     ep = _mcp_episode(tmp_path)
 
@@ -488,8 +488,8 @@ def test_scripted_pairs_agent_over_mcp_matches_the_in_process_run(tmp_path):
     pytest.importorskip("mcp")
     from mcp import Client
 
-    from finenvs.baselines.llm import drive_mcp_episode
-    from finenvs.mcp_server import build_server
+    from finenvs.evaluation.llm import drive_mcp_episode
+    from finenvs.evaluation.mcp_server import build_server
 
     ep = _mcp_episode(tmp_path, "full")
 

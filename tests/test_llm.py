@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from finenvs.baselines.agents import ChatReply, EndpointError, OpenAIChatAgent, ScriptedTradingAgent, ToolCall
-from finenvs.baselines.llm import PriceTable, RunConfig, decide, drive_mcp_episode, run_llm, run_llm_async
-from finenvs.baselines.llm_score import score_run
+from finenvs.baselines.agents import ScriptedTradingAgent
 from finenvs.envs.trading_text import TRADING_PROTOCOL
-from finenvs.wrappers.rollout import EpisodeSession, EpisodeSpec, read_trajectories
+from finenvs.evaluation.endpoints import EndpointError, OpenAIChatAgent
+from finenvs.evaluation.llm import PriceTable, RunConfig, decide, drive_mcp_episode, run_llm, run_llm_async
+from finenvs.evaluation.score import score_run
+from finenvs.evaluation.session import EpisodeSession, EpisodeSpec, read_trajectories
+from finenvs.text.chat import ChatReply, ToolCall
 
 pytest.importorskip("openai")
 from chat_server import ChatServer  # noqa: E402
@@ -102,7 +104,7 @@ def test_openai_client_against_local_server_gives_the_same_actions_and_scores(in
 def test_mcp_client_session_gives_the_same_actions_and_scores(in_process_run, tmp_path):
     from mcp import Client
 
-    from finenvs.mcp_server import McpEpisode, build_server
+    from finenvs.evaluation.mcp_server import McpEpisode, build_server
 
     episode = McpEpisode(EpisodeSpec(0, "FinTrading-v0", {"symbol": "AAPL", "split": "eval"}, 0), out=tmp_path,
                          name="mcp")
@@ -264,7 +266,7 @@ def session():
 
 
 def run_decide(agent, session, **config):
-    from finenvs.baselines.llm import SessionPort
+    from finenvs.evaluation.llm import SessionPort
 
     return asyncio.run(decide(agent, SessionPort(session), session.prompt, RunConfig(**{**FAST, **config})))
 
@@ -305,7 +307,7 @@ def test_transient_errors_honour_retry_after(session):
     async def fake_sleep(seconds):
         slept.append(seconds)
 
-    from finenvs.baselines.llm import SessionPort
+    from finenvs.evaluation.llm import SessionPort
 
     agent = ReplayAgent([EndpointError("transient", "busy", status=429, retry_after=7.0),
                          ChatReply("Action: BUY")])

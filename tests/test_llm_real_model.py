@@ -29,10 +29,10 @@ from typing import Any
 
 import pytest
 
-from finenvs.baselines.agents import OpenAIChatAgent
-from finenvs.baselines.llm import RunConfig, RunSummary, run_llm
-from finenvs.baselines.llm_score import score_run, terminal_report
-from finenvs.wrappers.rollout import RunFiles, read_trajectories
+from finenvs.evaluation.endpoints import OpenAIChatAgent
+from finenvs.evaluation.llm import RunConfig, RunSummary, run_llm
+from finenvs.evaluation.score import score_run, terminal_report
+from finenvs.evaluation.session import RunFiles, read_trajectories
 
 pytestmark = pytest.mark.slow
 

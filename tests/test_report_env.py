@@ -16,7 +16,6 @@ from gymnasium.utils.env_checker import check_env
 import finenvs  # noqa: F401  (registers FinReport-v0)
 from finenvs.baselines.registry import make_policy
 from finenvs.baselines.report import REPORT_POLICIES, TemplateReportWriter
-from finenvs.baselines.runner import run_episode
 from finenvs.data.schema import PriceSeries
 from finenvs.envs.report import FinReportEnv
 from finenvs.envs.report_core import (
@@ -34,6 +33,7 @@ from finenvs.envs.report_core import (
     week_start_row,
     weekly_metrics,
 )
+from finenvs.evaluation.episodes import run_episode
 from finenvs.tools import ToolBox
 from finenvs.tools.indicators import macd, rsi, sma
 from helpers import perturb_after

@@ -113,7 +113,7 @@ def test_a2c_on_fin_hedging_scores_the_pair_baselines_but_no_oracle(tmp_path):
 def test_rule_baseline_scores_match_the_episode_runner(ppo_run):
     """CR/SR/MDD of the comparison equal finenvs' own EpisodeMetrics for the same episode."""
     from finenvs.baselines.registry import make_policy
-    from finenvs.baselines.runner import run_episode
+    from finenvs.evaluation.episodes import run_episode
 
     block = ppo_run["splits"]["eval"]
     episode = block["episodes"][1]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from finenvs.baselines.scorecard_html import markdown_to_html, section_plots, write_html
+from finenvs.evaluation.scorecard_html import markdown_to_html, section_plots, write_html
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DATA_PNG = "data:image/png;base64,"
@@ -215,7 +215,7 @@ def test_section_plots_of_an_empty_card_draw_nothing(tmp_path):
 # ====================================================================== 2. a real bench run
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    from finenvs.baselines.bench import BenchConfig, run_bench
+    from finenvs.evaluation.bench import BenchConfig, run_bench
 
     out = tmp_path_factory.mktemp("bench")
     card = run_bench(BenchConfig(symbols=["SPY"], out=out, run_name="h", progress=False))

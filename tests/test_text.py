@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import finenvs
-from finenvs.envs.text import MAX_ACTION_CHARS, MAX_PROMPT_CHARS
 from finenvs.envs.trading_core import BUY, HOLD, SELL
 from finenvs.envs.trading_text import TRADING_PROTOCOL as P
+from finenvs.text.protocol import MAX_ACTION_CHARS, MAX_PROMPT_CHARS
 from finenvs.wrappers import PrintableText, TextInterface
 
 ACTIONS = {SELL, HOLD, BUY}

@@ -9,12 +9,12 @@ arguments) or ``TextInterface(gym.make("FinTrading-v0", ...))``::
     env.call_tool("get_prices", {"lookback": 5})          # any number of tool calls ...
     prompt, reward, terminated, truncated, info = env.step("Momentum is up.\\nAction: BUY")
 
-* **Observation**: a prompt (:func:`finenvs.envs.text.render_prompt`): task
+* **Observation**: a prompt (:func:`finenvs.text.protocol.render_prompt`): task
   instructions, the state at the current close (date, symbol, position,
   equity, costs), the last ``history`` decisions, the tools and the answer
   format. ``PrintableText(32768)``.
 * **Action**: a reply, read by the env's own protocol
-  (:class:`finenvs.envs.text.TextProtocol`): a JSON object with ``"action"``,
+  (:class:`finenvs.text.protocol.TextProtocol`): a JSON object with ``"action"``,
   an ``Action: X`` line, or a bare action word; or a ``commit_action`` tool
   call given as ``{"name": "commit_action", "arguments": {...}}``.
   ``PrintableText(16384)``: printable Unicode plus newline, CR and tab, at most
@@ -37,7 +37,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from finenvs.envs.text import (
+from finenvs.text.protocol import (
     MAX_PROMPT_CHARS,
     SAMPLE_CHARSET,
     ParsedAction,

@@ -9,9 +9,9 @@ import gymnasium as gym
 import numpy as np
 
 from finenvs.data.asof import LookAheadCounter
-from finenvs.envs.text import AnswerProtocol, ParsedAction, PrintableText
 from finenvs.envs.validation import check_choice, check_render_mode
 from finenvs.scoring.audit import AnswerFormatError, AuditOutcome, classify, parse_answer
+from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
 from finenvs.xbrl.corpus import Corpus, shipped_corpus
 from finenvs.xbrl.model import Filing
 from finenvs.xbrl.tasks import (

@@ -38,9 +38,9 @@ from finenvs.envs.hedging_core import (
     transition,
 )
 from finenvs.envs.hedging_text import hedging_protocol
-from finenvs.envs.text import ParsedAction
 from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
 from finenvs.errors import UnknownSymbolError
+from finenvs.text.protocol import ParsedAction
 
 DEFAULT_UNIVERSE = ("AAPL", "ADBE", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
 SOURCES = ("real", "synthetic")

@@ -18,7 +18,7 @@ wrong stage is a format error with a documented default:
 from __future__ import annotations
 
 from finenvs.envs.hedging_core import ACTION_NAMES, pair_list
-from finenvs.envs.text import TextProtocol
+from finenvs.text.protocol import TextProtocol
 
 HEDGING_INSTRUCTIONS = """\
 You run a dollar-neutral pairs book on a universe of stocks, one decision per trading day at the close.

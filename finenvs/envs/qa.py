@@ -9,11 +9,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from finenvs.envs.text import AnswerProtocol, ParsedAction, PrintableText
 from finenvs.envs.validation import check_choice, check_render_mode
 from finenvs.qa import analysis, knowledge
 from finenvs.qa.items import QAItem
 from finenvs.scoring.qa import AnswerError, final_answer, score_answer
+from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
 
 SECTIONS = ("all", "knowledge", "analysis")
 SPLITS = ("eval", "train", "published")

@@ -37,7 +37,6 @@ from finenvs.envs.report_core import (
 )
 from finenvs.envs.report_quality import DIMENSIONS, Judge, QualityCard, ReportFacts, score_report, value_pool
 from finenvs.envs.report_text import DEFAULT_RATING, MAX_REPORT_CHARS, REPORT_TEMPLATE, SECTIONS, numbers_in
-from finenvs.envs.text import TextProtocol
 from finenvs.envs.trading_core import (
     RUIN_LOG_RETURN,
     MarketData,
@@ -48,6 +47,7 @@ from finenvs.envs.trading_core import (
 )
 from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
 from finenvs.errors import UnknownSymbolError, WindowError
+from finenvs.text.protocol import TextProtocol
 
 ACTION_MODES = ("rating", "report")
 RESET_OPTIONS = ("symbol", "start", "end")

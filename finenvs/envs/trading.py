@@ -132,7 +132,7 @@ class FinTradingEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
-    #: How agents' text maps to actions (see :mod:`finenvs.envs.text`); default HOLD.
+    #: How agents' text maps to actions (see :mod:`finenvs.text.protocol`); default HOLD.
     text_protocol = TRADING_PROTOCOL
     #: Which tool set agents get (see :mod:`finenvs.tools`).
     task_family = "trading"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from finenvs.envs.text import TextProtocol
 from finenvs.envs.trading_core import BUY, HOLD, SELL
+from finenvs.text.protocol import TextProtocol
 
 TRADING_INSTRUCTIONS = """\
 You manage a one-stock portfolio, one decision per trading day, taken at the close.

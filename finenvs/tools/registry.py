@@ -32,8 +32,8 @@ from typing import Any
 
 from finenvs.data.asof import AsOfView
 from finenvs.data.documents import FilingStore, NewsStore
-from finenvs.envs.text import ParsedAction, TextProtocol
 from finenvs.errors import FinEnvsError
+from finenvs.text.protocol import ParsedAction, TextProtocol
 
 #: Default cap on a tool result, in characters of JSON.
 DEFAULT_MAX_CHARS = 8_000

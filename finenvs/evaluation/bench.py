@@ -20,8 +20,8 @@ import numpy as np
 
 import finenvs
 from finenvs.baselines.registry import applicable_policies, family_of, make_policy
-from finenvs.baselines.runner import EpisodeResult, run_episode
 from finenvs.data.splits import SPLITS
+from finenvs.evaluation.episodes import EpisodeResult, run_episode
 from finenvs.registration import ENVIRONMENTS, text_variant
 from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resolve_weights
 
@@ -497,8 +497,8 @@ def run_agent_episode(env_id: str, symbol: str, config: BenchConfig) -> EpisodeR
     import asyncio
 
     from finenvs.baselines.agents import SCRIPTED_AGENTS
-    from finenvs.baselines.llm import RunConfig, run_episode
-    from finenvs.wrappers.rollout import EpisodeSpec
+    from finenvs.evaluation.llm import RunConfig, run_episode
+    from finenvs.evaluation.session import EpisodeSpec
 
     began = time.perf_counter()
     spec = EpisodeSpec(0, env_id, {"split": config.split, **_market_kwargs(env_id, symbol, config)}, config.seed)
@@ -670,7 +670,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
     )
     if config.plots:
         card.files += [str(p) for p in _plots(card)]
-        from finenvs.baselines.scorecard_html import section_plots
+        from finenvs.evaluation.scorecard_html import section_plots
 
         card.files += [str(p) for p in section_plots(card)]
     card.seconds = time.perf_counter() - began
@@ -681,7 +681,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
     markdown = render_markdown(card)
     md_path.write_text(markdown)
     if config.html:
-        from finenvs.baselines.scorecard_html import write_html
+        from finenvs.evaluation.scorecard_html import write_html
 
         html_path = run_dir / "scorecard.html"
         write_html(markdown, html_path, title=f"finenvs scorecard — {run_dir.name}")

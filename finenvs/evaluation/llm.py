@@ -3,11 +3,12 @@
 For every decision of every episode the runner sends the env's prompt, lets
 the agent call date-locked tools as often as the budget allows, and takes the
 decision it commits (a ``commit_action`` call, or a reply ending ``Action: X``).
-Everything is recorded (:mod:`finenvs.wrappers.rollout`) and ``finenvs score
+Everything is recorded (:mod:`finenvs.evaluation.session`) and ``finenvs score
 RUN_DIR`` re-scores a run offline from its recorded actions::
 
-    from finenvs.baselines.llm import RunConfig, run_llm
-    from finenvs.baselines.agents import OpenAIChatAgent, ScriptedTradingAgent
+    from finenvs.evaluation.llm import RunConfig, run_llm
+    from finenvs.baselines.agents import ScriptedTradingAgent
+    from finenvs.evaluation.endpoints import OpenAIChatAgent
 
     config = RunConfig(env_id="FinTrading-v0", symbols=["TSLA", "AAPL"], split="eval")
     summary = run_llm(config, ScriptedTradingAgent(), out="runs")            # offline
@@ -42,10 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from finenvs.baselines.agents import ChatAgent, EndpointError
-from finenvs.envs.text import ParsedAction, TextProtocol
-from finenvs.tools.registry import COMMIT_TOOL
-from finenvs.wrappers.rollout import (
+from finenvs.evaluation.endpoints import EndpointError
+from finenvs.evaluation.session import (
     EpisodeSession,
     EpisodeSpec,
     ReplayMismatch,
@@ -56,6 +55,9 @@ from finenvs.wrappers.rollout import (
     run_metadata,
     write_run_json,
 )
+from finenvs.text.chat import ChatAgent
+from finenvs.text.protocol import ParsedAction, TextProtocol
+from finenvs.tools.registry import COMMIT_TOOL
 
 SYSTEM_PROMPT = (
     "You are an agent acting in a finenvs environment. Read data with the tools (they see nothing after the "
@@ -613,7 +615,7 @@ def run_llm(config: RunConfig, agent: ChatAgent, **kwargs: Any) -> RunSummary:
 
     Args:
         config: Episodes and loop limits.
-        agent: :class:`~finenvs.baselines.agents.OpenAIChatAgent`, the offline
+        agent: :class:`~finenvs.evaluation.endpoints.OpenAIChatAgent`, the offline
             :class:`~finenvs.baselines.agents.ScriptedTradingAgent`, or any object
             with ``name``, ``describe()`` and ``async complete(messages, tools)``.
         out: Parent folder of new runs (default ``finenvs-runs``).

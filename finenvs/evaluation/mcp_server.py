@@ -49,7 +49,7 @@ def _require_mcp() -> Any:
 
 
 class McpEpisode:
-    """The state behind the server: one recorded :class:`~finenvs.wrappers.rollout.EpisodeSession`.
+    """The state behind the server: one recorded :class:`~finenvs.evaluation.session.EpisodeSession`.
 
     Args:
         spec: The episode to serve.
@@ -61,7 +61,7 @@ class McpEpisode:
 
     def __init__(self, spec: Any, *, out: Path | str = "finenvs-mcp-runs", name: str | None = None,
                  history: int = 5, tool_max_chars: int = 8_000, **toolbox_kwargs: Any) -> None:
-        from finenvs.wrappers.rollout import (
+        from finenvs.evaluation.session import (
             EpisodeSession,
             RunFiles,
             TrajectoryWriter,
@@ -118,7 +118,7 @@ class McpEpisode:
         return result.data, not result.ok
 
     def _commit(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        from finenvs.envs.text import ParsedAction
+        from finenvs.text.protocol import ParsedAction
 
         parsed = self.protocol.parse_commit(arguments)
         raw = json.dumps(arguments, ensure_ascii=False, default=str)
@@ -151,7 +151,7 @@ class McpEpisode:
 
     def finish(self) -> dict[str, Any]:
         """Close the trajectory, re-score it offline and write the results files."""
-        from finenvs.baselines.llm_score import score_run
+        from finenvs.evaluation.score import score_run
 
         self.writer.close()
         self.meta["status"] = "complete"
@@ -182,7 +182,7 @@ def build_server(episode: McpEpisode) -> Any:
     from mcp import types
     from mcp.server import Server
 
-    from finenvs.wrappers.rollout import jsonable
+    from finenvs.evaluation.session import jsonable
 
     tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["input_schema"])
              for t in episode.tool_list()]

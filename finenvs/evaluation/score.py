@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from finenvs.wrappers.rollout import (
+from finenvs.evaluation.session import (
     EpisodeSpec,
     EpisodeTotals,
     ReplayMismatch,

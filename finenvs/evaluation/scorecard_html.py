@@ -1,7 +1,7 @@
 """The scorecard as one self-contained HTML page, and the charts of the non-market sections.
 
 :func:`write_html` renders the scorecard's Markdown (the subset
-:func:`~finenvs.baselines.bench.render_markdown` writes: headings, paragraphs,
+:func:`~finenvs.evaluation.bench.render_markdown` writes: headings, paragraphs,
 pipe tables, bullet lists, images, ``code`` and ``**bold**``) to HTML and embeds
 every referenced PNG as a ``data:`` URI, so the page opens anywhere with no
 other file. A small script records, on ``<body data-images-loaded>``, how many

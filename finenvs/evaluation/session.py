@@ -32,7 +32,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from finenvs.envs.text import ParsedAction
+from finenvs.text.protocol import ParsedAction
 from finenvs.tools.registry import ToolResult
 from finenvs.wrappers.metrics import EpisodeMetrics
 from finenvs.wrappers.text import DEFAULT_HISTORY, TextInterface

@@ -34,7 +34,7 @@ class EpisodeResult:
     herculean_equity: list[float] = field(repr=False)
     positions: list[float] = field(repr=False)
     seconds: float = 0.0
-    #: agent episodes only: format errors, tool calls, tokens, cost, ... (see finenvs.baselines.llm_score)
+    #: agent episodes only: format errors, tool calls, tokens, cost, ... (see finenvs.evaluation.score)
     efficiency: dict[str, Any] | None = None
     #: FinHedging-v0: the selected ordered pair ("AAPL/MSFT"; long the first on LONG_SHORT)
     pair: str | None = None

@@ -1,0 +1,125 @@
+"""Chat messages between finenvs and an agent: the reply types, the agent protocol, and the plumbing of
+offline scripted agents.
+
+An agent turns a chat (OpenAI chat-completions messages) and a list of tools
+into one reply: text and/or tool calls (:class:`ChatReply`). Every agent the
+runner drives speaks this: a model endpoint
+(:class:`finenvs.evaluation.endpoints.OpenAIChatAgent`), a remote A2A agent, or
+an offline scripted agent (:class:`ScriptedChatAgent` subclasses, one per task
+family), which reads the tool results in the messages exactly as a model would.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call of a reply; ``arguments`` is the raw JSON text the model produced."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def message(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass
+class ChatReply:
+    """One assistant turn."""
+
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: dict[str, int] | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+
+    def message(self) -> dict[str, Any]:
+        """The turn as a chat message to append to the conversation.
+
+        An assistant turn with tool calls and no text is sent with ``content: ""``:
+        the chat-completions spec also allows null, but some servers (llama.cpp's
+        Python server) reject it.
+        """
+        content = self.content if self.content is not None or not self.tool_calls else ""
+        msg: dict[str, Any] = {"role": "assistant", "content": content}
+        if self.tool_calls:
+            msg["tool_calls"] = [c.message() for c in self.tool_calls]
+        return msg
+
+
+class ChatAgent(Protocol):
+    """What the runner needs of an agent."""
+
+    name: str
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+NO_USAGE = {"prompt_tokens": 0, "completion_tokens": 0}
+
+
+def current_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages after the last user message (this decision's assistant and tool turns)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            return messages[i + 1 :]
+    return list(messages)
+
+
+def tool_results(turn: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tool name -> parsed JSON result, for the tool calls of this turn (the latest of each name)."""
+    names: dict[str, str] = {}
+    out: dict[str, Any] = {}
+    for msg in turn:
+        for call in msg.get("tool_calls") or []:
+            names[call.get("id")] = (call.get("function") or {}).get("name")
+        if msg.get("role") == "tool":
+            name = names.get(msg.get("tool_call_id"))
+            try:
+                out[name] = json.loads(msg.get("content") or "null")
+            except ValueError:
+                out[name] = {"error": "unreadable tool result"}
+    return out
+
+
+
+
+# ---------------------------------------------------------------------------- offline
+@dataclass
+class ScriptedChatAgent:
+    """Shared plumbing of the offline agents: a stateless reply per conversation, read from its messages."""
+
+    name: str = "scripted"
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "scripted", **asdict(self)}
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        return self.reply(messages, tools)
+
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:  # pragma: no cover
+        raise NotImplementedError
+
+    @staticmethod
+    def _turn(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> tuple[set[Any], dict[str, Any], int]:
+        """``(tool names offered, this decision's tool results by name, assistant turns so far)``."""
+        turn = current_turn(messages)
+        names = {t.get("function", {}).get("name") for t in tools or []}
+        return names, tool_results(turn), sum(1 for m in turn if m.get("role") == "assistant")
+
+    @staticmethod
+    def _calls(round_no: int, *calls: tuple[str, dict[str, Any]]) -> ChatReply:
+        """A turn that calls ``(tool, arguments)`` pairs."""
+        return ChatReply(None, [ToolCall(f"call_{round_no}_{k}", name, json.dumps(args))
+                                for k, (name, args) in enumerate(calls)], usage=NO_USAGE)
+
+
+
+__all__ = ["NO_USAGE", "ChatAgent", "ChatReply", "ScriptedChatAgent", "ToolCall", "current_turn", "tool_results"]
