@@ -594,21 +594,28 @@ def test_numpy_integer_ratings_are_accepted(action):
     assert env.step(action)[4]["rating"] == "BUY"
 
 
-def test_report_string_in_rating_mode_is_traded_and_scored():
+def test_report_string_in_rating_mode_is_refused_and_report_mode_trades_and_scores_it():
     env = gym.make("FinReport-v0", symbol="AAPL", split="eval")
     env.reset(seed=0)
     report = TemplateReportWriter(env).write()
+    with pytest.raises(ValueError, match="action_mode='report'"):  # base envs take only their declared space
+        env.step(report)
+    env = gym.make("FinReport-v0", symbol="AAPL", split="eval", action_mode="report")
+    env.reset(seed=0)
     rating = report.split("Rating: ")[1].split()[0]
+    assert env.action_space.contains(report)
     _, _, _, _, info = env.step(report)
     assert "quality" in info and 0.0 <= info["quality"]["score"] <= 10.0
     assert info["rating"] == rating and info["target_position"] == env.unwrapped.position_map[rating]
     assert "invalid_action" not in info
+    with pytest.raises(ValueError, match="takes the report"):
+        env.step(3)
 
 
 def test_report_without_rating_trades_hold_and_is_flagged():
-    env = gym.make("FinReport-v0", symbol="AAPL", split="eval")
+    env = gym.make("FinReport-v0", symbol="AAPL", split="eval", action_mode="report")
     env.reset(seed=0)
-    env.step(BUY)
+    env.step(TemplateReportWriter(env).write())
     _, _, _, _, info = env.step("A thoughtful report that never states what to do.")
     assert info["rating"] == "HOLD" and info["target_position"] == 0.0 and info["position"] == 0.0
     assert info["invalid_action"] and "quality" in info

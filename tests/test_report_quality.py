@@ -409,7 +409,7 @@ def test_utf8_bytes_report_scores_like_the_text(first_report):
 def test_non_report_action_is_rejected_by_the_env():
     env = _env("AAPL")
     env.reset(seed=0)
-    with pytest.raises(ValueError, match="invalid action None"):
+    with pytest.raises(ValueError, match="invalid action of type NoneType"):
         env.step(None)
 
 

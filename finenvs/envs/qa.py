@@ -295,7 +295,10 @@ class FinQAEnv(gym.Env):
         prompt = self.item.prompt().split("\n")
         fmt = prompt[1].removeprefix("Answer format: ") if len(prompt) > 1 else ""
         return {"Question": prompt[0], "Answer format": fmt,
-                "As of": self.item.as_of or "-"}
+                "As of": self.item.as_of or "-",
+                "Task": f"{self.item.id} ({self.item.section}, topic {self.item.topic})",
+                # the quantities the question states, as data: an agent's code can read them without parsing prose
+                "Inputs": json.dumps(self.item.inputs, sort_keys=True, default=str)}
 
     def _observation(self) -> str:
         assert self.item is not None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -36,7 +37,14 @@ from finenvs.envs.report_core import (
     weekly_metrics,
 )
 from finenvs.envs.report_quality import DIMENSIONS, Judge, QualityCard, ReportFacts, score_report, value_pool
-from finenvs.envs.report_text import DEFAULT_RATING, MAX_REPORT_CHARS, REPORT_TEMPLATE, SECTIONS, numbers_in
+from finenvs.envs.report_text import (
+    DEFAULT_RATING,
+    MAX_REPORT_CHARS,
+    REPORT_TEMPLATE,
+    SECTIONS,
+    numbers_in,
+    parse_report,
+)
 from finenvs.envs.trading_core import (
     RUIN_LOG_RETURN,
     MarketData,
@@ -47,7 +55,7 @@ from finenvs.envs.trading_core import (
 )
 from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
 from finenvs.errors import UnknownSymbolError, WindowError
-from finenvs.text.protocol import TextProtocol
+from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText, TextProtocol
 
 ACTION_MODES = ("rating", "report")
 RESET_OPTIONS = ("symbol", "start", "end")
@@ -69,6 +77,68 @@ weekly return and the weekly metrics exactly as the tools give them), evidence f
 must be visible at the report date; never write a later date) and reasoning (a rating that follows from
 the thesis, a quantified risk, bull/base/bear targets). A report with no single clear rating is
 traded as HOLD and counted as invalid."""
+
+@dataclass(frozen=True)
+class ReportProtocol(AnswerProtocol):
+    """FinReport-v0's text protocol in ``action_mode="report"``: the reply is the report itself.
+
+    The whole reply (or the ``report`` argument of ``commit_action``) is the
+    eight-section Markdown report; its declared rating is the action's name. A
+    report without one clear rating still goes to the env, which trades it as
+    HOLD and scores its quality; ``invalid`` says why the rating is the default.
+    Replies are printable Unicode (tables, %, $, € included) of at most
+    :data:`MAX_REPORT_CHARS` characters; longer or non-text replies carry no
+    report (an empty one is sent: HOLD, quality 0).
+    """
+
+    def check(self, answer: Any) -> str | None:
+        return parse_report(answer).rating_problem
+
+    def answer(self, obj: Any, via: str, reasoning: str = "") -> ParsedAction:
+        text = obj if isinstance(obj, str) else ""
+        parsed = parse_report(text)
+        return ParsedAction(text, parsed.rating, parsed.rating_problem, via, reasoning)
+
+    def commit_schema(self) -> dict[str, Any]:
+        return {"type": "object",
+                "properties": {"report": {"type": "string",
+                                          "description": "The full eight-section Markdown report, with its "
+                                          "'Rating: X' lines."}},
+                "required": ["report"], "additionalProperties": False}
+
+    def parse_commit(self, arguments: Any) -> ParsedAction:
+        arguments, problem = self.commit_arguments(arguments)
+        if problem is not None:
+            return ParsedAction("", DEFAULT_RATING, problem, "tool")
+        report = arguments.get("report")
+        if not isinstance(report, str):
+            return ParsedAction("", DEFAULT_RATING, "commit_action needs a string 'report'", "tool")
+        if len(report) > self.max_chars:
+            return ParsedAction("", DEFAULT_RATING,
+                                f"the report has {len(report)} characters; the limit is {self.max_chars}", "tool")
+        return self.answer(report, "tool")
+
+    def parse_text(self, text: Any) -> ParsedAction:
+        parsed = super().parse_text(text)
+        if parsed.via == "default":  # not read: an empty report, traded as HOLD
+            return ParsedAction("", DEFAULT_RATING, parsed.invalid, "default")
+        return parsed
+
+
+REPORT_TEXT_PROTOCOL = ReportProtocol(
+    task="FinReport-v0",
+    instructions=REPORT_INSTRUCTIONS,
+    actions={"REPORT": "REPORT"},
+    default=DEFAULT_RATING,
+    default_reason="a report without one clear rating is traded as HOLD (flat: no market risk)",
+    max_chars=MAX_REPORT_CHARS,
+    hint="the eight-section report with 'Rating: <STRONG_SELL|SELL|HOLD|BUY|STRONG_BUY>' in sections 2 and 8",
+    answer_note=(
+        "Reply with the whole report (Markdown, the eight sections in order, 'Rating: X' in sections 2 and 8), "
+        "or pass it as the 'report' argument of the commit_action tool. Call get_report_template for the "
+        f"skeleton. At most {MAX_REPORT_CHARS:,} characters; a report without one clear rating is traded as "
+        "HOLD and counted as invalid."),
+)
 
 REPORT_PROTOCOL = TextProtocol(
     task="FinReport-v0",
@@ -164,7 +234,6 @@ class FinReportEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
-    text_protocol = REPORT_PROTOCOL
     task_family = "report"
 
     def __init__(
@@ -195,6 +264,8 @@ class FinReportEnv(gym.Env):
         self.position_map = position_map_of(position_map)
         self.params = TradingParams(fee=fee_fraction(fee_bps), allow_short=True, window=1)
         self.action_mode = action_mode
+        #: The text protocol: rating words (``rating``), or the report itself (``report``).
+        self.text_protocol = REPORT_PROTOCOL if action_mode == "rating" else REPORT_TEXT_PROTOCOL
         self.split, self._start, self._end = split, start, end
         self.episode_weeks = episode_weeks
         self.dataset = dataset
@@ -227,7 +298,7 @@ class FinReportEnv(gym.Env):
         self._windows = {sym: self._window(sym, self._bounds, explicit_start=start is not None) for sym in universe}
 
         self.action_space: spaces.Space = (
-            spaces.Discrete(len(RATINGS)) if action_mode == "rating" else spaces.Text(MAX_REPORT_CHARS, min_length=0)
+            spaces.Discrete(len(RATINGS)) if action_mode == "rating" else PrintableText(MAX_REPORT_CHARS)
         )
         self.observation_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (len(METRIC_NAMES) + len(SCALAR_NAMES),), np.float32)
         self._lookahead = LookAheadCounter()
@@ -355,7 +426,10 @@ class FinReportEnv(gym.Env):
         }
 
     def _rating_of_action(self, action: Any) -> tuple[str, str | None, QualityCard | None]:
-        if isinstance(action, (str, bytes)):
+        if self.action_mode == "report":
+            if not isinstance(action, (str, bytes)):
+                raise ValueError(f"invalid action of type {type(action).__name__}; FinReport-v0 with "
+                                 "action_mode='report' takes the report (str)")
             card = score_report(action, self.facts(), direction_of=self.position_map.__getitem__, judge=self.judge)
             return card.rating, card.rating_problem, card
         if isinstance(action, np.ndarray) and action.dtype.kind in "iu" and action.size == 1 and action.ndim <= 1:
@@ -364,8 +438,8 @@ class FinReportEnv(gym.Env):
             rating = rating_of(int(action))
             if rating is not None:
                 return rating, None, None
-        raise ValueError(f"invalid action {action!r} of type {type(action).__name__}; FinReport-v0 takes an integer "
-                         f"rating in {dict(enumerate(RATINGS))} or a report (str)")
+        raise ValueError(f"invalid action {str(action)[:80]!r} of type {type(action).__name__}; FinReport-v0 takes an "
+                         f"integer rating in {dict(enumerate(RATINGS))} (a report, with action_mode='report')")
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:

@@ -72,7 +72,10 @@ def evaluate(expression: str) -> float:
                 raise ValueError(f"exponent {right} is larger than {MAX_EXPONENT}")
             if right == 0 and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
                 raise ValueError("modulo by zero" if isinstance(node.op, ast.Mod) else "division by zero")
-            return _BINARY[type(node.op)](left, right)
+            value = _BINARY[type(node.op)](left, right)
+            if isinstance(value, complex):  # a negative base to a fractional power
+                raise ValueError(f"{left} ** {right} has no finite real value")
+            return value
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](ev(node.operand))
         if isinstance(node, ast.Name) and node.id in _CONSTANTS:

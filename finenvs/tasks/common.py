@@ -1,0 +1,120 @@
+"""Pieces several task specs share: market episode metrics from ``info`` dicts, symbol plans, mean aggregation.
+
+Market envs report ``date``, ``equity``, ``equity_at_decision`` and ``position``
+in every step's ``info`` (a step spanning several days lists them in
+``info["days"]``). :func:`market_curves` turns those into the daily curves and
+:func:`market_episode_metrics` into CR/SR/MDD under both presets (see
+:mod:`finenvs.scoring.presets`) — the same function for the runner's live
+record, ``finenvs score``'s replay and :class:`finenvs.wrappers.EpisodeMetrics`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from finenvs.tasks.spec import Column, EpisodeSpec, Selection, finish_plan
+
+REQUIRED_INFO = ("date", "equity", "equity_at_decision", "position")
+METRIC_KEYS = ("cumulative_return", "sharpe", "max_drawdown")
+
+#: CR/SR/MDD under the standard convention, then HERCULEAN's (``h_`` keys).
+MARKET_COLUMNS = (
+    Column("cumulative_return", "CR %", 100.0),
+    Column("sharpe", "SR"),
+    Column("max_drawdown", "MDD %", 100.0),
+    Column("h_cumulative_return", "CR % (H)", 100.0),
+    Column("h_sharpe", "SR (H)"),
+    Column("h_max_drawdown", "MDD % (H)", 100.0),
+)
+
+
+def market_curves(reset_info: dict[str, Any], infos: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Daily curves of a market episode: ``dates`` and ``wealth`` from the reset close, the equity at each
+    decision and the position held over each day.
+
+    Raises:
+        KeyError: A step's info lacks one of :data:`REQUIRED_INFO`.
+    """
+    dates, wealth = [reset_info["date"]], [float(reset_info["equity"])]
+    decision_equity: list[float] = []
+    positions: list[float] = []
+    for info in infos:
+        missing = [k for k in REQUIRED_INFO if k not in info]
+        if missing:
+            raise KeyError(f"market metrics need info keys {list(REQUIRED_INFO)}; the env did not report {missing}")
+        for day in info.get("days") or (info,):
+            dates.append(day["date"])
+            wealth.append(float(day["equity"]))
+            decision_equity.append(float(day["equity_at_decision"]))
+            positions.append(float(day["position"]))
+    return {"dates": dates, "wealth": wealth, "decision_equity": decision_equity, "positions": positions}
+
+
+def curve_metrics(curves: dict[str, list[Any]], *, periods: int | None = None, risk_free: float = 0.0
+                  ) -> dict[str, Any]:
+    """Both presets' metrics of :func:`market_curves`, with the curves the charts draw."""
+    from finenvs.scoring import TRADING_DAYS_PER_YEAR, herculean_metrics, standard_metrics
+
+    periods = periods or TRADING_DAYS_PER_YEAR
+    herculean_equity = [*curves["decision_equity"], curves["wealth"][-1]]
+    return {
+        "standard": standard_metrics(curves["wealth"], curves["positions"], periods=periods, risk_free=risk_free),
+        "herculean": herculean_metrics(herculean_equity, periods=periods),
+        "dates": list(curves["dates"]),
+        "wealth": list(curves["wealth"]),
+        "herculean_equity": herculean_equity,
+        "positions": list(curves["positions"]),
+    }
+
+
+def market_episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
+    """A market episode's metrics: both presets, final equity, fees, look-ahead attempts and curves."""
+    final = infos[-1] if infos else reset_info
+    metrics = curve_metrics(market_curves(reset_info, infos))
+    label = reset_info.get("symbol") or final.get("pair") or ""
+    return {
+        "label": str(label),
+        "window": f"{reset_info.get('window_start', reset_info.get('date', ''))}..{final.get('date', '')}",
+        "final_equity": float(final["equity"]),
+        "fees": float(final.get("fees", 0.0)),
+        "look_ahead_attempts": int(final.get("look_ahead_attempts", 0)),
+        **metrics,
+    }
+
+
+def mean(values: Sequence[Any]) -> float:
+    """Mean of the finite numbers in ``values`` (NaN when there is none)."""
+    finite = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)
+              and math.isfinite(v)]
+    return sum(finite) / len(finite) if finite else math.nan
+
+
+def market_run_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means over episodes of CR/SR/MDD (standard, and HERCULEAN's as ``h_*``)."""
+    out: dict[str, Any] = {"episodes": len(episodes)}
+    for key in METRIC_KEYS:
+        out[key] = mean([(e.get("standard") or {}).get(key) for e in episodes])
+        out[f"h_{key}"] = mean([(e.get("herculean") or {}).get(key) for e in episodes])
+    return out
+
+
+def symbol_plan(env_id: str, default_symbols: Sequence[str]) -> Any:
+    """A plan of one episode per symbol and seed (``selection.symbols`` or ``default_symbols``)."""
+
+    def plan(selection: Selection) -> list[EpisodeSpec]:
+        if selection.instances is not None:
+            raise ValueError(f"{env_id} episodes are chosen by --symbols, not --instances")
+        episodes = []
+        for symbol in selection.symbols or default_symbols:
+            for seed in selection.seeds:
+                kwargs = {**selection.env_kwargs, "split": selection.split, "symbol": symbol}
+                episodes.append((env_id, kwargs, int(seed), None))
+        return finish_plan(episodes, selection)
+
+    return plan
+
+
+__all__ = ["MARKET_COLUMNS", "METRIC_KEYS", "REQUIRED_INFO", "curve_metrics", "market_curves",
+           "market_episode_metrics", "market_run_metrics", "mean", "symbol_plan"]

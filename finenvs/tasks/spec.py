@@ -1,0 +1,226 @@
+"""The task spec: one declaration per task family, which every generic piece of finenvs reads.
+
+A :class:`TaskSpec` names everything the generic machinery needs about a family:
+its env ids and registry defaults, the default episodes a run covers
+(:meth:`TaskSpec.plan`), the toolset its text env offers, its offline scripted
+chat agent, its baseline policies, how an episode's metrics are computed from the
+env's own ``info`` dicts (the same function live and when ``finenvs score``
+replays a recorded run), how episodes aggregate into a run's metrics, the columns
+tables show, and where the family sits in the HERCULEAN and FAB++ tables.
+
+``finenvs list/run/llm/mcp/score/bench``, the runner, the MCP and A2A paths, the
+scorecard and the conformance tests iterate over :func:`finenvs.tasks.tasks`; none
+of them branches on a family name. A new family is one module that builds a
+``TaskSpec`` and calls :func:`finenvs.tasks.register_task`.
+
+Everything here is light (no data, pandas or duckdb): callables that need heavy
+modules name them as ``"module:attribute"`` strings, loaded on first use by
+:func:`load`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+def load(target: Any) -> Any:
+    """``"package.module:attr"`` -> the attribute (imported on first use); anything else is returned as is."""
+    if not isinstance(target, str):
+        return target
+    module, _, attr = target.partition(":")
+    if not attr:
+        raise ValueError(f"{target!r} is not 'module:attribute'")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One episode of a run: which env, with which arguments, seed and reset options."""
+
+    index: int
+    env_id: str
+    env_kwargs: dict[str, Any]
+    seed: int | None = None
+    options: dict[str, Any] | None = None
+
+    def label(self) -> str:
+        what = (self.env_kwargs.get("symbol") or (self.options or {}).get("symbol")
+                or (self.options or {}).get("task_id") or (self.options or {}).get("index"))
+        what = "?" if what is None else what
+        return f"#{self.index} {self.env_id} {what} seed={self.seed}"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EpisodeSpec:
+        return cls(int(data["index"]), str(data["env_id"]), dict(data["env_kwargs"]), data.get("seed"),
+                   data.get("options"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which episodes of a family's plan a run covers (what ``--split/--symbols/--instances/--limit/--seeds`` say).
+
+    Attributes:
+        split: Named split (``train``, ``eval``, ``live``).
+        symbols: Symbols (market families: one episode each; pairs: the universe).
+        instances: Indices into the family's default plan (items, questions, tasks, paths).
+        limit: Keep the first ``limit`` episodes of the plan.
+        seeds: Reset seeds (market families: one episode per symbol and seed).
+        env_kwargs: Further env arguments for every episode (``start``/``end``, fees, ...).
+    """
+
+    split: str = "eval"
+    symbols: tuple[str, ...] | None = None
+    instances: tuple[int, ...] | None = None
+    limit: int | None = None
+    seeds: tuple[int, ...] = (0,)
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
+                                       or self.limit < 1):
+            raise ValueError(f"limit={self.limit!r} must be None or an integer >= 1")
+        if not self.seeds:
+            raise ValueError("seeds=() is empty; give at least one seed")
+
+
+def finish_plan(episodes: list[tuple[str, dict[str, Any], int | None, dict[str, Any] | None]],
+                selection: Selection) -> list[EpisodeSpec]:
+    """Apply ``instances`` and ``limit`` to a family's episodes and number them."""
+    if selection.instances is not None:
+        bad = [i for i in selection.instances if not 0 <= i < len(episodes)]
+        if bad:
+            raise ValueError(f"instances {bad} are out of range: this plan has {len(episodes)} episodes "
+                             f"(0..{len(episodes) - 1})")
+        episodes = [episodes[i] for i in selection.instances]
+    if selection.limit is not None:
+        episodes = episodes[: selection.limit]
+    return [EpisodeSpec(k, env_id, dict(kwargs), seed, None if options is None else dict(options))
+            for k, (env_id, kwargs, seed, options) in enumerate(episodes)]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One metric column of a table: ``run_metrics[key] * scale`` shown with ``digits`` decimals."""
+
+    key: str
+    label: str
+    scale: float = 1.0
+    digits: int = 2
+
+    def cell(self, metrics: Mapping[str, Any] | None) -> str:
+        value = None if metrics is None else metrics.get(self.key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return "—" if metrics is None else "n/a"
+        return f"{value * self.scale:.{self.digits}f}"
+
+
+@dataclass(frozen=True)
+class BenchSection:
+    """Where a family sits in ``finenvs bench``.
+
+    Attributes:
+        title: Section heading (``"Trading"``, ``"Options"``, ...).
+        suites: Suites that include the family (``"herculean"``, ``"fabpp"``).
+        run: ``"module:function"`` ``(config) -> dict``: the family's baseline section (None: the generic
+            per-symbol market tables of :mod:`finenvs.evaluation.bench`).
+        markdown: ``"module:function"`` ``(section dict) -> list[str]`` rendering ``run``'s result.
+        terminal: ``"module:function"`` ``(section dict) -> list[str]`` for the terminal summary.
+        herculean: The HERCULEAN workflow this family is (Table 2/3 layout: one row per episode label);
+            None if it is not one of HERCULEAN's four.
+        fabpp_sections: FAB++ aggregate sections the family's tasks count in; each of its episodes names
+            its section in ``episode_metrics["section"]`` (or the only one listed), its 0-100 score in
+            ``episode_metrics["task_score"]``.
+        published: HERCULEAN's published rows, ``{agent: {label: {column key: value}}}``, printed beside a
+            model's row for comparison.
+    """
+
+    title: str
+    suites: tuple[str, ...]
+    run: str | None = None
+    markdown: str | None = None
+    terminal: str | None = None
+    herculean: str | None = None
+    fabpp_sections: tuple[str, ...] = ()
+    published: Mapping[str, Mapping[str, Mapping[str, float]]] = field(default_factory=dict)
+
+
+EpisodeMetricsFn = Callable[[Any, dict[str, Any], list[dict[str, Any]]], dict[str, Any]]
+RunMetricsFn = Callable[[list[dict[str, Any]]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task family, declared once (see the module docstring).
+
+    Attributes:
+        family: Short name (``"trading"``).
+        env_id: Base env id (``"FinTrading-v0"``).
+        text_env_id: Its text variant (``"FinTrading-text-v0"``), built by the one text wrapper.
+        description: One line for ``finenvs list`` and the docs tables.
+        entry_point: ``"module:Class"`` of the base env.
+        kwargs: Registry defaults of the base env (JSON-serialisable).
+        plan: ``(selection) -> list[EpisodeSpec]``: the episodes a run covers (env ids are ``env_id``).
+        episode_metrics: ``(env.unwrapped, reset_info, step_infos) -> dict``: an episode's metrics, JSON-able,
+            with a ``"label"`` (symbol, task id, ...). Computed from the env's own infos, live and on replay.
+        run_metrics: ``(episode metrics list) -> dict``: the run's headline metrics.
+        columns: Columns of ``run_metrics`` that tables show (the first is the family's main score).
+        scripted_agent: ``"module:Class"`` of the offline chat agent (tools, then a committed answer).
+        baselines: ``"module:NAME"`` of ``{policy: (class, description)}`` for the base env.
+        tools: Name of the family's toolset in :data:`finenvs.tools.TOOLSETS` (None: commit only).
+        text_kwargs: Base env arguments of the text variant (a text action mode).
+        vector_entry_point: ``gym.make_vec`` entry point, if the family has a batched env.
+        run_options: ``finenvs run`` flags the family accepts beyond ``--split/--seed``
+            (``symbol``, ``symbols``, ``start``, ``end``, ``fee_bps``, ``fill``, ``instance``, ...).
+        run_printer: ``"module:function"`` ``(env, result) -> list[str]`` for ``finenvs run`` (None: generic).
+        bench: The family's place in ``finenvs bench``.
+        default_decision: ``"default"`` (an invalid reply takes the protocol's documented default) or
+            ``"fail"`` (HERCULEAN's rule applies when asked for).
+    """
+
+    family: str
+    env_id: str
+    text_env_id: str
+    description: str
+    entry_point: str
+    kwargs: Mapping[str, Any]
+    plan: Callable[[Selection], list[EpisodeSpec]]
+    episode_metrics: EpisodeMetricsFn | str
+    run_metrics: RunMetricsFn | str
+    columns: tuple[Column, ...]
+    scripted_agent: str
+    baselines: str
+    bench: BenchSection
+    tools: str | None = None
+    text_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    vector_entry_point: str | None = None
+    run_options: tuple[str, ...] = ()
+    run_printer: str | None = None
+
+    @property
+    def ids(self) -> tuple[str, str]:
+        return self.env_id, self.text_env_id
+
+    def load_baselines(self) -> dict[str, tuple[type, str]]:
+        return dict(load(self.baselines))
+
+    def make_scripted_agent(self, **kwargs: Any) -> Any:
+        return load(self.scripted_agent)(**kwargs)
+
+    def metrics_of_episode(self, env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
+        return load(self.episode_metrics)(env, reset_info, infos)
+
+    def metrics_of_run(self, episodes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        return load(self.run_metrics)(list(episodes))
+
+
+__all__ = ["BenchSection", "Column", "EpisodeSpec", "Selection", "TaskSpec", "finish_plan", "load"]

@@ -1,0 +1,44 @@
+"""The task spec of FinTrading-v0."""
+
+from __future__ import annotations
+
+from finenvs.tasks.common import MARKET_COLUMNS, market_episode_metrics, market_run_metrics, symbol_plan
+from finenvs.tasks.spec import BenchSection, TaskSpec
+
+ENV_ID = "FinTrading-v0"
+#: The four stocks of HERCULEAN's Table 2 and 3 (its Trading workflow): the default plan of an agent run.
+HERCULEAN_SYMBOLS = ("MSFT", "TSLA", "AAPL", "NVDA")
+
+#: HERCULEAN paper, Table 2, buy-and-hold baseline ("BL") of the Trading workflow on the
+#: 2026-01-02..2026-03-31 window (CR %, SR, MDD %). Results licensed Apache-2.0.
+HERCULEAN_PUBLISHED_BUY_AND_HOLD: dict[str, dict[str, float]] = {
+    "MSFT": {"CR": -21.59, "SR": -2.92, "MDD": 26.04},
+    "TSLA": {"CR": -15.18, "SR": -1.72, "MDD": 21.34},
+    "AAPL": {"CR": -6.31, "SR": -0.96, "MDD": 11.24},
+    "NVDA": {"CR": -7.69, "SR": -0.72, "MDD": 15.54},
+}
+
+SPEC = TaskSpec(
+    family="trading",
+    env_id=ENV_ID,
+    text_env_id="FinTrading-text-v0",
+    description="One asset, daily SELL/HOLD/BUY target position; 5 bp fees; CR/SR/MDD (standard and herculean).",
+    entry_point="finenvs.envs.trading:FinTradingEnv",
+    vector_entry_point="finenvs.envs.trading_vector:FinTradingVectorEnv",
+    kwargs={"symbol": None, "split": "train", "window": 30, "fee_bps": 5.0, "allow_short": True, "fill": "close",
+            "reward": "log_return", "source": "real", "dataset": "core"},
+    plan=symbol_plan(ENV_ID, HERCULEAN_SYMBOLS),
+    episode_metrics=market_episode_metrics,
+    run_metrics=market_run_metrics,
+    columns=MARKET_COLUMNS,
+    scripted_agent="finenvs.baselines.agents:ScriptedTradingAgent",
+    baselines="finenvs.baselines.trading:TRADING_POLICIES",
+    tools="trading",
+    run_options=("symbol", "start", "end", "fee_bps", "fill", "chart"),
+    bench=BenchSection(
+        title="Trading", suites=("herculean",), herculean="Trading",
+        published={"Buy&Hold (published)": {s: {"h_cumulative_return": v["CR"] / 100, "h_sharpe": v["SR"],
+                                                "h_max_drawdown": v["MDD"] / 100}
+                                            for s, v in HERCULEAN_PUBLISHED_BUY_AND_HOLD.items()}},
+    ),
+)
