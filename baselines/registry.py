@@ -4,25 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from finenvs.baselines.audit import AUDIT_POLICIES
-from finenvs.baselines.deltahedge import DELTAHEDGE_POLICIES
-from finenvs.baselines.hedging import HEDGING_POLICIES
-from finenvs.baselines.options import OPTIONS_POLICIES
-from finenvs.baselines.qa import QA_POLICIES
-from finenvs.baselines.report import REPORT_POLICIES, RandomRating
-from finenvs.baselines.trading import TRADING_POLICIES, RandomPolicy
-from finenvs.registration import ENVIRONMENTS
+from finenvs.tasks import task_of
 
-#: task family -> {policy name: (class, one-line description)}
-POLICIES_BY_FAMILY: dict[str, dict[str, tuple[type, str]]] = {
-    "trading": TRADING_POLICIES,
-    "hedging": HEDGING_POLICIES,
-    "deltahedge": DELTAHEDGE_POLICIES,
-    "options": OPTIONS_POLICIES,
-    "report": REPORT_POLICIES,
-    "audit": AUDIT_POLICIES,
-    "qa": QA_POLICIES,
-}
+
+def policies_of(env_id: str) -> dict[str, tuple[type, str]]:
+    """``{policy name: (class, one-line description)}`` of an env's family (its task spec's baselines).
+
+    Raises:
+        KeyError: Not a finenvs env (lists the valid ids).
+    """
+    return task_of(env_id).load_baselines()
 
 
 def family_of(env_id: str) -> str:
@@ -31,14 +22,12 @@ def family_of(env_id: str) -> str:
     Raises:
         KeyError: Not a finenvs env (lists the valid ids).
     """
-    if env_id not in ENVIRONMENTS:
-        raise KeyError(f"unknown env {env_id!r}; valid envs: {sorted(ENVIRONMENTS)}")
-    return ENVIRONMENTS[env_id][1]
+    return task_of(env_id).family
 
 
 def applicable_policies(env_id: str) -> list[str]:
     """Names of the baselines that can act in ``env_id``."""
-    return list(POLICIES_BY_FAMILY.get(family_of(env_id), {}))
+    return list(policies_of(env_id))
 
 
 def make_policy(name: str, env_id: str, env: Any = None, seed: int | None = 0) -> Any:
@@ -56,7 +45,7 @@ def make_policy(name: str, env_id: str, env: Any = None, seed: int | None = 0) -
         KeyError: Unknown policy, or one that does not apply to the env (lists the valid ones).
         ValueError: The env's observation window is shorter than the policy needs.
     """
-    table = POLICIES_BY_FAMILY.get(family_of(env_id), {})
+    table = policies_of(env_id)
     if name not in table:
         raise KeyError(f"unknown policy {name!r} for {env_id}; valid policies: {sorted(table)}")
     cls = table[name][0]
@@ -64,7 +53,7 @@ def make_policy(name: str, env_id: str, env: Any = None, seed: int | None = 0) -
         if env is None:
             raise ValueError(f"policy {name!r} for {env_id} needs the env it acts in (pass env=)")
         return cls.from_env(env, seed)
-    policy = cls(seed=seed) if cls in (RandomPolicy, RandomRating) else cls()
+    policy = cls(seed=seed) if getattr(cls, "seeded", False) else cls()
     if env is not None:
         window = getattr(getattr(env, "unwrapped", env), "params", None)
         window = getattr(window, "window", None)

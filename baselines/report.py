@@ -88,6 +88,8 @@ class RandomRating:
     """A uniform rating from its own generator (seeded), never the env's."""
 
     name = "random"
+    #: built with ``seed=`` by :func:`finenvs.baselines.registry.make_policy`
+    seeded = True
 
     def __init__(self, seed: int | None = 0) -> None:
         self._seed = seed

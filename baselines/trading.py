@@ -20,7 +20,7 @@ ignores.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -84,6 +84,8 @@ class AlwaysFlat(TradingPolicy):
 @dataclass
 class RandomPolicy(TradingPolicy):
     name: str = "random"
+    #: built with ``seed=`` by :func:`finenvs.baselines.registry.make_policy`
+    seeded: ClassVar[bool] = True
     seed: int | None = 0
     _rng: np.random.Generator = field(init=False, repr=False)
 

@@ -235,20 +235,18 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_list() -> int:
-    from finenvs.baselines.registry import applicable_policies
-    from finenvs.registration import ENVIRONMENTS, text_variant
-    from finenvs.tools import TOOLSETS
+    from finenvs.tasks import load, tasks
+    from finenvs.tools import COMMIT_TOOL, TOOLSETS
 
-    width = max(len(e) for e in ENVIRONMENTS)
-    for env_id, (description, family) in ENVIRONMENTS.items():
-        print(f"{env_id.ljust(width)}  {description}")
-        print(f"{''.ljust(width)}  baselines: {', '.join(applicable_policies(env_id))}")
-        text_id = text_variant(env_id)
-        if text_id is not None:
-            tools = [t.name for t in TOOLSETS.get(family, ())] + ["commit_action"]
-            print(f"{''.ljust(width)}  text variant: {text_id}; agent tools: {', '.join(tools)}")
-        elif family in TOOLSETS:  # a text task served by its env directly (FinReport-v0's report mode)
-            print(f"{''.ljust(width)}  agent tools (ToolBox): {', '.join(t.name for t in TOOLSETS[family])}")
+    specs = tasks()
+    width = max(len(t.env_id) for t in specs)
+    pad = "".ljust(width)
+    for t in specs:
+        print(f"{t.env_id.ljust(width)}  {t.description}")
+        print(f"{pad}  baselines: {', '.join(t.load_baselines())}")
+        tools = [tool.name for tool in TOOLSETS.get(t.tools, ())] + [COMMIT_TOOL]
+        print(f"{pad}  text variant: {t.text_env_id}; agent tools: {', '.join(tools)}")
+        print(f"{pad}  offline chat agent: {load(t.scripted_agent).__name__} (finenvs llm --env {t.env_id})")
     return 0
 
 

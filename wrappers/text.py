@@ -70,6 +70,8 @@ class TextInterface(gym.Wrapper):
         history: Recent decisions shown in the prompt (0 for none).
         tools: Offer the task's tools (:class:`finenvs.tools.ToolBox`).
         tool_max_chars: Cap on each tool result's JSON.
+        toolset: Name of the toolset in :data:`finenvs.tools.TOOLSETS` (default: the env's task spec's, or
+            its ``task_family``).
         toolbox_kwargs: Extra arguments of :class:`~finenvs.tools.ToolBox`
             (e.g. ``news=`` / ``filings=`` stores).
     """
@@ -81,6 +83,7 @@ class TextInterface(gym.Wrapper):
         history: int = DEFAULT_HISTORY,
         tools: bool = True,
         tool_max_chars: int = DEFAULT_MAX_CHARS,
+        toolset: str | None = None,
         **toolbox_kwargs: Any,
     ) -> None:
         super().__init__(env)
@@ -91,7 +94,14 @@ class TextInterface(gym.Wrapper):
             raise ValueError(f"history={history!r} must be an integer >= 0")
         self.protocol = protocol
         self.history = history
-        self.toolbox = ToolBox(env, max_chars=tool_max_chars, **toolbox_kwargs) if tools else None
+        if toolset is None:
+            try:
+                from finenvs.tasks import task_of
+
+                toolset = task_of(env).tools
+            except KeyError:  # an env not made from a finenvs id: its class names its toolset
+                toolset = getattr(env.unwrapped, "task_family", None)
+        self.toolbox = ToolBox(env, max_chars=tool_max_chars, family=toolset, **toolbox_kwargs) if tools else None
         self.observation_space = PrintableText(MAX_PROMPT_CHARS)
         self.action_space = PrintableText(protocol.max_chars)
         self._decisions: list[str] = []
@@ -180,12 +190,13 @@ class TextInterface(gym.Wrapper):
 
 def make_text_env(base_id: str, *, history: int = DEFAULT_HISTORY, tool_max_chars: int = DEFAULT_MAX_CHARS,
                   **env_kwargs: Any) -> TextInterface:
-    """Entry point of the registered ``<Name>-text-v0`` variants: the base env wrapped in :class:`TextInterface`."""
-    spec = gym.spec(base_id)
-    kwargs = {**spec.kwargs, **env_kwargs}
-    base = spec.entry_point
-    creator = gym.envs.registration.load_env_creator(base) if isinstance(base, str) else base
-    return TextInterface(creator(**kwargs), history=history, tool_max_chars=tool_max_chars)
+    """Entry point of the registered ``<Name>-text-v0`` variants: the base env, with its task spec's
+    ``text_kwargs`` (a text action mode), wrapped in :class:`TextInterface` with the spec's tools."""
+    from finenvs.tasks import task_of
+
+    task = task_of(base_id)
+    env = gym.make(base_id, **{**task.text_kwargs, **env_kwargs})
+    return TextInterface(env, history=history, tool_max_chars=tool_max_chars, toolset=task.tools)
 
 
 __all__ = ["DEFAULT_HISTORY", "SAMPLE_CHARSET", "PrintableText", "TextInterface", "make_text_env", "tool_call_parts"]

@@ -214,11 +214,11 @@ def baseline_names(env_id: str, env: gym.Env | None = None) -> list[str]:
     With ``env``, also those that cannot act in it (a rule needing more history
     than the env's observation window, e.g. ``momentum`` with ``window < 21``).
     """
-    from finenvs.baselines.registry import POLICIES_BY_FAMILY
+    from finenvs.baselines.registry import policies_of
 
     out = []
     for name in applicable_policies(env_id):
-        if getattr(POLICIES_BY_FAMILY[family_of(env_id)][name][0], "oracle", False):
+        if getattr(policies_of(env_id)[name][0], "oracle", False):
             continue
         if env is not None:
             try:

@@ -22,7 +22,8 @@ import finenvs
 from finenvs.baselines.registry import applicable_policies, family_of, make_policy
 from finenvs.data.splits import SPLITS
 from finenvs.evaluation.episodes import EpisodeResult, run_episode
-from finenvs.registration import ENVIRONMENTS, text_variant
+from finenvs.registration import env_ids as registered_env_ids
+from finenvs.registration import text_variant
 from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resolve_weights
 
 #: The offline scripted agent run through each env's text interface and tools (see finenvs.baselines.agents).
@@ -453,9 +454,9 @@ def _market_kwargs(env_id: str, symbol: str, config: BenchConfig) -> dict[str, A
 
 def _policy_env_kwargs(env_id: str, policy_name: str) -> dict[str, Any]:
     """Extra gym.make kwargs a baseline needs (FinReport-v0's report writer acts in ``action_mode="report"``)."""
-    from finenvs.baselines.registry import POLICIES_BY_FAMILY
+    from finenvs.baselines.registry import policies_of
 
-    cls = POLICIES_BY_FAMILY.get(family_of(env_id), {}).get(policy_name, (None,))[0]
+    cls = policies_of(env_id).get(policy_name, (None,))[0]
     return dict(getattr(cls, "env_kwargs", None) or {})
 
 
@@ -563,10 +564,9 @@ def run_bench(config: BenchConfig) -> Scorecard:
     if config.suite not in SUITE_CHOICES:
         raise ValueError(f"unknown suite {config.suite!r}; suites: {list(SUITE_CHOICES)}")
     resolve_weights(config.weights)  # fail before any work on bad weights
-    env_ids = config.envs or [e for e in ENVIRONMENTS if config.suite == "all" or e in SUITES[config.suite]]
+    env_ids = config.envs or [e for e in registered_env_ids() if config.suite == "all" or e in SUITES[config.suite]]
     for env_id in env_ids:
-        if env_id not in ENVIRONMENTS:
-            raise KeyError(f"unknown env {env_id!r}; valid envs: {sorted(ENVIRONMENTS)}")
+        family_of(env_id)  # unknown env -> KeyError naming the valid ids
     began = time.perf_counter()
     catalog = default_catalog()
     jobs: list[tuple[str, str, str]] = []

@@ -1,0 +1,63 @@
+"""The task spec of FinAudit-v0."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan
+
+ENV_ID = "FinAudit-v0"
+#: Instances of each split (FinAudit-v0 generates 20 per error kind from the shipped filings).
+SPLIT_SIZES = {"eval": 100, "train": 100}
+
+
+def plan(selection: Selection) -> list[EpisodeSpec]:
+    """Every instance of the split, by index (``live`` runs the eval instances)."""
+    if selection.symbols:
+        raise ValueError(f"{ENV_ID} episodes are chosen by --instances, not --symbols")
+    split = "eval" if selection.split == "live" else selection.split
+    if split not in SPLIT_SIZES:
+        raise ValueError(f"--split {selection.split!r}: {ENV_ID} runs the {' or '.join(SPLIT_SIZES)} instances")
+    kwargs = {**selection.env_kwargs, "split": split}
+    seed = selection.seeds[0]
+    return finish_plan([(ENV_ID, kwargs, int(seed), {"index": i}) for i in range(SPLIT_SIZES[split])], selection)
+
+
+def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
+    """The answer's class (pass, structural, extraction, calculation) and the injected error kind."""
+    final = infos[-1]
+    audit = final["audit"]
+    return {"label": reset_info["task_id"], "verdict": audit["label"], "reason": audit["reason"],
+            "kind": final.get("kind"), "look_ahead_attempts": int(final.get("look_ahead_attempts", 0))}
+
+
+def run_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """ACC, SER, EER and CER (fractions summing to 1)."""
+    from finenvs.scoring.audit import audit_rates
+
+    rates = audit_rates([e["verdict"] for e in episodes], [e.get("kind") or "-" for e in episodes])
+    return {"episodes": len(episodes), **{k: rates[k] for k in ("ACC", "SER", "EER", "CER")}}
+
+
+SPEC = TaskSpec(
+    family="audit",
+    env_id=ENV_ID,
+    text_env_id="FinAudit-text-v0",
+    description="One XBRL audit instance of a real SEC filing; JSON {reported_value, calculated_value}; "
+    "ACC/SER/EER/CER.",
+    entry_point="finenvs.envs.audit:FinAuditEnv",
+    kwargs={"split": "eval", "corpus": None, "tasks_file": None},
+    plan=plan,
+    episode_metrics=episode_metrics,
+    run_metrics=run_metrics,
+    columns=(Column("ACC", "ACC %", 100.0, 1), Column("SER", "SER %", 100.0, 1), Column("EER", "EER %", 100.0, 1),
+             Column("CER", "CER %", 100.0, 1)),
+    scripted_agent="finenvs.baselines.audit:ScriptedAuditAgent",
+    baselines="finenvs.baselines.audit:AUDIT_POLICIES",
+    tools="audit",
+    run_options=("instance",),
+    run_printer="finenvs.baselines.audit:print_episode",
+    bench=BenchSection(title="Auditing", suites=("herculean",), herculean="Auditing",
+                       run="finenvs.baselines.audit:run_audit_section",
+                       markdown="finenvs.baselines.audit:audit_markdown"),
+)

@@ -1,0 +1,61 @@
+"""The task spec of FinDeltaHedge-v0."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from finenvs.tasks.common import mean
+from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan
+
+ENV_ID = "FinDeltaHedge-v0"
+#: GBM paths of an agent run (30 daily decisions each); the bench's baselines hedge 200.
+PATHS = 20
+
+
+def plan(selection: Selection) -> list[EpisodeSpec]:
+    """``PATHS`` paths seeded ``seed, seed + 1, ...`` (GBM by default; ``env_kwargs`` may change the model)."""
+    if selection.symbols:
+        raise ValueError(f"{ENV_ID} episodes are chosen by --instances (paths), not --symbols")
+    seed = int(selection.seeds[0])
+    return finish_plan([(ENV_ID, dict(selection.env_kwargs), seed + i, None) for i in range(PATHS)], selection)
+
+
+def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
+    """The final hedging error (currency units and % of the initial spot), costs and payoff."""
+    final = infos[-1]
+    return {"label": f"path {env.np_random_seed}" if getattr(env, "np_random_seed", None) is not None else "path",
+            "hedging_error": float(final["hedging_error"]), "hedging_error_pct": float(final["hedging_error_pct"]),
+            "costs": float(final.get("costs", 0.0)), "payoff": float(final["payoff"]), "steps": len(infos)}
+
+
+def run_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean squared and mean hedging error over the paths (the classical delta hedge's is near its cost)."""
+    errors = [e["hedging_error"] for e in episodes]
+    mse = mean([x * x for x in errors])
+    return {"episodes": len(episodes), "mse": mse, "rmse": math.sqrt(mse) if math.isfinite(mse) else math.nan,
+            "mean_error": mean(errors), "mean_error_pct": mean([e["hedging_error_pct"] for e in episodes])}
+
+
+SPEC = TaskSpec(
+    family="deltahedge",
+    env_id=ENV_ID,
+    text_env_id="FinDeltaHedge-text-v0",
+    description="Short one option, choose the hedge ratio each step until expiry; reward -(hedging P&L error)^2; "
+    "costs.",
+    entry_point="finenvs.envs.deltahedge:FinDeltaHedgeEnv",
+    kwargs={"option": "call", "moneyness": 1.0, "maturity_days": 30, "steps_per_day": 1, "source": "gbm",
+            "sigma": 0.2, "cost_bps": 0.0, "action_type": "box"},
+    plan=plan,
+    episode_metrics=episode_metrics,
+    run_metrics=run_metrics,
+    columns=(Column("mse", "MSE", digits=4), Column("rmse", "RMSE", digits=4), Column("mean_error", "Mean error",
+                                                                                       digits=4)),
+    scripted_agent="finenvs.baselines.deltahedge:ScriptedDeltaHedgeAgent",
+    baselines="finenvs.baselines.deltahedge:DELTAHEDGE_POLICIES",
+    tools="deltahedge",
+    run_options=("symbol",),
+    run_printer="finenvs.baselines.deltahedge:print_episode",
+    bench=BenchSection(title="Delta hedging", suites=("fabpp",), run="finenvs.baselines.deltahedge:run_bench",
+                       markdown="finenvs.baselines.deltahedge:bench_markdown"),
+)

@@ -1,0 +1,63 @@
+"""The task spec of FinQA-v0."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from finenvs.tasks.common import mean
+from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan
+
+ENV_ID = "FinQA-v0"
+#: Questions of each split: 150 eval (knowledge and analysis), the published FAB++ questions.
+SPLIT_SIZES = {"eval": 150, "train": 150, "published": 18}
+
+
+def plan(selection: Selection) -> list[EpisodeSpec]:
+    """Every question of the split, by index (``live`` asks the eval questions)."""
+    if selection.symbols:
+        raise ValueError(f"{ENV_ID} episodes are chosen by --instances, not --symbols")
+    split = "eval" if selection.split == "live" else selection.split
+    if split not in SPLIT_SIZES:
+        raise ValueError(f"--split {selection.split!r}: {ENV_ID} runs the {', '.join(SPLIT_SIZES)} questions")
+    kwargs = {**selection.env_kwargs, "split": split}
+    seed = selection.seeds[0]
+    return finish_plan([(ENV_ID, kwargs, int(seed), {"index": i}) for i in range(SPLIT_SIZES[split])], selection)
+
+
+def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
+    """The answer's score in [0, 1], its section (knowledge or analysis), topic and reason."""
+    qa = infos[-1]["qa"]
+    score = float(qa["score"])
+    return {"label": reset_info["task_id"], "section": reset_info["section"], "topic": reset_info["topic"],
+            "score": score, "task_score": 100.0 * score, "reason": qa.get("reason"),
+            "look_ahead_attempts": int(infos[-1].get("look_ahead_attempts", 0))}
+
+
+def run_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean score (0-100) per section and overall."""
+    out: dict[str, Any] = {"episodes": len(episodes), "score": mean([e["task_score"] for e in episodes])}
+    for section in ("knowledge", "analysis"):
+        out[section] = mean([e["task_score"] for e in episodes if e["section"] == section])
+    return out
+
+
+SPEC = TaskSpec(
+    family="qa",
+    env_id=ENV_ID,
+    text_env_id="FinQA-text-v0",
+    description="One finance question (knowledge at a date, or analytical reasoning); text answer scored per "
+    "part by code.",
+    entry_point="finenvs.envs.qa:FinQAEnv",
+    kwargs={"section": "all", "split": "eval", "as_of": "2026-03-31"},
+    plan=plan,
+    episode_metrics=episode_metrics,
+    run_metrics=run_metrics,
+    columns=(Column("knowledge", "Knowledge"), Column("analysis", "Analysis"), Column("score", "Score")),
+    scripted_agent="finenvs.baselines.qa:ScriptedQAChatAgent",
+    baselines="finenvs.baselines.qa:QA_POLICIES",
+    tools="qa",
+    run_options=("instance", "topic"),
+    run_printer="finenvs.baselines.qa:print_episode",
+    bench=BenchSection(title="Knowledge and Analysis", suites=("fabpp",), fabpp_sections=("knowledge", "analysis"),
+                       run="finenvs.baselines.qa:run_qa_section", markdown="finenvs.baselines.qa:qa_markdown"),
+)

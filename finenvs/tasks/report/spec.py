@@ -1,0 +1,58 @@
+"""The task spec of FinReport-v0 (its text variant writes reports: ``action_mode="report"``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from finenvs.tasks.common import MARKET_COLUMNS, market_episode_metrics, market_run_metrics, mean, symbol_plan
+from finenvs.tasks.spec import BenchSection, Column, TaskSpec
+from finenvs.tasks.trading.spec import HERCULEAN_SYMBOLS
+
+ENV_ID = "FinReport-v0"
+DIMENSIONS = ("structure", "content", "evidence", "reasoning")
+
+
+def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ratings' market metrics, and each report's quality (0-10) with its four dimensions."""
+    metrics = market_episode_metrics(env, reset_info, infos)
+    reports = [{"date": i.get("report_date"), "rating": i.get("rating"), "invalid": i.get("invalid_action"),
+                "quality": (i.get("quality") or {}).get("score"),
+                "dimensions": (i.get("quality") or {}).get("dimensions")} for i in infos]
+    metrics["reports"] = reports
+    metrics["invalid_ratings"] = sum(1 for r in reports if r["invalid"])
+    scored = [r for r in reports if r["quality"] is not None]
+    metrics["quality"] = mean([r["quality"] for r in scored]) if scored else None
+    metrics["quality_dimensions"] = ({d: mean([r["dimensions"][d] for r in scored]) for d in DIMENSIONS}
+                                     if scored else None)
+    return metrics
+
+
+def run_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    out = market_run_metrics(episodes)
+    out["quality"] = mean([e.get("quality") for e in episodes])
+    for d in DIMENSIONS:
+        out[f"quality_{d}"] = mean([(e.get("quality_dimensions") or {}).get(d) for e in episodes])
+    out["invalid_ratings"] = sum(int(e.get("invalid_ratings") or 0) for e in episodes)
+    return out
+
+
+SPEC = TaskSpec(
+    family="report",
+    env_id=ENV_ID,
+    text_env_id="FinReport-text-v0",
+    description="One research report (or rating) per week on one stock; ratings traded daily (CR/SR/MDD); "
+    "report quality 0-10.",
+    entry_point="finenvs.envs.report:FinReportEnv",
+    kwargs={"symbol": None, "split": "train", "action_mode": "rating", "position_map": "herculean", "fee_bps": 5.0,
+            "dataset": "core"},
+    text_kwargs={"action_mode": "report"},
+    plan=symbol_plan(ENV_ID, HERCULEAN_SYMBOLS),
+    episode_metrics=episode_metrics,
+    run_metrics=run_metrics,
+    columns=(*MARKET_COLUMNS[:3], Column("quality", "Quality (0-10)"), *MARKET_COLUMNS[3:]),
+    scripted_agent="finenvs.baselines.report:ScriptedReportAgent",
+    baselines="finenvs.baselines.report:REPORT_POLICIES",
+    tools="report",
+    run_options=("symbol", "start", "end", "fee_bps", "chart", "reports"),
+    bench=BenchSection(title="Market Insights", suites=("herculean",), herculean="Market Insights"),
+)
