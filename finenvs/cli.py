@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run one episode of an env with a baseline policy")
     run.add_argument("--env", required=True, help="env id, e.g. FinTrading-v0")
     run.add_argument("--policy", required=True, help="baseline name (see `finenvs list`)")
-    run.add_argument("--symbol", help="ticker (default: random from the env's universe)")
+    run.add_argument("--symbol", help="ticker (default: the plan's first, MSFT for the market envs)")
     run.add_argument("--symbols", nargs="+", help="FinHedging-v0 universe (default: its 8 stocks)")
     run.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
     run.add_argument("--start", help="window start YYYY-MM-DD (overrides the split's)")
@@ -55,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--fill", choices=["close", "next_open"], help="fill model (default: close)")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument("--chart", type=Path, help="write the episode's equity/drawdown chart to this PNG")
-    run.add_argument("--instance", type=int, help="FinAudit-v0 / FinQA-v0: eval item index (default: drawn from --seed)")
+    run.add_argument("--instance", type=int, help="index into the env's plan: audit instance, question, options task, "
+                     "hedging path (default: 0)")
     run.add_argument("--topic", help="FinQA-v0: ask this topic (with --seed as its generation seed; 0 = published)")
     run.add_argument("--reports", type=Path, help="FinReport-v0: write each weekly report (Markdown) and its "
                      "quality checks (JSON) into this folder")
@@ -82,33 +82,24 @@ def _parser() -> argparse.ArgumentParser:
 
     llm = sub.add_parser(
         "llm",
-        help="run an LLM agent (any OpenAI-compatible endpoint; the offline scripted agent without one)",
-        description="Run an agent through the text interface with date-locked tools and record its trajectories. "
-        "Without --base-url the offline scripted agent runs (trading: momentum with news and volatility checks; "
-        "hedging: the most mean-reverting pair, then a z-score rule).",
+        help="run an agent on any env: a model endpoint, a remote A2A agent, or the family's offline scripted agent",
+        description="Run an agent through an env's text interface with date-locked tools over the family's default "
+        "episodes (or --symbols / --instances / --limit), record its trajectories and score them. The agent: "
+        "--base-url/--model (any OpenAI-compatible endpoint; OPENAI_BASE_URL and OPENAI_API_KEY are read when the "
+        "flags are absent), --a2a-url (a remote Agent-to-Agent agent), or without either the family's offline "
+        "scripted agent.",
     )
-    llm.add_argument("--env", default="FinTrading-v0", help="env id (default: FinTrading-v0)")
-    llm.add_argument("--symbols", nargs="+",
-                     help="one episode per symbol (default: HERCULEAN's MSFT TSLA AAPL NVDA); for FinHedging-v0 "
-                     "the universe of its one episode per seed (default: its 8 stocks)")
-    llm.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
-    llm.add_argument("--start", help="window start YYYY-MM-DD (overrides the split's)")
-    llm.add_argument("--end", help="window end YYYY-MM-DD (overrides the split's)")
-    llm.add_argument("--seeds", nargs="+", type=int, default=[0], help="reset seeds (default: 0)")
-    llm.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
-    llm.add_argument("--model", help="model name at the endpoint (required with --base-url)")
-    llm.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key (default: OPENAI_API_KEY)")
-    llm.add_argument("--temperature", type=float, default=0.0)
-    llm.add_argument("--max-tokens", type=int, default=1024, help="cap on each reply's tokens")
-    llm.add_argument("--tool-choice", choices=["auto", "required", "none"],
-                     help="send tool_choice with the tools (llama.cpp's Python server needs 'auto')")
-    llm.add_argument("--extra-body", help="extra JSON fields for every request, e.g. '{\"top_p\": 0.9}'")
+    llm.add_argument("--env", default="FinTrading-v0", help="env id, base or text variant (default: FinTrading-v0)")
+    _selection_arguments(llm)
+    _agent_arguments(llm)
     llm.add_argument("--max-tool-calls", type=int, default=8, help="tool calls per decision (default: 8)")
-    llm.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default: 60)")
     llm.add_argument("--decision-timeout", type=float, default=600.0, help="seconds per decision (default: 600)")
     llm.add_argument("--retries", type=int, default=4, help="retries of a transient failure (default: 4)")
     llm.add_argument("--concurrency", type=int, default=4, help="episodes in flight (default: 4)")
-    llm.add_argument("--format-retries", type=int, default=0, help="re-ask after a reply without an action")
+    llm.add_argument("--format-retries", type=int, default=0, help="re-ask after a reply without a valid action")
+    llm.add_argument("--herculean-rule", action="store_true",
+                     help="HERCULEAN's rule: five attempts per decision; a decision still without a valid action "
+                     "fails the episode (shown as — in tables) instead of taking the documented default")
     llm.add_argument("--max-decisions", type=int, help="stop each episode after N decisions (smoke runs)")
     llm.add_argument("--price-in", type=float, help="$ per million prompt tokens")
     llm.add_argument("--price-out", type=float, help="$ per million completion tokens")
@@ -122,16 +113,13 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("run_dir", type=Path, help="a folder written by `finenvs llm` or `finenvs mcp`")
     score.add_argument("--json", action="store_true", help="print the score as JSON")
 
-    mcp = sub.add_parser("mcp", help="serve one episode's tools and commit_action over MCP (stdio)")
-    mcp.add_argument("--env", default="FinTrading-v0", help="env id (default: FinTrading-v0)")
-    mcp.add_argument("--symbol", help="ticker (default: random from the env's universe)")
-    mcp.add_argument("--symbols", nargs="+", help="FinHedging-v0 universe (default: its 8 stocks)")
-    mcp.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
-    mcp.add_argument("--start", help="window start YYYY-MM-DD")
-    mcp.add_argument("--end", help="window end YYYY-MM-DD")
-    mcp.add_argument("--seed", type=int, default=0)
+    mcp = sub.add_parser("mcp", help="serve one episode of any env over MCP (stdio): its tools and commit_action")
+    mcp.add_argument("--env", default="FinTrading-v0", help="env id, base or text variant (default: FinTrading-v0)")
+    _selection_arguments(mcp, one=True)
     mcp.add_argument("--out", type=Path, default=Path("finenvs-mcp-runs"), help="parent folder of the run folder")
-    mcp.add_argument("--name", help="run folder name (default: mcp-<env>-<symbol>-<UTC time>)")
+    mcp.add_argument("--name", help="run folder name (default: mcp-<env>-<label>-<UTC time>)")
+    mcp.add_argument("--print-config", action="store_true",
+                     help="print a ready .mcp.json entry for these arguments (absolute command path) and exit")
 
     train = sub.add_parser(
         "train",
@@ -166,6 +154,42 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--symbol", help="symbol of a file without a symbol column (default: file stem)")
     verify.add_argument("--data-dir", type=Path, help="folder with a MANIFEST.json (default: shipped data)")
     return parser
+
+
+def _selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) -> None:
+    """Flags choosing a family's episodes (its task spec's plan); ``one``: a single episode (MCP)."""
+    parser.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
+    if one:
+        parser.add_argument("--symbol", help="ticker of a market env (default: the plan's first)")
+        parser.add_argument("--instance", type=int, help="index into the plan: question, audit instance, options "
+                            "task, hedging path (default: 0)")
+        parser.add_argument("--seed", type=int, default=0, help="reset seed (default: 0)")
+    else:
+        parser.add_argument("--instances", nargs="+", type=int,
+                            help="indices into the plan: questions, audit instances, options tasks, hedging paths")
+        parser.add_argument("--limit", type=int, help="run only the plan's first N episodes")
+        parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="reset seeds (default: 0)")
+    parser.add_argument("--symbols", nargs="+",
+                        help="market envs: one episode per symbol (default: HERCULEAN's MSFT TSLA AAPL NVDA); "
+                        "FinHedging-v0: the universe (default: its 8 stocks)")
+    parser.add_argument("--start", help="window start YYYY-MM-DD (overrides the split's)")
+    parser.add_argument("--end", help="window end YYYY-MM-DD (overrides the split's)")
+
+
+def _agent_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags choosing the agent: an OpenAI-compatible endpoint or a remote A2A agent."""
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 "
+                        "(default: $OPENAI_BASE_URL when --model is given)")
+    parser.add_argument("--model", help="model name at the endpoint")
+    parser.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                        help="env var holding the API key (default: OPENAI_API_KEY)")
+    parser.add_argument("--a2a-url", help="a remote Agent-to-Agent (A2A) agent's base URL, instead of an endpoint")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--max-tokens", type=int, default=1024, help="cap on each reply's tokens")
+    parser.add_argument("--tool-choice", choices=["auto", "required", "none"],
+                        help="send tool_choice with the tools (llama.cpp's Python server needs 'auto')")
+    parser.add_argument("--extra-body", help="extra JSON fields for every request, e.g. '{\"top_p\": 0.9}'")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default: 60)")
 
 
 #: ``finenvs train --algo`` choices; the scripts of finenvs.baselines.rl (kept here so the parser stays light).
@@ -250,220 +274,58 @@ def _cmd_list() -> int:
     return 0
 
 
+#: ``finenvs run`` flags a family may accept (its task spec's ``run_options``), and the env argument they set.
+_RUN_FLAGS = ("symbol", "symbols", "start", "end", "fee_bps", "fill", "chart", "instance", "topic", "reports")
+_ENV_FLAGS = ("start", "end", "fee_bps", "fill")
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
-    from finenvs.baselines.registry import family_of, make_policy
-    from finenvs.evaluation.episodes import run_episode
-
-    family = family_of(args.env)  # unknown env -> KeyError -> exit 2
-    if family in ("options", "deltahedge"):
-        return _run_options(args, family)
-    if family == "audit":
-        return _run_audit(args)
-    if family == "qa":
-        return _run_qa(args)
-    kwargs: dict[str, Any] = {"split": args.split}
-    if family == "hedging":
-        if args.symbol:
-            raise ValueError(f"--symbol is for single-asset envs; {args.env} takes --symbols (its universe)")
-        if args.fill:
-            raise ValueError(f"--fill is not an option of {args.env} (trades fill at the close)")
-        if args.symbols:
-            kwargs["symbols"] = args.symbols
-    elif args.symbols:
-        raise ValueError(f"--symbols is for FinHedging-v0's universe; {args.env} takes --symbol")
-    if args.symbol:
-        kwargs["symbol"] = args.symbol
-    if args.start:
-        kwargs["start"] = args.start
-    if args.end:
-        kwargs["end"] = args.end
-    if args.fee_bps is not None:
-        kwargs["fee_bps"] = args.fee_bps
-    if args.fill:
-        kwargs["fill"] = args.fill
-    if args.chart:
-        kwargs["render_mode"] = "rgb_array"
-    env = gym.make(args.env, **kwargs)
-    policy = make_policy(args.policy, args.env, env, seed=args.seed)
-    result = run_episode(env, policy, env_id=args.env, policy_name=args.policy, seed=args.seed)
-    if args.chart:
-        _write_png(env.render(), args.chart)
-    if getattr(args, "reports", None):
-        written = _write_reports(env.unwrapped, args.reports)
-    env.close()
-    if args.json:
-        print(json.dumps(result.row(), indent=2, default=float))
-        return 0
-    s, h = result.standard, result.herculean
-
-    def pct(x: float) -> str:
-        return "n/a" if not math.isfinite(x) else f"{100 * x:+.2f}%"
-
-    def mag(x: float) -> str:
-        return "n/a" if not math.isfinite(x) else f"{100 * x:.2f}%"
-
-    def num(x: float) -> str:
-        return "n/a" if not math.isfinite(x) else f"{x:.2f}"
-
-    print(f"{args.env} {result.symbol} {result.window_start}..{result.window_end} policy={args.policy} "
-          f"steps={result.steps}")
-    print(f"  standard : CR {pct(s['cumulative_return'])}  SR {num(s['sharpe'])}  MDD {mag(s['max_drawdown'])}  "
-          f"Sortino {num(s['sortino'])}  Calmar {num(s['calmar'])}  turnover {num(s['turnover'])}")
-    print(f"  herculean: CR {pct(h['cumulative_return'])}  SR {num(h['sharpe'])}  MDD {mag(h['max_drawdown'])}")
-    print(f"  final equity {result.final_equity:.4f}, fees {result.fees:.4f}, "
-          f"look-ahead attempts {result.look_ahead_attempts}")
-    print(f"  time in market {100 * result.time_in_market:.1f}%, positions opened {result.round_trips}"
-          + (f", pair {result.pair} (long {result.pair.split('/')[0]} on LONG_SHORT)" if result.pair else "")
-          + ("  [ORACLE: read the future; an upper bound, not a baseline]" if result.oracle else ""))
-    if result.quality is not None:
-        q = result.quality
-        print(f"  report quality {q['score']:.2f}/10 over {q['reports']} reports: "
-              + ", ".join(f"{k} {v:.2f}" for k, v in q["dimensions"].items())
-              + f"; invalid ratings {q['invalid_ratings']}")
-    if args.chart:
-        print(f"  chart: {args.chart}")
-    if getattr(args, "reports", None):
-        print(f"  reports: {written} file(s) in {args.reports}")
-    return 0
-
-
-def _write_reports(env: Any, folder: Path) -> int:
-    """Write a FinReport-v0 episode's reports (``<date>.md``) and their checks (``<date>.json``)."""
-    history = getattr(env, "history", None)
-    if history is None:
-        raise ValueError("--reports is for FinReport-v0")
-    folder.mkdir(parents=True, exist_ok=True)
-    written = 0
-    for record in history:
-        if "text" not in record:
-            continue
-        (folder / f"{record['report_date']}.md").write_text(record["text"])
-        (folder / f"{record['report_date']}.json").write_text(json.dumps(record["card"], indent=2, default=str))
-        written += 2
-    return written
-
-
-def _run_options(args: argparse.Namespace, family: str) -> int:
-    """``finenvs run`` for FinOptions-v0 (one task, its score) and FinDeltaHedge-v0 (one hedge, its error)."""
-    import gymnasium as gym
-
     from finenvs.baselines.registry import make_policy
+    from finenvs.evaluation.episodes import generic_run_output, play_episode
+    from finenvs.tasks import Selection, load, task_of
 
-    for flag in ("symbols", "start", "end", "fee_bps", "fill", "chart"):
-        if getattr(args, flag, None):
-            raise ValueError(f"--{flag.replace('_', '-')} is not an option of {args.env}")
-    kwargs: dict[str, Any] = {}
-    if family == "options":
-        kwargs["split"] = args.split
-    elif args.symbol:
-        kwargs.update(source="real", symbol=args.symbol, split=args.split)
-    env = gym.make(args.env, **kwargs)
-    policy = make_policy(args.policy, args.env, env, seed=args.seed)
-    obs, info = env.reset(seed=args.seed)
-    if family == "options":
-        _, reward, _, _, step_info = env.step(policy(obs, info))
-        out = {"env": args.env, "policy": args.policy, "task_id": info["task_id"], "kind": info["kind"],
-               "score": reward, "dimensions": step_info["dimensions"], "items": step_info["items"]}
-        if args.json:
-            print(json.dumps(out, indent=2, default=float))
-            return 0
-        print(info["prompt"])
-        dims = ", ".join(f"{k} {'-' if v is None else f'{v:.1f}'}" for k, v in step_info["dimensions"].items())
-        print(f"\n{args.env} {info['task_id']} policy={args.policy}: score {reward:.1f}/100 ({dims})")
-        for item in step_info["items"]:
-            if item["credit"] < 1:
-                print(f"  lost {item['dimension']}/{item['name']}: {item['reason']}")
-        return 0
-    total, steps, done = 0.0, 0, False
-    while not done:
-        obs, reward, term, trunc, step_info = env.step(policy(obs, info))
-        info = step_info
-        total, steps, done = total + reward, steps + 1, term or trunc
-    out = {"env": args.env, "policy": args.policy, "steps": steps, "reward": total,
-           "hedging_error": step_info["hedging_error"], "hedging_error_pct": step_info["hedging_error_pct"],
-           "payoff": step_info["payoff"]}
-    if args.json:
-        print(json.dumps(out, indent=2, default=float))
-        return 0
-    print(f"{args.env} policy={args.policy} steps={steps}: hedging error {out['hedging_error']:+.4f} "
-          f"({out['hedging_error_pct']:+.3f}% of spot), payoff {out['payoff']:.4f}, total reward {total:.4f}")
-    return 0
-
-
-def _run_audit(args: argparse.Namespace) -> int:
-    """``finenvs run`` for FinAudit-v0: one instance (``--instance``: eval index, default from --seed)."""
-    import gymnasium as gym
-
-    from finenvs.baselines.registry import make_policy
-
-    for flag in ("symbol", "symbols", "start", "end", "fee_bps", "fill", "chart", "reports"):
-        if getattr(args, flag, None):
-            raise ValueError(f"--{flag.replace('_', '-')} is not an option of {args.env}")
-    split = "eval" if args.split in ("eval", "live") else args.split
-    if split not in ("eval", "train"):
-        raise ValueError(f"--split {args.split!r}: FinAudit-v0 runs the eval or train instances")
-    env = gym.make(args.env, split=split)
-    policy = make_policy(args.policy, args.env, env, seed=args.seed)
-    options = {"index": args.instance} if args.instance is not None else None
-    obs, info = env.reset(seed=args.seed, options=options)
-    _, reward, _, _, final = env.step(action := policy(obs, info))
-    audit = final["audit"]
-    out = {"env": args.env, "policy": args.policy, "task_id": info["task_id"], "bundle": info["bundle"],
-           "concept": info["concept"], "period": info["period"], "kind": final["kind"],
-           "injection": final["injection"], "answer": action, "label": audit["label"], "reason": audit["reason"],
-           "truth": audit["truth"], "reward": reward}
-    if args.json:
-        print(json.dumps(out, indent=2, default=str))
-        return 0
-    print(obs)
-    t = audit["truth"]
-    print(f"\n{args.env} {info['task_id']} policy={args.policy}: {audit['label']} ({audit['reason']})")
-    print(f"  answer: {action}")
-    print(f"  truth:  reported {t['reported_value']:,.0f}, calculated {t['calculated_value']:,.0f} "
-          f"(tolerance {t['reported_tolerance']:,.0f}); injected: {final['injection']}")
-    return 0
-
-
-def _run_qa(args: argparse.Namespace) -> int:
-    """``finenvs run`` for FinQA-v0: one question (``--instance``: eval index; ``--topic``: a generated one)."""
-    import gymnasium as gym
-
-    from finenvs.baselines.registry import make_policy
-
-    for flag in ("symbol", "symbols", "start", "end", "fee_bps", "fill", "chart", "reports"):
-        if getattr(args, flag, None):
-            raise ValueError(f"--{flag.replace('_', '-')} is not an option of {args.env}")
-    split = "eval" if args.split == "live" else args.split
-    if split not in ("eval", "train", "published"):
-        raise ValueError(f"--split {args.split!r}: FinQA-v0 runs the eval, train or published questions")
+    task = task_of(args.env)  # unknown env -> KeyError -> exit 2
+    given = [flag for flag in _RUN_FLAGS if getattr(args, flag, None) not in (None, False)]
+    for flag in given:
+        if flag not in task.run_options:
+            raise ValueError(f"--{flag.replace('_', '-')} is not an option of {task.env_id} "
+                             f"(its options: {', '.join('--' + f.replace('_', '-') for f in task.run_options) or 'none'})")
     if args.topic is not None and args.instance is not None:
         raise ValueError("give --instance or --topic, not both")
-    env = gym.make(args.env, split=split)
-    policy = make_policy(args.policy, args.env, env, seed=args.seed)
-    if args.topic is not None:
-        options: dict[str, Any] | None = {"topic": args.topic, "seed": args.seed}
-    else:
-        options = {"index": args.instance} if args.instance is not None else None
-    obs, info = env.reset(seed=args.seed, options=options)
-    _, reward, _, _, final = env.step(action := policy(obs, info))
-    qa = final["qa"]
-    out = {"env": args.env, "policy": args.policy, "task_id": info["task_id"], "question": obs, "answer": action,
-           "score": reward, "reason": qa["reason"], "parts": qa["parts"], "truth": qa["truth"],
-           "solution": qa["solution"], "look_ahead_attempts": final["look_ahead_attempts"]}
+    symbols = (args.symbol,) if args.symbol else tuple(args.symbols) if args.symbols else None
+    selection = Selection(split=args.split, symbols=symbols,
+                          instances=(args.instance,) if args.instance is not None else None, seeds=(args.seed,),
+                          env_kwargs={k: getattr(args, k) for k in _ENV_FLAGS if getattr(args, k) is not None})
+    episode = task.plan(selection)[0]
+    policies = task.load_baselines()
+    if args.policy not in policies:
+        raise KeyError(f"unknown policy {args.policy!r} for {task.env_id}; valid policies: {sorted(policies)}")
+    kwargs = {**episode.env_kwargs, **(getattr(policies[args.policy][0], "env_kwargs", None) or {})}
+    if args.chart:
+        kwargs["render_mode"] = "rgb_array"
+    env = gym.make(task.env_id, **kwargs)
+    policy = make_policy(args.policy, task.env_id, env, seed=args.seed)
+    options = {"topic": args.topic, "seed": args.seed} if args.topic is not None else episode.options
+    result = play_episode(env, policy, seed=episode.seed, options=options, policy_name=args.policy)
+    printer = load(task.run_printer) if task.run_printer else generic_run_output
+    lines, record = printer(env, result, {flag: getattr(args, flag) for flag in given})
+    if args.chart:
+        _write_png(env.render(), args.chart)
+        lines.append(f"  chart: {args.chart}")
+    env.close()
     if args.json:
-        print(json.dumps(out, indent=2, default=str))
+        print(json.dumps(record, indent=2, default=_json_default))
         return 0
-    print(obs)
-    print(f"\n{args.env} {info['task_id']} policy={args.policy}: score {reward:.3f}"
-          + (f" ({qa['reason']})" if qa["reason"] else ""))
-    print(f"  answer: {action}")
-    for p in qa["parts"]:
-        print(f"  {p['name']}: {'ok' if p['correct'] else 'wrong'}, expected {p['expected']}, read {p['read']}"
-              + (f" ({p['reason']})" if p["reason"] else ""))
-    print("  solution: " + "; ".join(qa["solution"]))
+    print("\n".join(lines))
     return 0
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    return str(obj)
 
 
 def _write_png(rgb: Any, path: Path) -> None:
@@ -538,68 +400,29 @@ def _cmd_data_verify(args: argparse.Namespace) -> int:
     return 0
 
 
-#: Envs ``finenvs llm`` and ``finenvs mcp`` run (market episodes scored on their equity curves); offline agents exist for the
-#: families in ``finenvs.baselines.agents.SCRIPTED_AGENTS``.
-_LLM_ENVS = ("FinTrading-v0", "FinHedging-v0", "FinReport-v0")
+def _extra_body(text: str | None) -> dict[str, Any] | None:
+    return _json_object("--extra-body", text)
 
 
-def _require_market_env(env_id: str, family: str, verb: str) -> None:
-    """``finenvs llm`` and ``finenvs mcp`` run market episodes only: a clear error for any other env."""
-    if env_id in _LLM_ENVS:
-        return
-    from finenvs.registration import text_variant
+def _agent(args: argparse.Namespace, env_id: str, meta: dict[str, Any] | None = None) -> Any:
+    """The agent of ``finenvs llm`` (a resumed run: the one its run.json recorded, unless flags name another)."""
+    from finenvs.evaluation.agents import agent_from_record, make_agent
 
-    text_env = text_variant(env_id)
-    raise ValueError(
-        f"{verb} the market episodes of {', '.join(_LLM_ENVS)}; {env_id} is not one (task family {family!r}): "
-        f"drive {text_env or 'its text interface'} from your own agent loop, or run its offline baselines with "
-        f"`finenvs run --env {env_id} --policy ...` and `finenvs bench`")
+    if meta is not None and not (args.base_url or args.model or args.a2a_url):
+        return agent_from_record(env_id, meta.get("agent") or {})
+    return make_agent(env_id, base_url=args.base_url, model=args.model, a2a_url=args.a2a_url,
+                      api_key_env=args.api_key_env, timeout=args.timeout, temperature=args.temperature,
+                      max_tokens=args.max_tokens, tool_choice=args.tool_choice, extra_body=_extra_body(args.extra_body))
 
 
-def _llm_agent(args: argparse.Namespace, meta: dict[str, Any] | None) -> Any:
-    import dataclasses
-
-    from finenvs.baselines.agents import SCRIPTED_AGENTS
-    from finenvs.baselines.registry import family_of
-    from finenvs.evaluation.endpoints import OpenAIChatAgent
-
-    recorded = (meta or {}).get("agent") or {}
-    base_url = args.base_url or (recorded.get("base_url") if recorded.get("kind") == "openai-compatible" else None)
-    if base_url:
-        model = args.model or recorded.get("model")
-        if not model:
-            raise ValueError("--model is required with --base-url")
-        extra_body = recorded.get("extra_body") if meta else None
-        if args.extra_body:
-            try:
-                extra_body = json.loads(args.extra_body)
-            except ValueError as exc:
-                raise ValueError(f"--extra-body is not JSON: {exc}") from exc
-            if not isinstance(extra_body, dict):
-                raise ValueError("--extra-body must be a JSON object")
-        pick = (lambda key, value: recorded.get(key, value)) if meta else (lambda key, value: value)
-        return OpenAIChatAgent(
-            model, base_url, api_key_env=pick("api_key_env", args.api_key_env),
-            timeout=pick("timeout", args.timeout), temperature=pick("temperature", args.temperature),
-            max_tokens=pick("max_tokens", args.max_tokens), tool_choice=args.tool_choice or pick("tool_choice", None),
-            extra_body=extra_body,
-        )
-    if args.model:
-        raise ValueError("--model needs --base-url (without an endpoint the offline scripted agent runs)")
-    env_id = (meta or {}).get("config", {}).get("env_id") or args.env
-    cls = SCRIPTED_AGENTS.get(family_of(env_id))
-    if cls is None:
-        offline = ", ".join(f"{e}" for e in _LLM_ENVS if family_of(e) in SCRIPTED_AGENTS)
-        raise ValueError(f"no offline scripted chat agent for {env_id} (offline: {offline}); pass --base-url URL "
-                         "--model NAME to drive a model endpoint")
-    keys = {f.name for f in dataclasses.fields(cls)} - {"name"}
-    return cls(**{k: recorded[k] for k in keys if k in recorded})
+def _window_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: getattr(args, k) for k in ("start", "end") if getattr(args, k, None)}
 
 
 def _cmd_llm(args: argparse.Namespace) -> int:
-    from finenvs.baselines.registry import family_of
     from finenvs.evaluation.llm import PriceTable, RunConfig, run_llm
     from finenvs.evaluation.score import score_run, terminal_report
+    from finenvs.tasks import task_of
 
     meta = None
     if args.resume is not None:
@@ -610,34 +433,25 @@ def _cmd_llm(args: argparse.Namespace) -> int:
         config = RunConfig(**meta["config"])
         prices = PriceTable(**meta.get("prices", {}))
     else:
-        family = family_of(args.env)  # unknown env -> exit 2
-        _require_market_env(args.env, family, "finenvs llm runs")
-        env_kwargs: dict[str, Any] = {}
-        if family == "hedging":
-            if args.symbols:
-                env_kwargs["symbols"] = args.symbols
-            args.symbols = None
-        elif args.symbols is None:
-            args.symbols = ["MSFT", "TSLA", "AAPL", "NVDA"]
-        if args.start:
-            env_kwargs["start"] = args.start
-        if args.end:
-            env_kwargs["end"] = args.end
+        task = task_of(args.env)  # unknown env -> exit 2
         config = RunConfig(
-            env_id=args.env, symbols=args.symbols, split=args.split, env_kwargs=env_kwargs, seeds=args.seeds,
-            max_tool_calls=args.max_tool_calls, request_timeout=args.timeout, decision_timeout=args.decision_timeout,
-            max_retries=args.retries, concurrency=args.concurrency, format_retries=args.format_retries,
-            max_decisions=args.max_decisions,
+            env_id=task.env_id, symbols=args.symbols, split=args.split, env_kwargs=_window_kwargs(args),
+            seeds=args.seeds, instances=args.instances, limit=args.limit, max_tool_calls=args.max_tool_calls,
+            request_timeout=args.timeout, decision_timeout=args.decision_timeout, max_retries=args.retries,
+            concurrency=args.concurrency, format_retries=args.format_retries, max_decisions=args.max_decisions,
+            failure_rule="herculean" if args.herculean_rule else "default",
         )
+        config.episodes()  # a bad selection (unknown split, instance out of range, ...) fails before any work
         if args.prices is not None:
             if not args.model:
                 raise ValueError("--prices needs --model (the table is looked up by model name)")
             prices = PriceTable.load(args.prices, args.model)
         else:
             prices = PriceTable(args.price_in, args.price_out)
-    agent = _llm_agent(args, meta)
-    if not args.quiet and not getattr(agent, "base_url", None):
-        print(f"no --base-url: running the offline scripted agent ({agent.name})", file=sys.stderr)
+    agent = _agent(args, config.env_id, meta)
+    if not args.quiet and agent.describe().get("kind") == "scripted":
+        print(f"no --base-url/--model or --a2a-url: running the offline scripted agent ({agent.name})",
+              file=sys.stderr)
     summary = run_llm(config, agent, out=args.out, name=args.name, resume=args.resume, prices=prices,
                       progress=not args.quiet)
     print(terminal_report(score_run(summary.run_dir)))
@@ -659,23 +473,48 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return 0 if result.reproduced else 1
 
 
-def _cmd_mcp(args: argparse.Namespace) -> int:
-    from finenvs.baselines.registry import family_of
-    from finenvs.evaluation.mcp_server import McpEpisode, serve_stdio
-    from finenvs.evaluation.session import EpisodeSpec
+def _mcp_arguments(args: argparse.Namespace) -> list[str]:
+    """The ``finenvs mcp`` arguments that reproduce this invocation (for ``--print-config``)."""
+    out = ["mcp", "--env", args.env, "--split", args.split, "--seed", str(args.seed), "--out", str(args.out.resolve())]
+    for flag in ("symbol", "instance", "start", "end", "name"):
+        if getattr(args, flag) is not None:
+            out += [f"--{flag}", str(getattr(args, flag))]
+    if args.symbols:
+        out += ["--symbols", *args.symbols]
+    return out
 
-    family = family_of(args.env)
-    _require_market_env(args.env, family, "finenvs mcp serves")
-    kwargs: dict[str, Any] = {"split": args.split}
-    if family == "hedging" and args.symbol:
-        raise ValueError(f"--symbol is for single-asset envs; {args.env} takes --symbols (its universe)")
-    if family != "hedging" and args.symbols:
-        raise ValueError(f"--symbols is for FinHedging-v0's universe; {args.env} takes --symbol")
-    for key in ("symbol", "symbols", "start", "end"):
-        if getattr(args, key):
-            kwargs[key] = getattr(args, key)
-    episode = McpEpisode(EpisodeSpec(0, args.env, kwargs, args.seed), out=args.out, name=args.name)
-    print(f"finenvs mcp: serving {args.env} {kwargs} on stdio; results in {episode.files.root}", file=sys.stderr)
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    import shutil
+
+    from finenvs.evaluation.mcp_server import McpEpisode, serve_stdio
+    from finenvs.tasks import Selection, task_of
+
+    try:
+        task = task_of(args.env)
+        if args.symbol and args.symbols:
+            raise ValueError("give --symbol or --symbols, not both")
+        symbols = (args.symbol,) if args.symbol else tuple(args.symbols) if args.symbols else None
+        instances = (args.instance,) if args.instance is not None else None
+        selection = Selection(split=args.split, symbols=symbols, instances=instances, seeds=(args.seed,),
+                              env_kwargs=_window_kwargs(args))
+        episode_spec = task.plan(selection)[0]
+        if args.print_config:
+            command = shutil.which("finenvs") or sys.argv[0]
+            entry = {"mcpServers": {f"finenvs-{task.family}": {"command": str(Path(command).resolve()),
+                                                                "args": _mcp_arguments(args)}}}
+            print(json.dumps(entry, indent=2))
+            return 0
+        episode = McpEpisode(episode_spec, out=args.out, name=args.name)
+    except Exception as exc:
+        if args.print_config or sys.stdin.isatty():  # a person at a terminal: one error line, exit 2
+            raise
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        print(f"finenvs: error: {message}", file=sys.stderr)
+        serve_stdio(None, error=str(message))  # an MCP client gets the reason as an error result
+        return EXIT_USAGE
+    print(f"finenvs mcp: serving {task.env_id} {episode_spec.label()} on stdio; results in {episode.files.root}",
+          file=sys.stderr)
     serve_stdio(episode)
     return 0
 

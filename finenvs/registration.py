@@ -8,8 +8,8 @@ registers them all (see :mod:`finenvs.tasks.registry`).
 
 from __future__ import annotations
 
-from finenvs.tasks import register_builtin, task_of
 from finenvs.tasks import env_ids as _env_ids
+from finenvs.tasks import register_builtin, task_of
 
 
 def register_envs() -> None:

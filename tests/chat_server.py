@@ -1,8 +1,9 @@
 """A chat-completions server on 127.0.0.1 for tests: the scripted agent behind a real HTTP endpoint.
 
 It answers ``POST /v1/chat/completions`` the way an OpenAI-compatible server
-does (tool calls included), with :class:`ScriptedTradingAgent` choosing the
-reply, and ``GET /v1/models``. Faults are injected per request from a queue
+does (tool calls included), with :class:`~finenvs.evaluation.agents.ScriptedRouter`
+choosing the reply (each env's offline scripted agent, by the env the prompt
+names), and ``GET /v1/models``. Faults are injected per request from a queue
 (``server.faults``): each request pops one, if any:
 
 | fault | what the server does |
@@ -30,15 +31,15 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from finenvs.baselines.agents import ScriptedTradingAgent
+from finenvs.evaluation.agents import ScriptedRouter
 from finenvs.text.chat import ToolCall
 
 
 class ChatServer:
     """Start with ``with ChatServer() as server: server.base_url``."""
 
-    def __init__(self, agent: ScriptedTradingAgent | None = None) -> None:
-        self.agent = agent or ScriptedTradingAgent()
+    def __init__(self, agent: Any = None) -> None:
+        self.agent = agent or ScriptedRouter()
         self.faults: deque[str] = deque()
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()

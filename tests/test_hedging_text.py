@@ -20,8 +20,8 @@ from finenvs.evaluation.llm import RunConfig, run_episode
 from finenvs.evaluation.session import (
     EpisodeSpec,
     TrajectoryWriter,
-    episode_metrics_from_actions,
     read_trajectories,
+    replay_episode,
 )
 from finenvs.text.protocol import MAX_PROMPT_CHARS
 from finenvs.tools import COMMIT_TOOL, ToolBox
@@ -404,24 +404,24 @@ def test_scripted_pairs_agent_episode_is_clean_and_replays(tmp_path):
     top = ranking["pairs"][0]["pair"]
     first = steps[0]
     assert first["date"] == ranking["as_of"] == EVAL_START
-    assert first["action"] == top and first["action_index"] == fresh.unwrapped.pair_index(*top.split("/"))
+    assert first["action"] == top and first["env_action"] == fresh.unwrapped.pair_index(*top.split("/"))
     assert first["tool_calls"][1]["arguments"] == {"lookback": 60}
     assert all(s["tool_calls"][1]["arguments"] == {"lookback": 60, "pair": top} for s in steps[1:])
-    assert record["symbol"] == top and outcome.curves["spread"]
+    assert record["label"] == top and record["metrics"]["spread"]
     words = [s["action"] for s in steps]
     assert set(words[1:]) <= set(ACTION_NAMES) and {"LONG_SHORT", "SHORT_LONG"} & set(words)  # it trades
     # replaying the committed integer actions on a plain env reproduces every reward and the final equity
     plain = gym.make("FinHedging-v0", split="eval")
     plain.reset(seed=0)
     for step in steps:
-        _, reward, terminated, truncated, info = plain.step(step["action_index"])
+        _, reward, terminated, truncated, info = plain.step(step["env_action"])
         assert reward == step["reward"] and info["position"] == step["position"]
     assert terminated or truncated
-    assert info["equity"] == pytest.approx(record["final_equity"], rel=1e-12, abs=0)
-    assert record["final_equity"] != 1.0
-    rewards, final = episode_metrics_from_actions(spec, words)  # the offline re-scorer agrees
-    assert rewards == [s["reward"] for s in steps]
-    assert final["equity"] == pytest.approx(record["final_equity"], rel=1e-12, abs=0)
+    assert info["equity"] == pytest.approx(record["metrics"]["final_equity"], rel=1e-12, abs=0)
+    assert record["metrics"]["final_equity"] != 1.0
+    rewards, metrics, final = replay_episode(spec, [s["env_action"] for s in steps])  # the offline re-scorer agrees
+    assert rewards == [s["reward"] for s in steps] and metrics == record["metrics"]
+    assert final["equity"] == pytest.approx(record["metrics"]["final_equity"], rel=1e-12, abs=0)
 
 
 # ---------------------------------------------------------------------------- MCP
@@ -460,7 +460,7 @@ def test_mcp_serves_pair_stats_and_takes_a_pair_then_trades(tmp_path, base):
     assert [r["date"] for r in replies][0] == EVAL_START and all(not r["done"] for r in replies)
     steps = [r for r in read_trajectories(ep.files.trajectories)[0] if r["type"] == "step"]
     assert [s["action"] for s in steps] == ["AAPL/MSFT", "LONG_SHORT", "HOLD", "CLOSE", "SHORT_LONG"]
-    assert [s["action_index"] for s in steps] == [base.pair_index("AAPL", "MSFT"), 0, HOLD, 3, 1]
+    assert [s["env_action"] for s in steps] == [base.pair_index("AAPL", "MSFT"), 0, HOLD, 3, 1]
     assert [s["invalid"] is None for s in steps] == [True, True, False, True, True]
     assert "already chosen (AAPL/MSFT)" in steps[2]["invalid"] and steps[2]["reply_action"] == "ADBE/TSLA"
     assert all(s["symbol"] == "AAPL/MSFT" for s in steps[1:])
@@ -503,7 +503,7 @@ def test_scripted_pairs_agent_over_mcp_matches_the_in_process_run(tmp_path):
     assert last["look_ahead_attempts"] == 0
     local = asyncio.run(run_episode(ScriptedPairsAgent(), EpisodeSpec(0, "FinHedging-v0", {"split": "eval"}, 0),
                                     RunConfig(env_id="FinHedging-v0")))
-    assert last["final_equity"] == local.record["final_equity"] != 1.0
+    assert last["metrics"]["cumulative_return"] == local.record["metrics"]["standard"]["cumulative_return"] != 0.0
     steps = [r for r in read_trajectories(ep.files.trajectories)[0] if r["type"] == "step"]
-    assert all(s["invalid"] is None for s in steps) and steps[-1]["symbol"] == local.record["symbol"]
+    assert all(s["invalid"] is None for s in steps) and steps[-1]["symbol"] == local.record["label"]
     ep.close()

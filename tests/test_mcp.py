@@ -114,7 +114,9 @@ def test_a_whole_episode_is_committed_scored_and_closed(tmp_path):
     assert late.is_error and "episode is over" in late.structured_content["error"]
     score = json.loads((tmp_path / "mcp" / "score.json").read_text())
     assert score["reproduced"] is True and score["episodes"][0]["steps"] == 60
-    assert score["episodes"][0]["standard"]["cumulative_return"] == pytest.approx(last["final_equity"] - 1.0)
+    metrics = score["episodes"][0]["metrics"]
+    assert metrics["standard"]["cumulative_return"] == pytest.approx(metrics["final_equity"] - 1.0)
+    assert last["metrics"]["cumulative_return"] == metrics["standard"]["cumulative_return"]
     assert json.loads((tmp_path / "mcp" / "run.json").read_text())["status"] == "complete"
     assert score_run(tmp_path / "mcp").reproduced
 

@@ -151,11 +151,15 @@ class TextInterface(gym.Wrapper):
         parsed = self.parse(action)
         return self.step_parsed(parsed, action_text=action if isinstance(action, str) else None)
 
-    def step_parsed(self, parsed: ParsedAction, *, action_text: str | None = None) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Step with an already parsed action (the runner and MCP server parse replies themselves)."""
-        resolve = getattr(self.env.unwrapped, "text_action", None)
-        if resolve is not None:  # envs whose words depend on the stage (FinHedging-v0) check them here
-            parsed = resolve(parsed)
+    def step_parsed(self, parsed: ParsedAction, *, action_text: str | None = None,
+                    resolve: bool = True) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Step with an already parsed action (the runner and MCP server parse replies themselves).
+
+        ``resolve=False`` takes ``parsed.action`` as the env action itself (a replay of a recorded one).
+        """
+        text_action = getattr(self.env.unwrapped, "text_action", None) if resolve else None
+        if text_action is not None:  # envs whose words depend on the stage or state (FinHedging-v0) check them
+            parsed = text_action(parsed)
         self.last_parsed = parsed
         _, reward, terminated, truncated, info = self.env.step(parsed.action)
         if not parsed.valid:
@@ -169,8 +173,10 @@ class TextInterface(gym.Wrapper):
         info["tool_calls_total"] = self._tool_calls_total
         self._tool_calls = 0
         note = f" (format error: {parsed.invalid})" if parsed.invalid else ""
+        equity = info.get("equity")
         self._decisions.append(
-            f"- {info['date']}: {parsed.name}{note}; reward {reward:+.5f}, equity {info.get('equity', float('nan')):.4f}"
+            f"- {info.get('date', len(self._decisions) + 1)}: {parsed.name}{note}; reward {reward:+.5f}"
+            + (f", equity {equity:.4f}" if isinstance(equity, (int, float)) else "")
         )
         return self.prompt(), float(reward), terminated, truncated, info
 

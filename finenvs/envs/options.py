@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -16,16 +17,20 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from finenvs.data.asof import AsOfView
+from finenvs.data.asof import AsOfView, LookAheadCounter
 from finenvs.data.chains import REALISED_VOL_DAYS, synthetic_chain
 from finenvs.data.splits import split_bounds
 from finenvs.data.synthetic import SyntheticSpec, simulate
 from finenvs.envs.options_core import (
+    DIMENSIONS,
     KINDS,
     OUTLOOKS,
     TEMPLATE_NAMES,
     AnswerError,
+    ItemScore,
     OptionLeg,
+    ScoreCard,
+    _card,
     build_template,
     engine_numbers,
     parse_answer,
@@ -34,8 +39,9 @@ from finenvs.envs.options_core import (
     stated_answer,
 )
 from finenvs.envs.options_tasks import make_task
-from finenvs.envs.validation import check_render_mode
+from finenvs.envs.validation import check_choice, check_render_mode
 from finenvs.pricing import PricingError, bsm_price
+from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
 
 SOURCES = ("real", "synthetic")
 CHAINS = ("generated", "real")
@@ -47,6 +53,9 @@ SMILE_OFFSETS = (-2, -1, 0, 1, 2)
 OBS_BOUND = 10.0
 REAL_CHAIN = ("SPY", "2026-05-01")
 RESET_OPTIONS = ("symbol", "date", "kind", "template", "task_id", "task")
+ACTION_MODES = ("legs", "text")
+#: Longest text answer (characters); a longer one is unreadable (score 0 with the reason), never cut.
+MAX_ANSWER_CHARS = 16_384
 PUBLIC_TASK_KEYS = ("id", "kind", "source", "prompt", "market", "quotes", "given_legs", "template", "outlook",
                     "budget", "contracts", "ask", "attribution", "daily_vol")
 
@@ -60,6 +69,100 @@ def answer_schema() -> dict[str, Any]:
 def public_task(task: dict[str, Any]) -> dict[str, Any]:
     """What an agent may see of a task: no published answers, errata or notes of a bank item."""
     return {k: task[k] for k in PUBLIC_TASK_KEYS if k in task}
+
+
+def read_answer(answer: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """``(answer as a dict, None)``, or ``(None, why it cannot be read)``; never raises."""
+    try:
+        return parse_answer(answer), None
+    except AnswerError as exc:
+        return None, str(exc)
+    except RecursionError:
+        return None, "malformed JSON: nested too deeply"
+
+
+def unread_card(task: dict[str, Any], reason: str) -> ScoreCard:
+    """The score of an answer that could not be read: 0 on every item asked, with the reason."""
+    items = [ItemScore(dim, name, 0.0, f"answer unreadable: {reason}") for dim in DIMENSIONS for name in task["ask"][dim]]
+    return _card(items, parse_error=reason)
+
+
+OPTIONS_INSTRUCTIONS = (
+    "You answer one options task: price an option, give a position's Greeks, build a strategy for an outlook and "
+    "a risk budget, attribute a P&L between two marks, or size a credit spread. The task states the market, the "
+    "contracts on offer and the numbers it asks for. Every number is checked against the pricing engine: the "
+    "score is 0-100, 25 each for P&L, Greeks, Strategy and Risk (a dimension the task does not ask is left out "
+    "and the others share its weight). Money is for the whole position (per share x multiplier x contracts); "
+    "net_premium > 0 is a net debit; delta in shares, vega per vol point, theta per calendar day; hedge.shares "
+    "is the stock trade that makes the position delta-neutral (< 0 sells). You answer once; the episode ends."
+)
+
+
+@dataclass(frozen=True)
+class OptionsProtocol(AnswerProtocol):
+    """The text protocol of FinOptions-v0 (``action_mode="text"``): the action is one JSON answer.
+
+    ``parse_text``/``parse_commit`` never raise. A reply that is read is the
+    answer, marked invalid when :func:`~finenvs.envs.options_core.parse_answer`
+    cannot read it (it then scores 0 on every item, with the reason). A reply that
+    is not read (not text, longer than ``max_chars``, not printable, unreadable
+    ``commit_action`` arguments) carries the empty answer ``""``: it scores 0 with
+    the reason. Nothing is ever substituted.
+    """
+
+    def check(self, answer: Any) -> str | None:
+        return read_answer(answer)[1]
+
+    def commit_schema(self) -> dict[str, Any]:
+        """The answer schema (``options_answer.schema.json``) as the commit tool's parameters, plus ``reasoning``."""
+        schema = {k: v for k, v in answer_schema().items() if not k.startswith("$")}
+        legs = schema["properties"]["legs"]
+        # conditional keywords are beyond some servers' schema-to-grammar converters; the description says it
+        legs["items"] = {k: v for k, v in legs["items"].items() if k not in ("if", "then")}
+        legs["description"] = "The position per unit; call and put legs need strike and expiry (YYYY-MM-DD)."
+        schema["properties"]["reasoning"] = {"type": "string",
+                                             "description": "Optional: how you got the numbers (not scored)."}
+        return schema
+
+    def parse_commit(self, arguments: Any) -> ParsedAction:
+        arguments, problem = self.commit_arguments(arguments)
+        if problem is not None:
+            return ParsedAction("", "ANSWER", problem, "tool")
+        reasoning = arguments.get("reasoning", "")
+        answer = {k: v for k, v in arguments.items() if k != "reasoning"}
+        try:
+            text = json.dumps(answer, separators=(",", ":"), default=str)
+        except (ValueError, RecursionError):
+            return ParsedAction("", "ANSWER", "commit_action arguments cannot be written as JSON", "tool")
+        if len(text) > self.max_chars:
+            return ParsedAction("", "ANSWER", f"the answer has {len(text)} characters of JSON; the limit is "
+                                f"{self.max_chars}", "tool")
+        return ParsedAction(text, "ANSWER", self.check(text), "tool",
+                            reasoning[: self.max_chars] if isinstance(reasoning, str) else "")
+
+
+OPTIONS_PROTOCOL = OptionsProtocol(
+    task="FinOptions-v0",
+    instructions=OPTIONS_INSTRUCTIONS,
+    actions={"ANSWER": ""},
+    default="ANSWER",
+    default_reason="an unreadable answer scores 0 on every item, with the reason; nothing is substituted",
+    max_chars=MAX_ANSWER_CHARS,
+    hint='{"legs": [{"side", "type", "strike", "expiry", "quantity"}, ...], "contracts": <n>, <each number asked>}',
+    answer_note=(
+        "Commit with the commit_action tool (its fields are the answer: legs, contracts and every number the task "
+        'asks for), or reply with one JSON object {"legs": [...], "contracts": <n>, ...} (a ```json block or one '
+        "object inside your text). A number asked and not given scores 0; an answer that is not such an object "
+        "scores 0 on every item; nothing is substituted."),
+)
+
+
+@dataclass
+class OptionsView:
+    """What an options episode reads: its task, public at the close of ``as_of`` (the tools go through it)."""
+
+    as_of: str
+    counter: LookAheadCounter = field(default_factory=LookAheadCounter)
 
 
 class FinOptionsEnv(gym.Env):
@@ -85,18 +188,23 @@ class FinOptionsEnv(gym.Env):
     recomputed by the engine; see its README).
 
     ## Action Space
-    Text agents pass the answer to ``step`` as a JSON string or dict (schema:
-    :func:`answer_schema`; the prompt is ``info["prompt"]`` and ``env.prompt``).
-    RL agents use ``MultiDiscrete([12, 7, 4, 3, 5])``: template
-    (:data:`~finenvs.envs.options_core.TEMPLATE_NAMES`), centre strike offset
-    from the money (-3..+3 listed strikes), wing width (1..4 strikes), expiry
-    slot (0..2, a calendar's far leg is the next slot) and size (0.25, 0.5,
-    0.75, 1, 1.5 x the largest count within the budget, at least 1). An RL
-    action states no numbers: the env states the engine's own numbers, hedge
-    and a half-max exit for it, so P&L and Greeks score full marks by
-    construction and the reward's signal is Strategy and Risk. An action
-    outside the space raises ``ValueError``; a malformed text answer never
-    raises: it scores 0 on every item with the reason in ``info``.
+    ``action_mode="legs"`` (default, RL): ``MultiDiscrete([12, 7, 4, 3, 5])``:
+    template (:data:`~finenvs.envs.options_core.TEMPLATE_NAMES`), centre strike
+    offset from the money (-3..+3 listed strikes), wing width (1..4 strikes),
+    expiry slot (0..2, a calendar's far leg is the next slot) and size (0.25,
+    0.5, 0.75, 1, 1.5 x the largest count within the budget, at least 1). An
+    RL action states no numbers: the env states the engine's own numbers,
+    hedge and a half-max exit for it, so P&L and Greeks score full marks by
+    construction and the reward's signal is Strategy and Risk. Anything else
+    (a str, a dict, an array outside the space) raises ``ValueError``.
+
+    ``action_mode="text"`` (``FinOptions-text-v0`` uses it): ``PrintableText(16384)``,
+    the answer as a JSON object's text (alone, in a ```json block or inside
+    prose; schema: :func:`answer_schema`; the prompt is ``info["prompt"]`` and
+    ``env.prompt``; the text protocol is :data:`OPTIONS_PROTOCOL`). Anything
+    but a ``str`` raises ``ValueError``; a str never raises: one that cannot be
+    read (malformed JSON, over 16,384 characters, non-printable) scores 0 on
+    every item, with the reason in ``info["parse_error"]``.
 
     ## Observation Space
     ``Box(-10, 10, (48,), float32)``:
@@ -138,14 +246,18 @@ class FinOptionsEnv(gym.Env):
     ## Arguments
     ``kinds`` (default all five), ``templates`` (default all twelve),
     ``source``, ``chain``, ``symbols``, ``split`` (train/eval/live),
-    ``bank`` (None or ``"fabpp"``), ``hold_to_expiry``, ``dataset``, ``render_mode``
-    (None or ``"ansi"``).
+    ``bank`` (None or ``"fabpp"``), ``hold_to_expiry``, ``dataset``,
+    ``action_mode`` (``"legs"``, the default, or ``"text"``; see Action Space),
+    ``render_mode`` (None or ``"ansi"``).
 
     ## Version History
     * v0: initial release.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    #: How text agents answer (``action_mode="text"``); :class:`~finenvs.wrappers.text.TextInterface` reads it.
+    text_protocol = OPTIONS_PROTOCOL
+    task_family = "options"
 
     def __init__(
         self,
@@ -158,9 +270,11 @@ class FinOptionsEnv(gym.Env):
         bank: str | None = None,
         hold_to_expiry: bool = False,
         dataset: str = "core",
+        action_mode: str = "legs",
         render_mode: str | None = None,
     ) -> None:
         check_render_mode(render_mode, self.metadata)
+        check_choice("action_mode", action_mode, ACTION_MODES)
         self.kinds = tuple(kinds) if kinds is not None else KINDS
         for kind in self.kinds:
             if kind not in KINDS:
@@ -192,10 +306,13 @@ class FinOptionsEnv(gym.Env):
             self._bank = load_bank()
         if source == "real" and bank is None:
             split_bounds(split)  # an unknown split fails here, not at reset
-        self.action_space = spaces.MultiDiscrete(
-            [len(TEMPLATE_NAMES), len(CENTER_OFFSETS), len(WIDTHS), N_EXPIRY_SLOTS, len(SIZE_FRACTIONS)])
+        self.action_mode = action_mode
+        self.action_space: spaces.Space = PrintableText(MAX_ANSWER_CHARS) if action_mode == "text" else \
+            spaces.MultiDiscrete([len(TEMPLATE_NAMES), len(CENTER_OFFSETS), len(WIDTHS), N_EXPIRY_SLOTS,
+                                  len(SIZE_FRACTIONS)])
         self.observation_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (48,), np.float32)
         self.task: dict[str, Any] | None = None
+        self._view: OptionsView | None = None
         self._done = True
         self._last: dict[str, Any] = {}
 
@@ -275,6 +392,7 @@ class FinOptionsEnv(gym.Env):
             task = make_task(chain, np.random.default_rng(task_seed), kind=kind, template=template, rate=rate,
                              task_id=f"{chain.symbol}-{chain.snapshot}-{kind}-{task_seed}")
         self.task = task
+        self._view = OptionsView(str(task["market"]["as_of"]))
         self._done = False
         self._last = {}
         return self._observe(), self._info()
@@ -298,8 +416,29 @@ class FinOptionsEnv(gym.Env):
     def _info(self) -> dict[str, Any]:
         task = self.task
         assert task is not None
+        attempts = self._view.counter.attempts if self._view is not None else 0
         return {"task_id": task["id"], "kind": task["kind"], "prompt": task["prompt"], "task": copy.deepcopy(public_task(task)),
-                "date": task["market"]["as_of"], "symbol": task["market"]["symbol"], "look_ahead_attempts": 0}
+                "date": task["market"]["as_of"], "symbol": task["market"]["symbol"], "look_ahead_attempts": attempts}
+
+    # ------------------------------------------------------------------ text interface
+    def as_of_view(self) -> OptionsView:
+        """The episode's view (its look-ahead counter; the options tools read the task through the env)."""
+        if self._view is None:
+            raise gym.error.ResetNeeded("call reset() before as_of_view()")
+        return self._view
+
+    def text_state(self) -> dict[str, str]:
+        """The task as prompt lines: id and kind, market, the items asked, and the full task text."""
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() before text_state()")
+        task, m = self.task, self.task["market"]
+        names = {"pnl": "P&L", "greeks": "Greeks", "strategy": "Strategy", "risk": "Risk"}
+        ask = "; ".join(f"{names[d]}: {', '.join(task['ask'][d])}" for d in DIMENSIONS if task["ask"][d])
+        return {"Task": f"{task['id']} ({task['kind']})",
+                "Market": f"{m['symbol']} at the close of {m['as_of']}: spot {m['spot']:g}, rate {m['rate']:.4%}, "
+                          f"dividend yield {m['dividend_yield']:.2%}, {m['multiplier']:g} shares per contract",
+                "Scored items": ask,
+                "Question": "\n" + task["prompt"]}
 
     def rl_answer(self, action: Any) -> dict[str, Any]:
         """The answer an RL action stands for: its legs, sized, with the engine's numbers stated."""
@@ -324,7 +463,7 @@ class FinOptionsEnv(gym.Env):
                 arr = arr.astype(np.int64)
             else:
                 raise ValueError(f"an RL action is 5 integers {list(self.action_space.nvec)} (template, centre, "
-                                 f"width, expiry, size); got {action!r}. Text answers are str or dict.")
+                                 f"width, expiry, size); got {str(action)[:80]!r}")
         if not self.action_space.contains(arr.astype(self.action_space.dtype)):
             raise ValueError(f"action {arr.tolist()} is outside MultiDiscrete({self.action_space.nvec.tolist()})")
         return arr
@@ -333,25 +472,35 @@ class FinOptionsEnv(gym.Env):
         if self.task is None or self._done:
             raise gym.error.ResetNeeded("call reset() before step(): the task is answered")
         task = self.task
-        if isinstance(action, (str, bytes, dict)):
-            answer, mode = action, "text"
+        answer: dict[str, Any] | None
+        if self.action_mode == "text":
+            if not isinstance(action, str):
+                raise ValueError(f"FinOptions-v0 (action_mode='text') takes the answer as a str, "
+                                 f"PrintableText({MAX_ANSWER_CHARS}): one JSON object; got {type(action).__name__}")
+            parsed = self.text_protocol.parse_text(action)
+            answer = None if parsed.invalid else parse_answer(action)
+            card = unread_card(task, parsed.invalid) if answer is None else score_answer(task, answer)
         else:
-            answer, mode = self.rl_answer(self._check_rl_action(action)), "rl"
-        card = score_answer(task, answer)
+            if isinstance(action, (str, bytes, dict)):
+                raise ValueError(f"FinOptions-v0 (action_mode='legs') takes MultiDiscrete({self.action_space.nvec.tolist()})"
+                                 " actions; for text answers make the env with action_mode='text'")
+            answer = self.rl_answer(self._check_rl_action(action))
+            card = score_answer(task, answer)
         self._done = True
         info = self._info()
         info.update({"score": card.total, "dimensions": dict(card.dimensions), "items": card.to_dict()["items"],
-                     "parse_error": card.parse_error, "action_mode": mode,
-                     "invalid_action": card.parse_error is not None})
+                     "parse_error": card.parse_error, "action_mode": self.action_mode,
+                     "invalid_action": card.parse_error})
         if card.engine:
             info["engine"] = {k: v for k, v in card.engine.items() if not isinstance(v, dict)}
         if self.hold_to_expiry:
-            info.update(self._settle(answer))
+            info.update(self._settle(answer) if answer is not None else
+                        {"realised_pnl": None, "settlement": {"error": card.parse_error}})
         self._last = info
         return self._observe(), float(card.total), True, False, info
 
     # ------------------------------------------------------------------ settlement
-    def _settle(self, answer: Any) -> dict[str, Any]:
+    def _settle(self, answer: dict[str, Any]) -> dict[str, Any]:
         """Hold the answer's position to its first expiry on the real path (or a GBM at the PoP sigma)."""
         task = self.task
         assert task is not None

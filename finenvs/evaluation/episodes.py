@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
+from finenvs.tasks.common import position_stats
 from finenvs.wrappers.metrics import EpisodeMetrics
 
 
@@ -81,15 +81,6 @@ class EpisodeResult:
         }
 
 
-def position_stats(positions: list[float]) -> tuple[float, int]:
-    """``(time in market, positions opened)`` of a per-day held-position list."""
-    if not positions:
-        return 0.0, 0
-    pos = np.asarray(positions)
-    opened = int(np.count_nonzero((pos != 0) & (pos != np.concatenate(([0.0], pos[:-1])))))
-    return float(np.count_nonzero(pos) / pos.size), opened
-
-
 def run_episode(
     env: gym.Env,
     policy: Callable[[Any, dict[str, Any]], Any],
@@ -153,3 +144,50 @@ def _has_metrics(env: gym.Env) -> bool:
             return True
         env = env.env
     return False
+
+
+def play_episode(env: gym.Env, policy: Callable[[Any, dict[str, Any]], Any], *, seed: int | None = None,
+                 options: dict[str, Any] | None = None, policy_name: str = "") -> dict[str, Any]:
+    """Play one episode of any finenvs env with ``policy(obs, info) -> action``; the family's metrics of it.
+
+    Returns:
+        ``{"env", "policy", "seed", "obs", "info" (reset info), "action" (the last), "actions", "reward"
+        (total), "steps", "final" (the last step's info), "metrics" (the task spec's episode metrics),
+        "oracle", "seconds"}``.
+    """
+    from finenvs.tasks import task_of
+
+    task = task_of(env)
+    began = time.perf_counter()
+    if hasattr(policy, "reset"):
+        policy.reset(seed)
+    obs, info = env.reset(seed=seed, options=options)
+    first_obs, reset_info = obs, info
+    infos: list[dict[str, Any]] = []
+    actions: list[Any] = []
+    total = 0.0
+    while True:
+        action = policy(obs, info)
+        actions.append(action)
+        obs, reward, terminated, truncated, info = env.step(action)
+        infos.append(info)
+        total += float(reward)
+        if terminated or truncated:
+            break
+    return {"env": task.env_id, "policy": policy_name, "seed": seed, "obs": first_obs, "info": reset_info,
+            "action": actions[-1], "actions": actions, "reward": total, "steps": len(infos), "final": infos[-1],
+            "metrics": task.metrics_of_episode(env.unwrapped, reset_info, infos),
+            "oracle": bool(getattr(policy, "oracle", False)), "seconds": time.perf_counter() - began}
+
+
+def generic_run_output(env: gym.Env, result: dict[str, Any], flags: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """What ``finenvs run`` prints for a family without a printer of its own: its columns, and the metrics."""
+    from finenvs.tasks import task_of
+
+    task = task_of(env)
+    single = task.metrics_of_run([result["metrics"]])
+    cells = ", ".join(f"{c.label} {c.cell(single)}" for c in task.columns)
+    lines = [f"{task.env_id} {result['metrics'].get('label', '')} policy={result['policy']} steps={result['steps']}: "
+             f"{cells}"]
+    return lines, {"env": task.env_id, "policy": result["policy"], "seed": result["seed"], "steps": result["steps"],
+                   "reward": result["reward"], "metrics": result["metrics"]}

@@ -46,7 +46,6 @@ from typing import Any, Protocol
 from finenvs.evaluation.endpoints import EndpointError
 from finenvs.evaluation.session import (
     EpisodeSession,
-    EpisodeSpec,
     ReplayMismatch,
     RunFiles,
     TrajectoryWriter,
@@ -55,9 +54,14 @@ from finenvs.evaluation.session import (
     run_metadata,
     write_run_json,
 )
+from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, task_of
 from finenvs.text.chat import ChatAgent
 from finenvs.text.protocol import ParsedAction, TextProtocol
 from finenvs.tools.registry import COMMIT_TOOL
+
+FAILURE_RULES = ("default", "herculean")
+#: HERCULEAN's attempts per decision before it counts as a failure.
+HERCULEAN_ATTEMPTS = 5
 
 SYSTEM_PROMPT = (
     "You are an agent acting in a finenvs environment. Read data with the tools (they see nothing after the "
@@ -108,12 +112,17 @@ class PriceTable:
 class RunConfig:
     """What an LLM run does.
 
+    The episodes are the env's task-spec plan (:meth:`finenvs.tasks.TaskSpec.plan`) for
+    ``split``, narrowed by ``symbols``, ``instances``, ``limit`` and ``seeds``.
+
     Attributes:
-        env_id: Base env id (its text protocol and tools are used).
-        symbols: One episode per symbol (and seed); None = the env's default symbol.
+        env_id: Env id, base or text variant (the family's text protocol and tools are used).
+        symbols: Symbols of market families (one episode each; FinHedging-v0: the universe); None = the plan's.
         split: Named split for every episode.
         env_kwargs: Further env arguments (``fee_bps``, ``start``/``end``, ...).
-        seeds: Reset seeds (one episode per symbol and seed).
+        seeds: Reset seeds (market families: one episode per symbol and seed; others: the first seed).
+        instances: Indices into the plan (questions, audit instances, option tasks, hedging paths).
+        limit: Run only the plan's first ``limit`` episodes.
         max_tool_calls: Tool calls allowed per decision (commit not counted).
         request_timeout: Seconds per chat request.
         decision_timeout: Seconds per decision, all requests and tools included.
@@ -123,9 +132,13 @@ class RunConfig:
         concurrency: Episodes in flight at once.
         history: Recent decisions shown in each prompt.
         tool_max_chars: Cap on each tool result.
-        format_retries: Times a reply without an action is sent back for another try.
+        format_retries: Times a reply without a valid action is sent back for another try.
         max_consecutive_endpoint_failures: Failed decisions in a row that stop an episode (None: never).
         max_decisions: Stop each episode after this many decisions (smoke runs; status ``partial``).
+        failure_rule: ``"default"``: a decision still invalid after its retries takes the protocol's documented
+            default action. ``"herculean"``: HERCULEAN's rule — five attempts (``format_retries`` raised to at
+            least 4), and a decision still without a valid action fails the episode (status ``failed``, no
+            metrics, "—" in tables).
         seed: Seed of the retry jitter.
     """
 
@@ -134,6 +147,8 @@ class RunConfig:
     split: str | None = "eval"
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     seeds: list[int] = field(default_factory=lambda: [0])
+    instances: list[int] | None = None
+    limit: int | None = None
     max_tool_calls: int = 8
     request_timeout: float = 60.0
     decision_timeout: float = 600.0
@@ -146,6 +161,7 @@ class RunConfig:
     format_retries: int = 0
     max_consecutive_endpoint_failures: int | None = 3
     max_decisions: int | None = None
+    failure_rule: str = "default"
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -164,19 +180,24 @@ class RunConfig:
             raise ValueError(f"max_decisions={self.max_decisions!r} must be None or >= 1")
         if not self.seeds:
             raise ValueError("seeds=[] is empty; give at least one seed")
+        if self.failure_rule not in FAILURE_RULES:
+            raise ValueError(f"failure_rule={self.failure_rule!r}; valid: {list(FAILURE_RULES)}")
+        if self.failure_rule == "herculean":
+            self.format_retries = max(self.format_retries, HERCULEAN_ATTEMPTS - 1)
+
+    @property
+    def task(self) -> TaskSpec:
+        return task_of(self.env_id)
+
+    def selection(self) -> Selection:
+        return Selection(
+            split=self.split or "eval", symbols=tuple(self.symbols) if self.symbols else None,
+            instances=tuple(self.instances) if self.instances is not None else None, limit=self.limit,
+            seeds=tuple(int(s) for s in self.seeds), env_kwargs=dict(self.env_kwargs))
 
     def episodes(self) -> list[EpisodeSpec]:
-        """One spec per (symbol, seed), in order."""
-        specs = []
-        for symbol in self.symbols or [None]:
-            for seed in self.seeds:
-                kwargs = dict(self.env_kwargs)
-                if self.split is not None:
-                    kwargs.setdefault("split", self.split)
-                if symbol is not None:
-                    kwargs["symbol"] = symbol
-                specs.append(EpisodeSpec(len(specs), self.env_id, kwargs, int(seed), None))
-        return specs
+        """The run's episodes: the family's plan for this selection."""
+        return self.task.plan(self.selection())
 
 
 # ---------------------------------------------------------------------------- one decision
@@ -211,7 +232,7 @@ class Decision:
     parsed: ParsedAction
     raw_text: str | None
     messages: list[dict[str, Any]]
-    usage: dict[str, int]
+    usage: dict[str, int] | None
     requests: int = 0
     retries: int = 0
     endpoint_errors: int = 0
@@ -264,7 +285,9 @@ async def decide(
             reply = await _request(agent, messages, tools, config, d, rng, sleep, deadline)
         except EndpointError as exc:
             return finish(protocol.invalid(f"endpoint error: {exc}"), endpoint_failed=True)
-        if reply.usage:
+        if reply.usage is None or d.usage is None:  # one unknown count makes the decision's unknown
+            d.usage = None
+        else:
             for key in ("prompt_tokens", "completion_tokens"):
                 d.usage[key] += int(reply.usage.get(key) or 0)
         messages.append(reply.message())
@@ -355,13 +378,10 @@ class EpisodeOutcome:
     """How an episode of a run ended."""
 
     spec: EpisodeSpec
-    status: str  # complete | partial | aborted | skipped (already complete when resumed)
+    status: str  # complete | failed | partial | aborted | skipped (already complete or failed when resumed)
     record: dict[str, Any] | None
     decisions: int
     message: str = ""
-    #: the episode's curves (dates, wealth, herculean_equity, positions; spread for pairs envs) when it
-    #: completed in this process
-    curves: dict[str, Any] | None = None
 
 
 @dataclass
@@ -393,7 +413,9 @@ async def run_episode(
     session = EpisodeSession(spec, writer=writer, history=config.history, tool_max_chars=config.tool_max_chars,
                              recorded=recorded)
     if on_start is not None:
-        on_start(int(session.reset_info.get("n_decisions", 0)) - session.step_index)
+        info = session.reset_info
+        expected = info.get("n_decisions") or info.get("n_reports") or info.get("n_steps") or 1
+        on_start(int(expected) - session.step_index)
     rng = random.Random(f"{config.seed}-{spec.index}")
     port = SessionPort(session)
     failures = 0
@@ -403,6 +425,14 @@ async def run_episode(
                 return EpisodeOutcome(spec, "partial", None, session.step_index,
                                       f"stopped after max_decisions={config.max_decisions}")
             decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep)
+            if config.failure_rule == "herculean" and not decision.parsed.valid:
+                reason = (f"no valid decision after {config.format_retries + 1} attempts at step "
+                          f"{session.step_index}: {decision.parsed.invalid}")
+                record = session.fail(reason, messages=decision.messages, raw_text=decision.raw_text,
+                                      usage=decision.usage, errors=decision.errors)
+                if on_decision is not None:
+                    on_decision(1)
+                return EpisodeOutcome(spec, "failed", record, session.step_index, reason)
             session.commit(
                 decision.parsed,
                 raw_text=decision.raw_text,
@@ -424,13 +454,7 @@ async def run_episode(
             if limit is not None and failures >= limit and not session.done:
                 return EpisodeOutcome(spec, "aborted", None, session.step_index,
                                       f"endpoint failed on {failures} decisions in a row; resume the run later")
-        curves = {k: v for k, v in session.last_info.get("episode_metrics", {}).items()
-                  if k not in ("standard", "herculean")}
-        spread_path = getattr(session.env.unwrapped, "spread_path", None)
-        spread = spread_path() if callable(spread_path) else None  # pairs envs: the chosen pair's log ratio
-        if spread is not None:
-            curves["spread"] = spread.tolist()
-        return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index, curves=curves)
+        return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index)
     finally:
         session.close()
 
@@ -446,7 +470,7 @@ def _group_steps(records: list[dict[str, Any]]) -> tuple[dict[int, list[dict[str
     for record in records:
         if record.get("type") == "step":
             steps.setdefault(int(record["episode"]), []).append(record)
-        elif record.get("type") == "episode" and record.get("status") == "complete":
+        elif record.get("type") == "episode" and record.get("status") in ("complete", "failed"):
             done.add(int(record["episode"]))
     return steps, done
 
@@ -512,7 +536,7 @@ async def run_llm_async(
     status = "interrupted"
     try:
         outcomes = list(await asyncio.gather(*(one(s) for s in episodes)))
-        finished = all(o.status in ("complete", "skipped") for o in outcomes)
+        finished = all(o.status in ("complete", "failed", "skipped") for o in outcomes)
         status = "complete" if finished else "incomplete"
         return RunSummary(files.root, status, outcomes, time.perf_counter() - began)
     except ReplayMismatch:

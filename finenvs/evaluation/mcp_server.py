@@ -70,8 +70,10 @@ class McpEpisode:
         )
 
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-        symbol = spec.env_kwargs.get("symbol") or ("pairs" if spec.env_kwargs.get("symbols") else "any")
-        root = Path(out) / (name or f"mcp-{spec.env_id}-{symbol}-{stamp}")
+        what = spec.env_kwargs.get("symbol") or ("pairs" if spec.env_kwargs.get("symbols") else f"{spec.index}")
+        what = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(
+            (spec.options or {}).get("task_id") or (spec.options or {}).get("index", what)))
+        root = Path(out) / (name or f"mcp-{spec.env_id}-{what}-{stamp}")
         if root.exists():
             raise FileExistsError(f"{root} exists; pass another --name")
         root.mkdir(parents=True)
@@ -118,8 +120,6 @@ class McpEpisode:
         return result.data, not result.ok
 
     def _commit(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        from finenvs.text.protocol import ParsedAction
-
         parsed = self.protocol.parse_commit(arguments)
         raw = json.dumps(arguments, ensure_ascii=False, default=str)
         seconds = time.perf_counter() - self._decision_began
@@ -128,19 +128,18 @@ class McpEpisode:
         self._decision_began = time.perf_counter()
         info = self.session.last_info
         # the action the env took: the parse, after any stage check (FinHedging-v0's pair/trade words)
-        parsed = ParsedAction(record["action_index"], record["action"], record["invalid"], record["via"])
         reply: dict[str, Any] = {
-            "accepted": parsed.valid,
-            "action": parsed.name,
+            "accepted": record["invalid"] is None,
+            "action": record["action"],
             "date": record["date"],
             "reward": record["reward"],
             "equity": record["equity"],
             "position": record["position"],
             "done": self.session.done,
         }
-        if not parsed.valid:
-            reply["invalid"] = parsed.invalid
-            reply["note"] = f"{parsed.name} was taken by default"
+        if record["invalid"] is not None:
+            reply["invalid"] = record["invalid"]
+            reply["note"] = f"{record['action']} was taken by default"
         if self.session.done:
             reply.update(self.finish())
             reply["look_ahead_attempts"] = int(info.get("look_ahead_attempts", 0))
@@ -158,13 +157,10 @@ class McpEpisode:
         self.meta["finished_utc"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self._write_run_json(self.files.run, self.meta)
         self.score = score_run(self.files.root)
-        final = self.session.episode_record or {}
         return {
             "results_dir": str(self.files.root),
             "results_file": str(self.files.root / "score.json"),
-            "standard": final.get("standard"),
-            "herculean": final.get("herculean"),
-            "final_equity": final.get("final_equity"),
+            "metrics": self.score.run_metrics(),
             "reproduced_offline": self.score.reproduced,
         }
 
@@ -176,13 +172,44 @@ class McpEpisode:
         self.session.close()
 
 
-def build_server(episode: McpEpisode) -> Any:
-    """A low-level ``mcp.server.Server`` serving ``episode``'s tools."""
+#: Longest error message a refusal sends (the client gets the reason, never an unbounded echo).
+MAX_ERROR_CHARS = 2_000
+
+
+def build_server(episode: McpEpisode | None, *, error: str | None = None) -> Any:
+    """A low-level ``mcp.server.Server`` serving ``episode``'s tools.
+
+    With ``episode=None`` the server refuses: it lists ``get_observation`` and answers every call with an MCP
+    error result carrying ``error`` (the reason the episode could not start), so an MCP client shows the message
+    rather than a closed connection. A call that fails inside the server is an error result too, never a crash.
+    """
     _require_mcp()
     from mcp import types
     from mcp.server import Server
 
+    import finenvs
     from finenvs.evaluation.session import jsonable
+
+    def result(data: Any, is_error: bool) -> Any:
+        data = jsonable(data)
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return types.CallToolResult(content=[types.TextContent(text=text)],
+                                    structured_content=data if isinstance(data, dict) else {"result": data},
+                                    is_error=is_error)
+
+    if episode is None:
+        message = f"finenvs mcp could not start the episode: {error or 'unknown error'}"[:MAX_ERROR_CHARS]
+        listing = [types.Tool(name=OBSERVATION_TOOL, description="Why this finenvs server has no episode.",
+                              input_schema={"type": "object", "properties": {}})]
+
+        async def refuse_list(ctx: Any, params: Any) -> Any:
+            return types.ListToolsResult(tools=listing)
+
+        async def refuse_call(ctx: Any, params: Any) -> Any:
+            return result({"error": message, "done": True}, True)
+
+        return Server(SERVER_NAME, version=finenvs.__version__, instructions=message, on_list_tools=refuse_list,
+                      on_call_tool=refuse_call)
 
     tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["input_schema"])
              for t in episode.tool_list()]
@@ -191,25 +218,21 @@ def build_server(episode: McpEpisode) -> Any:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        data, is_error = episode.call(params.name, params.arguments)
-        data = jsonable(data)
-        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-        return types.CallToolResult(
-            content=[types.TextContent(text=text)],
-            structured_content=data if isinstance(data, dict) else {"result": data},
-            is_error=is_error,
-        )
+        try:
+            data, is_error = episode.call(params.name, params.arguments)
+        except Exception as exc:  # a bug must not end the client's session: it gets the reason
+            data, is_error = {"error": f"internal error in {str(params.name)[:80]}: {type(exc).__name__}: "
+                                       f"{str(exc)[:MAX_ERROR_CHARS]}"}, True
+        return result(data, is_error)
 
     spec = episode.session.spec
-    import finenvs
-
     return Server(
         SERVER_NAME,
         version=finenvs.__version__,
         instructions=(
             f"finenvs {spec.env_id} episode ({spec.label()}). Call {OBSERVATION_TOOL} for the task and the current "
-            "state, read data with the other tools (nothing after the current close is visible), then call "
-            "commit_action once per trading day. The episode ends after the last decision; results are written "
+            "state, read data with the other tools (nothing after the current decision time is visible), then call "
+            "commit_action once per decision. The episode ends after the last decision; results are written "
             f"to {episode.files.root}."
         ),
         on_list_tools=list_tools,
@@ -217,13 +240,14 @@ def build_server(episode: McpEpisode) -> Any:
     )
 
 
-def serve_stdio(episode: McpEpisode) -> None:
-    """Serve ``episode`` over stdin/stdout until the client disconnects."""
+def serve_stdio(episode: McpEpisode | None, *, error: str | None = None) -> None:
+    """Serve ``episode`` (or, with ``None``, a refusal carrying ``error``) over stdin/stdout until the client
+    disconnects."""
     _require_mcp()
     import anyio
     from mcp.server.stdio import stdio_server
 
-    server = build_server(episode)
+    server = build_server(episode, error=error)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
@@ -232,7 +256,8 @@ def serve_stdio(episode: McpEpisode) -> None:
     try:
         anyio.run(main)
     finally:
-        episode.close()
+        if episode is not None:
+            episode.close()
 
 
 __all__ = ["OBSERVATION_TOOL", "McpEpisode", "build_server", "serve_stdio"]

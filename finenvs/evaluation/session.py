@@ -1,17 +1,18 @@
 """Agent episodes as recorded trajectories: one session type for the LLM runner and the MCP server.
 
-An :class:`EpisodeSession` owns one text env (the base env inside
-:class:`~finenvs.wrappers.EpisodeMetrics` inside
-:class:`~finenvs.wrappers.TextInterface`), records every tool call made between
-decisions, and writes one JSON line per decision and one per finished episode
-to a run's ``trajectories.jsonl``. A run folder holds:
+An :class:`EpisodeSession` owns one text env (the family's base env inside
+:class:`~finenvs.wrappers.TextInterface`, as its task spec builds it), records
+every tool call made between decisions, and writes one JSON line per decision
+and one per finished episode to a run's ``trajectories.jsonl``; the episode's
+metrics are the task spec's ``episode_metrics`` of the env's own infos. The same
+format serves every family. A run folder holds:
 
 * ``run.json`` — what ran: env, episodes (env kwargs, seed, options), agent,
   configuration, finenvs version, data manifest, status;
 * ``trajectories.jsonl`` — records of ``"type": "step"`` (prompt, messages,
-  tool calls and results, raw reply, parsed action, invalid reason, reward,
-  equity, usage, timing) and ``"type": "episode"`` (status, metrics,
-  efficiency counts).
+  tool calls and results, raw reply, parsed action and the env action it became
+  (``env_action``), invalid reason, reward, equity, usage, timing) and
+  ``"type": "episode"`` (status, the family's metrics, efficiency counts).
 
 Every line is written whole and flushed, so an interrupted run leaves valid
 JSONL (at worst a partial last line, which readers drop). Resuming replays the
@@ -32,14 +33,14 @@ from typing import Any
 
 import gymnasium as gym
 
+from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
 from finenvs.text.protocol import ParsedAction
 from finenvs.tools.registry import ToolResult
-from finenvs.wrappers.metrics import EpisodeMetrics
 from finenvs.wrappers.text import DEFAULT_HISTORY, TextInterface
 
 RUN_FILE = "run.json"
 TRAJECTORY_FILE = "trajectories.jsonl"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def jsonable(obj: Any) -> Any:
@@ -55,6 +56,23 @@ def jsonable(obj: Any) -> Any:
     return obj
 
 
+def differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two JSON-like values differ (missing values equal NaN, as :func:`same_number`); [] if equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in dict.fromkeys([*a, *b]):
+            out += differences(a.get(key), b.get(key), f"{path}.{key}" if path else str(key))
+        return out
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        if len(a) != len(b):
+            return [f"{path}: {len(a)} values vs {len(b)}"]
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in differences(x, y, f"{path}[{i}]")]
+    if isinstance(a, (int, float, type(None))) and isinstance(b, (int, float, type(None))) and \
+            not isinstance(a, bool) and not isinstance(b, bool):
+        return [] if same_number(a, b) else [f"{path}: {a!r} vs {b!r}"]
+    return [] if a == b else [f"{path}: {str(a)[:60]!r} vs {str(b)[:60]!r}"]
+
+
 def same_number(a: Any, b: Any) -> bool:
     """Equality where a missing value (None) equals NaN: how NaN round-trips through strict JSON."""
     a_missing = a is None or (isinstance(a, float) and math.isnan(a))
@@ -62,26 +80,6 @@ def same_number(a: Any, b: Any) -> bool:
     if a_missing or b_missing:
         return a_missing and b_missing
     return a == b
-
-
-@dataclass(frozen=True)
-class EpisodeSpec:
-    """One episode of a run: which env, with which arguments, seed and reset options."""
-
-    index: int
-    env_id: str
-    env_kwargs: dict[str, Any]
-    seed: int | None = None
-    options: dict[str, Any] | None = None
-
-    def label(self) -> str:
-        symbol = self.env_kwargs.get("symbol") or (self.options or {}).get("symbol") or "?"
-        return f"#{self.index} {self.env_id} {symbol} seed={self.seed}"
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EpisodeSpec:
-        return cls(int(data["index"]), str(data["env_id"]), dict(data["env_kwargs"]), data.get("seed"),
-                   data.get("options"))
 
 
 class TrajectoryWriter:
@@ -149,29 +147,36 @@ def read_trajectories(path: Path, *, repair: bool = False) -> tuple[list[dict[st
 
 def make_text_env(spec: EpisodeSpec, *, history: int = DEFAULT_HISTORY, tool_max_chars: int | None = None,
                   **toolbox_kwargs: Any) -> TextInterface:
-    """The text env of an episode: ``TextInterface(EpisodeMetrics(gym.make(env_id, **kwargs)))``."""
-    base = gym.make(spec.env_id, **spec.env_kwargs)
+    """The text env of an episode: its family's base env (with the spec's ``text_kwargs``) in a
+    :class:`~finenvs.wrappers.TextInterface` with the family's tools."""
+    task = task_of(spec.env_id)
+    base = gym.make(task.env_id, **{**task.text_kwargs, **spec.env_kwargs})
     kwargs: dict[str, Any] = dict(toolbox_kwargs)
     if tool_max_chars is not None:
         kwargs["tool_max_chars"] = tool_max_chars
-    return TextInterface(EpisodeMetrics(base), history=history, **kwargs)
+    return TextInterface(base, history=history, toolset=task.tools, **kwargs)
 
 
 class ReplayMismatch(RuntimeError):
     """A recorded trajectory does not replay to the same rewards (data, code or env arguments changed)."""
 
 
+def _add(total: int | None, value: Any) -> int | None:
+    """Token sums: unknown (None) anywhere makes the total unknown, never 0."""
+    return None if total is None or value is None else total + int(value)
+
+
 @dataclass
 class EpisodeTotals:
-    """Efficiency counts of one episode."""
+    """Efficiency counts of one episode (token counts and cost are None when any step's are unknown)."""
 
     decisions: int = 0
     format_errors: int = 0
     tool_calls: int = 0
     tool_errors: int = 0
     look_ahead_attempts: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: int | None = 0
+    completion_tokens: int | None = 0
     requests: int = 0
     retries: int = 0
     endpoint_errors: int = 0
@@ -185,15 +190,30 @@ class EpisodeTotals:
         self.tool_calls += len(calls)
         self.tool_errors += sum(1 for c in calls if not c.get("ok", True))
         self.look_ahead_attempts += int(record.get("look_ahead") or 0)
-        usage = record.get("usage") or {}
-        self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-        self.completion_tokens += int(usage.get("completion_tokens") or 0)
+        usage = record.get("usage")
+        self.prompt_tokens = _add(self.prompt_tokens, None if usage is None else usage.get("prompt_tokens"))
+        self.completion_tokens = _add(self.completion_tokens, None if usage is None else usage.get("completion_tokens"))
         self.requests += int(record.get("requests") or 0)
         self.retries += int(record.get("retries") or 0)
         self.endpoint_errors += int(record.get("endpoint_errors") or 0)
         cost = record.get("cost_usd")
         self.cost_usd = None if cost is None or self.cost_usd is None else self.cost_usd + float(cost)
         self.seconds += float((record.get("timing") or {}).get("seconds") or 0.0)
+
+    def merge(self, other: EpisodeTotals) -> None:
+        """Add another episode's counts (run totals)."""
+        for name in ("decisions", "format_errors", "tool_calls", "tool_errors", "look_ahead_attempts", "requests",
+                     "retries", "endpoint_errors"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.prompt_tokens = _add(self.prompt_tokens, other.prompt_tokens)
+        self.completion_tokens = _add(self.completion_tokens, other.completion_tokens)
+        self.cost_usd = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        self.seconds += other.seconds
+
+    @property
+    def tokens(self) -> int | None:
+        return None if self.prompt_tokens is None or self.completion_tokens is None else (
+            self.prompt_tokens + self.completion_tokens)
 
 
 class EpisodeSession:
@@ -223,6 +243,7 @@ class EpisodeSession:
         **toolbox_kwargs: Any,
     ) -> None:
         self.spec = spec
+        self.task: TaskSpec = task_of(spec.env_id)
         self.writer = writer
         self.env = make_text_env(spec, history=history, tool_max_chars=tool_max_chars, **toolbox_kwargs)
         self.protocol = self.env.protocol
@@ -230,6 +251,7 @@ class EpisodeSession:
         self.step_index = 0
         self.done = False
         self.last_info: dict[str, Any] = dict(self.reset_info)
+        self.infos: list[dict[str, Any]] = []
         self.totals = EpisodeTotals()
         self.records: list[dict[str, Any]] = []
         self.episode_record: dict[str, Any] | None = None
@@ -240,9 +262,12 @@ class EpisodeSession:
 
     # ------------------------------------------------------------------ state
     @property
-    def symbol(self) -> str:
-        """The episode's symbol; for pairs envs the chosen pair once it is chosen."""
-        return str(self.reset_info.get("symbol") or self.last_info.get("pair", ""))
+    def label(self) -> str:
+        """What the episode is about: its symbol (a pairs episode: the pair once chosen) or its task id."""
+        info = self.reset_info
+        return str(info.get("symbol") or self.last_info.get("pair") or info.get("task_id") or "")
+
+    symbol = label
 
     @property
     def date(self) -> str:
@@ -256,7 +281,7 @@ class EpisodeSession:
         """Call a tool at the current decision (recorded with the next committed step)."""
         if self.done:
             message = "the episode has ended; no more tool calls"
-            return ToolResult(str(name), None, False, {"error": message}, message)
+            return ToolResult(str(name)[:80], None, False, {"error": message}, message)
         result = self.env.call_tool(name, arguments)
         self._pending.append(result)
         return result
@@ -297,7 +322,7 @@ class EpisodeSession:
             "episode": self.spec.index,
             "step": self.step_index,
             "date": date,
-            "symbol": self.symbol or str(info.get("pair", "")),
+            "symbol": self.label or str(info.get("pair", "")),
             "prompt": prompt,
             "messages": messages or [],
             "tool_calls": [
@@ -305,7 +330,7 @@ class EpisodeSession:
             ],
             "raw_text": raw_text,
             "action": taken.name,
-            "action_index": taken.action,
+            "env_action": self.protocol.encode(taken.action),
             "via": taken.via,
             "invalid": taken.invalid,
             "reasoning": taken.reasoning,
@@ -332,11 +357,28 @@ class EpisodeSession:
         self._advance(record, obs, info, terminated, truncated)
         return record
 
+    def fail(self, reason: str, **attempt: Any) -> dict[str, Any]:
+        """End the episode as failed (HERCULEAN's rule: no valid decision after its attempts): no metrics, "—"
+        in tables. ``attempt`` (messages, raw text, usage, errors of the failed decision) is kept in the record."""
+        self.done = True
+        calls, self._pending = self._pending, []
+        self.episode_record = {
+            "type": "episode", "episode": self.spec.index, "spec": self.spec.to_dict(), "status": "failed",
+            "label": self.label, "steps": self.step_index, "reason": reason, "metrics": None,
+            "look_ahead_attempts": int(self.last_info.get("look_ahead_attempts", 0)) + sum(c.look_ahead for c in calls),
+            "totals": asdict(self.totals),
+            "failed_decision": {**attempt, "tool_calls": [{**c.record(), "result": c.data} for c in calls]},
+        }
+        if self.writer is not None:
+            self.writer.write(self.episode_record)
+        return self.episode_record
+
     def _advance(self, record: dict[str, Any], obs: str, info: dict[str, Any], terminated: bool, truncated: bool,
                  *, write_step: bool = True) -> None:
         self.step_index += 1
         self.prompt = obs
         self.last_info = info
+        self.infos.append(info)
         self.totals.add_step(record)
         self.records.append(record)
         if self.writer is not None and write_step:
@@ -350,12 +392,13 @@ class EpisodeSession:
     def _replay(self, record: dict[str, Any]) -> None:
         if self.done:
             raise ReplayMismatch(f"{self.spec.label()}: recorded steps continue past the episode's end")
-        word = record["action"]
-        if word not in self.protocol.actions:
-            raise ReplayMismatch(f"{self.spec.label()}: recorded action {word!r} is not in {self.protocol.action_words}")
-        parsed = ParsedAction(self.protocol.actions[word], word, record.get("invalid"), record.get("via", "default"),
-                              record.get("reasoning", ""))
-        obs, reward, terminated, truncated, info = self.env.step_parsed(parsed)
+        parsed = ParsedAction(self.protocol.decode(record.get("env_action")), str(record.get("action")),
+                              record.get("invalid"), record.get("via", "default"), record.get("reasoning", ""))
+        try:
+            obs, reward, terminated, truncated, info = self.env.step_parsed(parsed, resolve=False)
+        except (ValueError, TypeError) as exc:
+            raise ReplayMismatch(f"{self.spec.label()} step {self.step_index}: the recorded action is not an action "
+                                 f"of the env ({exc})") from None
         if not same_number(float(reward), record.get("reward")) or record.get("step") != self.step_index:
             raise ReplayMismatch(
                 f"{self.spec.label()} step {self.step_index}: replayed reward {reward!r} differs from the recorded "
@@ -364,56 +407,67 @@ class EpisodeSession:
         self._advance(dict(record), obs, info, terminated, truncated, write_step=False)  # already in the file
 
     def _episode_record(self, info: dict[str, Any]) -> dict[str, Any]:
-        metrics = info.get("episode_metrics", {})
-        totals = asdict(self.totals)
-        totals["seconds"] = self.totals.seconds
+        metrics = self.task.metrics_of_episode(self.env.unwrapped, self.reset_info, self.infos)
         return {
             "type": "episode",
             "episode": self.spec.index,
-            "spec": asdict(self.spec),
+            "spec": self.spec.to_dict(),
             "status": "complete",
-            "symbol": self.symbol,
-            "window": f"{self.reset_info.get('window_start', '')}..{info.get('date', '')}",
+            "label": metrics.get("label") or self.label,
             "steps": self.step_index,
-            "final_equity": info.get("equity"),
-            "fees": info.get("fees"),
             "look_ahead_attempts": int(info.get("look_ahead_attempts", 0)),
-            "standard": metrics.get("standard", {}),
-            "herculean": metrics.get("herculean", {}),
-            "totals": totals,
+            "metrics": jsonable(metrics),
+            "totals": asdict(self.totals),
         }
 
     def close(self) -> None:
         self.env.close()
 
 
-def episode_metrics_from_actions(spec: EpisodeSpec, words: list[str]) -> tuple[list[float], dict[str, Any]]:
-    """Replay decisions (action words, in order) into a fresh base env; return ``(rewards, final info)``.
+def replay_episode(spec: EpisodeSpec, actions: list[Any], *, complete: bool = True
+                   ) -> tuple[list[float], dict[str, Any] | None, dict[str, Any]]:
+    """Replay recorded env actions (as the trajectory encoded them) into a fresh env of the episode.
 
-    The offline re-scorer: it needs only the run's episode spec and the
-    recorded decisions, not the agent, the tools or the endpoint.
+    The offline re-scorer: it needs only the run's episode spec and the recorded
+    actions, not the agent, the tools or the endpoint.
+
+    Args:
+        spec: The episode.
+        actions: The recorded ``env_action`` of every step, in order.
+        complete: The actions must end the episode (False: a failed episode's prefix; no metrics).
+
+    Returns:
+        ``(rewards, episode metrics or None, final info)``.
 
     Raises:
-        ReplayMismatch: A word is not an action of the env, or the episode ends early.
+        ReplayMismatch: An action is not an action of the env, or the episode ends early (or, with
+            ``complete``, not at all).
     """
-    env = EpisodeMetrics(gym.make(spec.env_id, **spec.env_kwargs))
+    task = task_of(spec.env_id)
+    env = gym.make(task.env_id, **{**task.text_kwargs, **spec.env_kwargs})
     protocol = env.unwrapped.text_protocol
-    unknown = sorted({w for w in words if w not in protocol.actions})
-    if unknown:
-        raise ReplayMismatch(f"{spec.label()}: recorded actions {unknown} are not in {protocol.action_words}")
-    resolve = getattr(env.unwrapped, "text_action", None)  # stage-checked vocabularies (FinHedging-v0)
     try:
-        _, info = env.reset(seed=spec.seed, options=spec.options)
+        _, reset_info = env.reset(seed=spec.seed, options=spec.options)
         rewards: list[float] = []
-        for k, word in enumerate(words):
-            action = protocol.actions[word]
-            if resolve is not None:
-                action = resolve(ParsedAction(action, word, None, "replay")).action
-            _, reward, terminated, truncated, info = env.step(action)
+        infos: list[dict[str, Any]] = []
+        done = False
+        for k, action in enumerate(actions):
+            if done:
+                raise ReplayMismatch(f"{spec.label()}: the episode ends after {k} of {len(actions)} recorded actions")
+            try:
+                _, reward, terminated, truncated, info = env.step(protocol.decode(action))
+            except (ValueError, TypeError, KeyError) as exc:
+                raise ReplayMismatch(f"{spec.label()} step {k}: the recorded action is not an action of "
+                                     f"{spec.env_id} ({str(exc)[:200]})") from None
             rewards.append(float(reward))
-            if (terminated or truncated) and k != len(words) - 1:
-                raise ReplayMismatch(f"{spec.label()}: the episode ends after {k + 1} of {len(words)} recorded actions")
-        return rewards, info
+            infos.append(info)
+            done = terminated or truncated
+        if not complete:
+            return rewards, None, infos[-1] if infos else reset_info
+        if not done:
+            raise ReplayMismatch(f"{spec.label()}: the {len(actions)} recorded actions do not end the episode")
+        metrics = jsonable(task.metrics_of_episode(env.unwrapped, reset_info, infos))
+        return rewards, metrics, infos[-1]
     finally:
         env.close()
 
@@ -440,16 +494,18 @@ def run_metadata(root: Path, kind: str, *, agent: dict[str, Any], config: dict[s
     import finenvs
     from finenvs.data.catalog import default_catalog
 
+    families = sorted({task_of(e.env_id).family for e in episodes})
     return {
         "format": FORMAT_VERSION,
         "run": Path(root).name,
         "kind": kind,
+        "families": families,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "finenvs_version": finenvs.__version__,
         "data_manifest": default_catalog().manifest.digest,
         "agent": agent,
         "config": config,
-        "episodes": [asdict(s) for s in episodes],
+        "episodes": [s.to_dict() for s in episodes],
         "status": "running",
         **extra,
     }
@@ -473,11 +529,12 @@ __all__ = [
     "ReplayMismatch",
     "RunFiles",
     "TrajectoryWriter",
-    "episode_metrics_from_actions",
+    "replay_episode",
     "jsonable",
     "make_text_env",
     "read_trajectories",
     "run_metadata",
+    "differences",
     "same_number",
     "write_run_json",
 ]

@@ -117,4 +117,53 @@ def symbol_plan(env_id: str, default_symbols: Sequence[str]) -> Any:
 
 
 __all__ = ["MARKET_COLUMNS", "METRIC_KEYS", "REQUIRED_INFO", "curve_metrics", "market_curves",
-           "market_episode_metrics", "market_run_metrics", "mean", "symbol_plan"]
+           "market_episode_metrics", "market_run_metrics", "market_run_output", "mean", "position_stats",
+           "symbol_plan"]
+
+
+def position_stats(positions: Sequence[float]) -> tuple[float, int]:
+    """``(time in market, positions opened)`` of a per-day held-position list."""
+    if not positions:
+        return 0.0, 0
+    opened = sum(1 for k, p in enumerate(positions) if p != 0 and p != (positions[k - 1] if k else 0.0))
+    return sum(1 for p in positions if p != 0) / len(positions), opened
+
+
+def market_run_output(env: Any, result: dict[str, Any], flags: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """What ``finenvs run`` prints for a market episode (both presets, costs, exposure) and its ``--json`` row."""
+    m = result["metrics"]
+    s, h = m["standard"], m["herculean"]
+    in_market, opened = position_stats(m["positions"])
+    start, end = m["window"].split("..")
+    row: dict[str, Any] = {
+        "env": result["env"], "policy": result["policy"], "symbol": str(result["info"].get("symbol", m["label"])),
+        "window": m["window"], "steps": result["steps"], "final_equity": m["final_equity"], "fees": m["fees"],
+        "look_ahead_attempts": m["look_ahead_attempts"], "standard": s, "herculean": h,
+        "time_in_market": in_market, "round_trips": opened,
+    }
+    if m.get("pair"):
+        row["pair"] = m["pair"]
+    if result.get("oracle"):
+        row["oracle"] = True
+
+    def pct(x: float) -> str:
+        return "n/a" if not math.isfinite(x) else f"{100 * x:+.2f}%"
+
+    def mag(x: float) -> str:
+        return "n/a" if not math.isfinite(x) else f"{100 * x:.2f}%"
+
+    def num(x: float) -> str:
+        return "n/a" if not math.isfinite(x) else f"{x:.2f}"
+
+    pair = m.get("pair")
+    lines = [
+        f"{result['env']} {row['symbol']} {start}..{end} policy={result['policy']} steps={result['steps']}",
+        f"  standard : CR {pct(s['cumulative_return'])}  SR {num(s['sharpe'])}  MDD {mag(s['max_drawdown'])}  "
+        f"Sortino {num(s['sortino'])}  Calmar {num(s['calmar'])}  turnover {num(s['turnover'])}",
+        f"  herculean: CR {pct(h['cumulative_return'])}  SR {num(h['sharpe'])}  MDD {mag(h['max_drawdown'])}",
+        f"  final equity {m['final_equity']:.4f}, fees {m['fees']:.4f}, look-ahead attempts {m['look_ahead_attempts']}",
+        f"  time in market {100 * in_market:.1f}%, positions opened {opened}"
+        + (f", pair {pair} (long {pair.split('/')[0]} on LONG_SHORT)" if pair else "")
+        + ("  [ORACLE: read the future; an upper bound, not a baseline]" if result.get("oracle") else ""),
+    ]
+    return lines, row

@@ -171,6 +171,19 @@ class TextProtocol:
         """The default action, carrying ``reason``."""
         return ParsedAction(self.actions[self.default], self.default, reason, "default")
 
+    # ---------------------------------------------------------------- trajectories
+    def encode(self, action: Any) -> Any:
+        """An env action as JSON (what a trajectory records; :meth:`decode` gives the action back)."""
+        if hasattr(action, "tolist"):  # numpy scalars and arrays
+            return action.tolist()
+        if isinstance(action, tuple):
+            return [self.encode(a) for a in action]
+        return action
+
+    def decode(self, value: Any) -> Any:
+        """The env action a trajectory recorded with :meth:`encode` (``finenvs score`` replays it)."""
+        return value
+
     # ---------------------------------------------------------------- commit tool
     def commit_schema(self) -> dict[str, Any]:
         """JSON Schema of the ``commit_action`` tool's arguments."""

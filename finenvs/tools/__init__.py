@@ -20,6 +20,7 @@ from finenvs.tools.pairs import PAIR_TOOLS  # noqa: E402,I001  (registers the pa
 from finenvs.tools.report import REPORT_TOOLS  # noqa: E402,I001  (registers the report tools)
 from finenvs.tools.audit import AUDIT_TOOLS  # noqa: E402,I001  (registers the audit tools)
 from finenvs.tools.qa import QA_TOOLS  # noqa: E402,I001  (registers the FinQA tools)
+from finenvs.tools.options import DELTAHEDGE_TOOLS, OPTIONS_TOOLS  # noqa: E402,I001  (registers the options tools)
 from finenvs.tools.registry import (
     COMMIT_TOOL,
     DEFAULT_MAX_CHARS,
@@ -42,6 +43,8 @@ __all__ = [
     "REPORT_TOOLS",
     "AUDIT_TOOLS",
     "QA_TOOLS",
+    "OPTIONS_TOOLS",
+    "DELTAHEDGE_TOOLS",
     "TOOLSETS",
     "Tool",
     "ToolBox",

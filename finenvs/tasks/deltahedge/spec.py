@@ -14,11 +14,15 @@ PATHS = 20
 
 
 def plan(selection: Selection) -> list[EpisodeSpec]:
-    """``PATHS`` paths seeded ``seed, seed + 1, ...`` (GBM by default; ``env_kwargs`` may change the model)."""
-    if selection.symbols:
-        raise ValueError(f"{ENV_ID} episodes are chosen by --instances (paths), not --symbols")
+    """``PATHS`` synthetic paths seeded ``seed, seed + 1, ...`` (GBM unless ``env_kwargs`` name another model);
+    with ``symbols``, one real path per symbol and seed in the split (the option written on the symbol's closes)."""
     seed = int(selection.seeds[0])
-    return finish_plan([(ENV_ID, dict(selection.env_kwargs), seed + i, None) for i in range(PATHS)], selection)
+    if selection.symbols:
+        episodes = [(ENV_ID, {**selection.env_kwargs, "source": "real", "symbol": sym, "split": selection.split},
+                     int(s), None) for sym in selection.symbols for s in selection.seeds]
+    else:
+        episodes = [(ENV_ID, dict(selection.env_kwargs), seed + i, None) for i in range(PATHS)]
+    return finish_plan(episodes, selection)
 
 
 def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:

@@ -47,6 +47,7 @@ SPEC = TaskSpec(
     scripted_agent="finenvs.baselines.agents:ScriptedPairsAgent",
     baselines="finenvs.baselines.hedging:HEDGING_POLICIES",
     tools="hedging",
+    run_printer="finenvs.tasks.common:market_run_output",
     run_options=("symbols", "start", "end", "fee_bps", "chart"),
     bench=BenchSection(title="Hedging", suites=("herculean",), herculean="Hedging"),
 )

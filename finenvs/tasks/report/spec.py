@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
-from finenvs.tasks.common import MARKET_COLUMNS, market_episode_metrics, market_run_metrics, mean, symbol_plan
+from finenvs.tasks.common import (
+    MARKET_COLUMNS,
+    market_episode_metrics,
+    market_run_metrics,
+    market_run_output,
+    mean,
+    symbol_plan,
+)
 from finenvs.tasks.spec import BenchSection, Column, TaskSpec
 from finenvs.tasks.trading.spec import HERCULEAN_SYMBOLS
 
@@ -36,6 +45,31 @@ def run_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def run_output(env: Any, result: dict[str, Any], flags: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """``finenvs run``: the ratings' market lines, the reports' quality, and ``--reports FOLDER``: each weekly
+    report (``<date>.md``) and its checks (``<date>.json``)."""
+    lines, row = market_run_output(env, result, flags)
+    quality = result["final"].get("quality_summary")
+    if quality is not None:
+        row["quality"] = quality
+        lines.append(f"  report quality {quality['score']:.2f}/10 over {quality['reports']} reports: "
+                     + ", ".join(f"{k} {v:.2f}" for k, v in quality["dimensions"].items())
+                     + f"; invalid ratings {quality['invalid_ratings']}")
+    folder = flags.get("reports")
+    if folder:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = 0
+        for record in env.unwrapped.history:
+            if "text" in record:
+                (folder / f"{record['report_date']}.md").write_text(record["text"])
+                (folder / f"{record['report_date']}.json").write_text(json.dumps(record["card"], indent=2,
+                                                                                  default=str))
+                written += 2
+        lines.append(f"  reports: {written} file(s) in {folder}")
+    return lines, row
+
+
 SPEC = TaskSpec(
     family="report",
     env_id=ENV_ID,
@@ -54,5 +88,6 @@ SPEC = TaskSpec(
     baselines="finenvs.baselines.report:REPORT_POLICIES",
     tools="report",
     run_options=("symbol", "start", "end", "fee_bps", "chart", "reports"),
+    run_printer="finenvs.tasks.report.spec:run_output",
     bench=BenchSection(title="Market Insights", suites=("herculean",), herculean="Market Insights"),
 )

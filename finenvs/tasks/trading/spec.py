@@ -34,6 +34,7 @@ SPEC = TaskSpec(
     scripted_agent="finenvs.baselines.agents:ScriptedTradingAgent",
     baselines="finenvs.baselines.trading:TRADING_POLICIES",
     tools="trading",
+    run_printer="finenvs.tasks.common:market_run_output",
     run_options=("symbol", "start", "end", "fee_bps", "fill", "chart"),
     bench=BenchSection(
         title="Trading", suites=("herculean",), herculean="Trading",
