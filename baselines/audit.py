@@ -1,21 +1,36 @@
-"""FinAudit-v0 baselines: a tool-using oracle, an extract-only agent and a random/format-error agent.
+"""FinAudit-v0 baselines: a tool-using oracle, an extract-only agent and a random/format-error agent, and the
+offline chat agent of ``FinAudit-text-v0``.
 
-Each is ``policy(obs, info) -> answer`` built with ``from_env(env, seed)`` and
-reads the filing only through the env's tools (:class:`finenvs.tools.ToolBox`),
+Each baseline is ``policy(obs, info) -> answer`` built with ``from_env(env, seed)``
+and reads the filing only through the env's tools (:class:`finenvs.tools.ToolBox`),
 the way an LLM agent does. The oracle re-derives the calculated value from the
 tool outputs alone — it never calls the ground-truth code — so its accuracy of 1
 on the generated instances is a check of the ground truth, not a tautology.
+
+:class:`ScriptedAuditAgent` is the oracle as a chat agent (:mod:`finenvs.text.chat`):
+it reads only its prompt and the tool results in its messages.
+:func:`print_episode` is what ``finenvs run`` prints for one episode.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from finenvs.scoring.audit import audit_rates
+from finenvs.text.chat import (
+    NO_USAGE,
+    ChatReply,
+    ScriptedChatAgent,
+    call_key,
+    call_results,
+    first_prompt,
+    prompt_state,
+)
 from finenvs.tools import ToolBox
 
 
@@ -169,6 +184,11 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return audit_rates([r["label"] for r in rows], [r["kind"] for r in rows])
 
 
+def run_audit_bench(config: Any) -> dict[str, Any]:
+    """FinAudit-v0's section of ``finenvs bench`` (its task spec's ``bench.run``)."""
+    return run_audit_section(config.seed)
+
+
 def run_audit_section(seed: int = 0) -> dict[str, Any]:
     """FinAudit-v0's eval split with every baseline, for the scorecard."""
     import gymnasium as gym
@@ -202,5 +222,187 @@ def audit_markdown(section: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
-__all__ = ["AUDIT_POLICIES", "ExtractOnly", "OracleAuditor", "RandomAuditor", "audit_markdown", "run_audit",
-           "run_audit_section", "summarise"]
+# ---------------------------------------------------------------------------- chat agent
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+#: A value the walk cannot know yet: a tool result it still needs is not in the messages.
+_UNKNOWN: Any = _Unknown()
+
+
+class _OracleWalk:
+    """:class:`OracleAuditor`'s walk over the tool results of one decision.
+
+    Each read is a tool result or ``_UNKNOWN`` (the call is then added to ``missing``).
+    Siblings after an unknown child are read too (speculatively: needed unless that
+    child turns out to have no value), so each round asks for a whole role at once;
+    ``sure`` says whether the oracle certainly makes the call (only then does a tool
+    error in its result stop the walk).
+    """
+
+    def __init__(self, log: dict[str, Any], concept: str, period: str) -> None:
+        self.log, self.concept, self.period = log, concept, period
+        self.missing: list[tuple[str, dict[str, Any]]] = []
+        self.reported: float | None = None
+
+    def read(self, sure: bool, name: str, **arguments: Any) -> Any:
+        key = call_key(name, arguments)
+        if key not in self.log:
+            if (name, arguments) not in self.missing:
+                self.missing.append((name, arguments))
+            return _UNKNOWN
+        data = self.log[key]
+        if isinstance(data, dict) and "error" in data:
+            if sure:
+                raise ValueError(f"{name}({', '.join(map(str, arguments.values()))}) failed: {data['error']}")
+            return _UNKNOWN
+        return data
+
+    def value(self, concept: str, unit: str, path: tuple[str, ...], sure: bool) -> Any:
+        data = self.read(sure, "get_facts", concept=concept, period=self.period)
+        if data is _UNKNOWN:
+            return _UNKNOWN
+        facts = _most_precise_first([f for f in data["facts"] if f["value"] is not None and f["unit"] == unit])
+        return float(facts[0]["value"]) if facts else self.sum(concept, unit, path, sure)
+
+    def sum(self, concept: str, unit: str, path: tuple[str, ...], sure: bool) -> Any:
+        data = self.read(sure, "get_calculation", concept=concept)
+        if data is _UNKNOWN:
+            return _UNKNOWN
+        for kids in data["children"].values():
+            total, known, complete = 0.0, True, True  # known: every child so far has its value
+            for kid in kids:
+                if kid["child"] in path:
+                    return None if known else _UNKNOWN
+                value = self.value(kid["child"], unit, (*path, kid["child"]), sure and known)
+                if value is _UNKNOWN:
+                    known = False
+                elif value is None:  # the role is incomplete whatever the unknown children before it turn out
+                    complete = False
+                    break
+                else:
+                    total += float(kid["weight"]) * value
+            if not complete:
+                continue
+            if not known:
+                return _UNKNOWN
+            if kids:
+                return total
+        return None
+
+    def answer(self) -> tuple[float | None, float | None, str] | Any:
+        """``(reported, calculated, how)``, or ``_UNKNOWN``; raises ValueError on a needed tool error."""
+        data = self.read(True, "get_facts", concept=self.concept, period=self.period)
+        self.read(False, "get_calculation", concept=self.concept)  # needed unless nothing is reported
+        if data is _UNKNOWN:
+            return _UNKNOWN
+        facts = _most_precise_first([f for f in data["facts"] if f["value"] is not None])
+        if not facts:
+            return None, None, f"no non-dimensional fact of {self.concept} for {self.period}"
+        self.reported, unit = float(facts[0]["value"]), str(facts[0]["unit"])
+        calculated = self.sum(self.concept, unit, (self.concept,), True)
+        if calculated is _UNKNOWN:
+            return _UNKNOWN
+        if calculated is not None:
+            return self.reported, calculated, f"calculated: the weighted sum of its children ({unit})"
+        meta = self.read(True, "get_concept", concept=self.concept)
+        if meta is _UNKNOWN:
+            return _UNKNOWN
+        if meta["non_negative"]:
+            return self.reported, abs(self.reported), "no complete summation; calculated: the reported value, " \
+                f"non-negative ({meta['non_negative_reason']})"
+        return self.reported, self.reported, "no complete summation; calculated: the reported value"
+
+
+@dataclass
+class ScriptedAuditAgent(ScriptedChatAgent):
+    """Offline FinAudit-v0 agent that speaks the chat protocol: :class:`OracleAuditor`, in rounds of tool calls.
+
+    It reads ``Concept:`` and ``Period:`` from the prompt and replays the oracle's
+    walk over the tool results in the messages (it keeps no state: the same
+    conversation always gets the same reply). Each assistant turn asks, in parallel,
+    for every result the walk needs next:
+
+    1. ``get_facts`` of the concept for the period and its ``get_calculation``;
+    2. ``get_facts`` of the children of the role being summed (all of them: the
+       siblings after a child whose value is still unknown are asked speculatively);
+    3. ``get_calculation`` of the children without a fact, then their children's
+       facts, and so on down the network;
+    4. ``get_concept`` when no role sums completely (the sign rule);
+
+    then commits ``{"reported_value", "calculated_value"}`` with ``commit_action``.
+    On the 100 eval instances it makes 3 to 18 tool calls per decision in at most
+    three turns (the network never needs a grandchild there), the oracle's own
+    range; 23 instances need more than the runner's default budget of 8, so run it
+    with ``finenvs llm --max-tool-calls 18`` to get the oracle's answers on all.
+
+    A tool error on a call the walk needs (the runner's budget error included)
+    commits the reported value as both values (:class:`ExtractOnly`'s answer), or
+    ``null`` values (a structural error) when the reported fact is not known, with
+    the reason in ``reasoning``. Without tools it answers with ``null`` values in text.
+    """
+
+    name: str = "scripted-audit"
+
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        """The next assistant turn for this conversation (pure function of its inputs)."""
+        names, _, round_no = self._turn(messages, tools)
+        if not {"get_facts", "get_calculation", "get_concept", "commit_action"} <= names:
+            return ChatReply("I cannot read the filing without tools.\n"
+                             + json.dumps({"reported_value": None, "calculated_value": None}), usage=NO_USAGE)
+        task = prompt_state(first_prompt(messages))
+        if not task.get("Concept") or not task.get("Period"):
+            return self._commit(round_no, None, None, "the prompt names no Concept and Period")
+        walk = _OracleWalk(call_results(messages), task["Concept"], task["Period"])
+        try:
+            answer = walk.answer()
+        except (ValueError, KeyError, TypeError) as exc:  # a tool error, or a result without the expected fields
+            return self._commit(round_no, walk.reported, walk.reported, f"{exc!s}; answering the reported value")
+        if answer is not _UNKNOWN:
+            return self._commit(round_no, *answer)
+        if walk.missing:
+            return self._calls(round_no, *walk.missing)
+        return self._commit(round_no, walk.reported, walk.reported, "tool results unreadable; answering the reported value")
+
+    def _commit(self, round_no: int, reported: float | None, calculated: float | None, why: str) -> ChatReply:
+        return self._calls(round_no, ("commit_action", {"reported_value": reported, "calculated_value": calculated,
+                                                        "reasoning": why}))
+
+
+# ---------------------------------------------------------------------------- finenvs run
+def print_episode(env: Any, result: dict[str, Any]) -> list[str]:
+    """The lines ``finenvs run`` prints for one FinAudit-v0 episode: the task, the verdict, the answer, the truth.
+
+    Args:
+        env: The episode's env (its ``spec.id`` names it when ``result`` has no ``"env"``).
+        result: The episode: ``obs`` (the task text), ``info`` (the reset info), ``action`` (the answer),
+            ``reward``, ``final`` (the step's info), ``policy`` (a name) and optionally ``env`` (the env id),
+            as :func:`finenvs.evaluation.episodes.play_episode` returns them.
+    """
+    info, final = result["info"], result["final"]
+    audit, truth = final["audit"], final["audit"]["truth"]
+    env_id = result.get("env") or env.spec.id
+    return [*str(result["obs"]).split("\n"), "",
+            f"{env_id} {info['task_id']} policy={result['policy']}: {audit['label']} ({audit['reason']})",
+            f"  answer: {result['action']}",
+            f"  truth:  reported {truth['reported_value']:,.0f}, calculated {truth['calculated_value']:,.0f} "
+            f"(tolerance {truth['reported_tolerance']:,.0f}); injected: {final['injection']}"]
+
+
+def run_output(env: Any, result: dict[str, Any], flags: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """``finenvs run``'s printer form ``(env, result, flags) -> (lines, --json record)``: :func:`print_episode` and
+    the episode's record (task, injection, answer, verdict, truth, reward)."""
+    info, final = result["info"], result["final"]
+    audit = final["audit"]
+    record = {"env": result.get("env") or env.spec.id, "policy": result["policy"], "task_id": info["task_id"],
+              "bundle": info["bundle"], "concept": info["concept"], "period": info["period"], "kind": final["kind"],
+              "injection": final["injection"], "answer": result["action"], "label": audit["label"],
+              "reason": audit["reason"], "truth": audit["truth"], "reward": result["reward"]}
+    return print_episode(env, result), record
+
+
+__all__ = ["AUDIT_POLICIES", "ExtractOnly", "OracleAuditor", "RandomAuditor", "ScriptedAuditAgent",
+           "audit_markdown", "print_episode", "run_audit", "run_audit_bench",
+           "run_audit_section", "run_output", "summarise"]

@@ -11,7 +11,9 @@ builds it for an env's action space (box or discrete). Each reads only the
 current observation, so none can see the future.
 
 :func:`run_hedge_episodes` plays ``n`` seeded episodes and returns the final
-hedging errors (``info["hedging_error"]``, currency units).
+hedging errors (``info["hedging_error"]``, currency units); :func:`run_bench`
+is the bench's FinDeltaHedge-v0 table and :class:`ScriptedDeltaHedgeAgent` the
+offline chat agent of ``FinDeltaHedge-text-v0``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 
 from finenvs.envs.deltahedge import DELTA, MAX_HEDGE
+from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent
 
 
 def _deltahedge_env(env: Any) -> Any:
@@ -140,11 +143,100 @@ DELTAHEDGE_POLICIES: dict[str, tuple[type[HedgePolicy], str]] = {
     "random": (RandomHedge, "uniform random hedge ratio in [-1.5, 1.5] (or bin), seeded"),
 }
 
+
+
+# ---------------------------------------------------------------------------- the bench and `finenvs run`
+def run_bench(config: Any, n: int = 200, steps: tuple[int, ...] = (1, 4)) -> dict[str, Any]:
+    """Every baseline on ``n`` GBM paths (seeds ``config.seed, config.seed + 1, ...``) at each rebalancing
+    frequency in ``steps``: ``{"deltahedge": [row, ...]}`` with the mean, sd and mean square of the errors."""
+    rows = []
+    for steps_per_day in steps:
+        env = gym.make("FinDeltaHedge-v0", steps_per_day=steps_per_day)
+        for name, (cls, _) in DELTAHEDGE_POLICIES.items():
+            errors = run_hedge_episodes(env, cls.from_env(env, config.seed), n, config.seed)
+            rows.append({"policy": name, "steps_per_day": steps_per_day, "n": n, "mean_error": float(np.mean(errors)),
+                         "sd_error": float(np.std(errors, ddof=1)), "mse": float(np.mean(errors ** 2))})
+        env.close()
+    return {"deltahedge": rows}
+
+
+def bench_markdown(section: dict[str, Any]) -> list[str]:
+    """The scorecard's FinDeltaHedge-v0 table (``section["deltahedge"]`` rows of :func:`run_bench`)."""
+    header = ["policy", "steps/day", "episodes", "mean error", "sd", "MSE"]
+    rows = [[r["policy"], str(r["steps_per_day"]), str(r["n"]), f"{r['mean_error']:+.4f}", f"{r['sd_error']:.4f}",
+             f"{r['mse']:.4f}"] for r in section["deltahedge"]]
+    return ["### FinDeltaHedge-v0", "",
+            "Short one ATM call (GBM, sigma 20%, 30 trading days, no costs), hedged each step; final hedging error "
+            "= hedge book - payoff (0 is a perfect hedge), in currency per option on a 100 spot.", "",
+            "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+                       *("| " + " | ".join(row) + " |" for row in rows)]), ""]
+
+
+def print_episode(env: Any, result: dict[str, Any]) -> list[str]:
+    """The line ``finenvs run`` prints for one hedged path.
+
+    Args:
+        env: The episode's env (its ``spec.id`` names it when ``result`` has no ``"env"``).
+        result: The episode as :func:`finenvs.evaluation.episodes.play_episode` returns it: ``final`` (the last
+            step's info), ``reward`` (total), ``steps``, ``policy``.
+    """
+    final = result["final"]
+    return [f"{result.get('env') or env.spec.id} policy={result['policy']} steps={result['steps']}: hedging error "
+            f"{final['hedging_error']:+.4f} ({final['hedging_error_pct']:+.3f}% of spot), payoff "
+            f"{final['payoff']:.4f}, total reward {result['reward']:.4f}"]
+
+
+def run_output(env: Any, result: dict[str, Any], flags: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """``finenvs run``'s printer form ``(env, result, flags) -> (lines, --json record)``: :func:`print_episode` and
+    the path's record (steps, total reward, hedging error, payoff)."""
+    final = result["final"]
+    record = {"env": result.get("env") or env.spec.id, "policy": result["policy"], "steps": result["steps"],
+              "reward": result["reward"], "hedging_error": final["hedging_error"],
+              "hedging_error_pct": final["hedging_error_pct"], "payoff": final["payoff"]}
+    return print_episode(env, result), record
+
+
+# ---------------------------------------------------------------------------- the offline chat agent
+@dataclass
+class ScriptedDeltaHedgeAgent(ScriptedChatAgent):
+    """Offline FinDeltaHedge-v0 agent that speaks the chat protocol: ``get_hedge_state``, then commit
+    ``{"hedge": bs_delta}`` (the ``bs_delta`` baseline, through the text interface).
+
+    Stateless (the reply is a function of the messages). If the tool fails or gives no
+    Black-Scholes delta it commits ``{"hedge": 0.0}`` (flat, the ``no_hedge`` choice)
+    with the reason as the reasoning. Without the tools it replies in prose with no
+    hedge ratio, so the env keeps the hedge held (a format error).
+    """
+
+    name: str = "scripted-delta"
+
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        """The next assistant turn for this conversation (pure function of its inputs)."""
+        names, results, round_no = self._turn(messages, tools)
+        if not {"get_hedge_state", "commit_action"} <= names:
+            return ChatReply("I cannot read the book without the hedging tools, so I give no hedge ratio.",
+                             usage=NO_USAGE)
+        if "get_hedge_state" not in results:
+            return self._calls(round_no, ("get_hedge_state", {}))
+        state = results["get_hedge_state"]
+        delta = state.get("bs_delta") if isinstance(state, dict) else None
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)):
+            error = state.get("error", "no bs_delta in the result") if isinstance(state, dict) else "no result"
+            return self._calls(round_no, ("commit_action", {"hedge": 0.0, "reasoning": f"get_hedge_state gave no "
+                                                            f"Black-Scholes delta ({str(error)[:200]}); flat"}))
+        return self._calls(round_no, ("commit_action", {"hedge": delta, "reasoning": "hold the Black-Scholes delta"}))
+
+
 __all__ = [
     "DELTAHEDGE_POLICIES",
     "BSDeltaHedge",
     "HedgePolicy",
     "NoHedge",
     "RandomHedge",
+    "ScriptedDeltaHedgeAgent",
+    "bench_markdown",
+    "print_episode",
+    "run_bench",
     "run_hedge_episodes",
+    "run_output",
 ]

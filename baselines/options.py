@@ -1,27 +1,36 @@
-"""Baselines for FinOptions-v0 and FinDeltaHedge-v0, and the bench's Options section.
+"""Baselines for FinOptions-v0, its offline chat agent, and the bench's Options section.
 
-FinOptions-v0 policies (``policy(obs, info) -> action``; text answers are dicts or strings):
+FinOptions-v0 policies (``policy(obs, info) -> action``). Those that answer in text carry
+``env_kwargs = {"action_mode": "text"}``: the bench builds their env with it (see
+:class:`~finenvs.baselines.report.TemplateReportWriter` for the convention).
 
-| name | answer |
-|---|---|
-| ``engine_reference`` | the engine's exact answer (:func:`~finenvs.envs.options_core.reference_answer`): the ceiling, 100 by construction; it reads the task, never the future |
-| ``template_rule`` | RL action: the requested template at the money, one-strike wings, first expiry, full budget |
-| ``random`` | a uniform RL action from its own seeded generator |
-| ``keyword_stuffer`` | the answer that fooled FAB++'s keyword scorer: every expected word, wrong numbers |
+| name | mode | answer |
+|---|---|---|
+| ``engine_reference`` | text | the engine's exact answer (:func:`~finenvs.envs.options_core.reference_answer`) as JSON: the ceiling, 100 by construction; it reads the task, never the future |
+| ``template_rule`` | legs | RL action: the requested template at the money, one-strike wings, first expiry, full budget |
+| ``random`` | legs | a uniform RL action from its own seeded generator |
+| ``keyword_stuffer`` | text | the answer that fooled FAB++'s keyword scorer: every expected word, wrong numbers |
 
-FinDeltaHedge-v0 uses :mod:`finenvs.baselines.deltahedge` (``bs_delta``, ``no_hedge``, ``random``).
+:class:`ScriptedOptionsAgent` is the offline chat agent of ``FinOptions-text-v0``. FinDeltaHedge-v0 has
+its own module, :mod:`finenvs.baselines.deltahedge`.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from finenvs.envs.options_core import TEMPLATE_NAMES, reference_answer
+from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent, current_turn
+
+#: gym.make kwargs of the policies that answer in text.
+TEXT_MODE = {"action_mode": "text"}
 
 KEYWORD_STUFFED = (
     "Using the Black-Scholes model with the annualized volatility and time to expiration, the fair value of the "
@@ -34,9 +43,11 @@ KEYWORD_STUFFED = (
 
 
 class EngineReference:
-    """The engine's own answer to every task (it reads the env's full task: a bank item's published position)."""
+    """The engine's own answer to every task, as JSON text (it reads the env's full task: a bank item's
+    published position)."""
 
     name = "engine_reference"
+    env_kwargs = TEXT_MODE
 
     def __init__(self, env: Any = None) -> None:
         self.env = getattr(env, "unwrapped", env)
@@ -45,9 +56,9 @@ class EngineReference:
     def from_env(cls, env: Any, seed: int | None = 0) -> EngineReference:
         return cls(env)
 
-    def __call__(self, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, obs: np.ndarray, info: dict[str, Any]) -> str:
         task = self.env.task if self.env is not None and self.env.task is not None else info["task"]
-        return reference_answer(task)
+        return json.dumps(reference_answer(task))
 
 
 @dataclass
@@ -87,6 +98,7 @@ class KeywordStuffer:
     """Prose with every keyword a keyword scorer looks for and wrong numbers."""
 
     name: str = "keyword_stuffer"
+    env_kwargs = TEXT_MODE
 
     @classmethod
     def from_env(cls, env: Any, seed: int | None = 0) -> KeywordStuffer:
@@ -136,33 +148,49 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                             for k in sorted({r["kind"] for r in rows})}}
 
 
-def run_options_section(split: str, seed: int, n_generated: int = 25, n_hedge: int = 200,
-                        hedge_steps: tuple[int, ...] = (1, 4)) -> dict[str, Any]:
-    """FinOptions-v0 (generated tasks and the FAB++ bank) and FinDeltaHedge-v0 for the scorecard."""
+def run_options_bench(config: Any, n_generated: int = 25) -> dict[str, Any]:
+    """FinOptions-v0 for the scorecard: ``n_generated`` generated tasks of ``config.split`` (seeds ``config.seed,
+    config.seed + 1, ...``) and the FAB++ bank, every policy in the env of its own action mode."""
     import gymnasium as gym
 
-    from finenvs.baselines.deltahedge import DELTAHEDGE_POLICIES, run_hedge_episodes
     from finenvs.envs.options_bank import load_bank
 
-    section: dict[str, Any] = {"options": {}, "bank": {}, "deltahedge": [], "n_generated": n_generated}
-    generated = gym.make("FinOptions-v0", split=split)
-    bank_env = gym.make("FinOptions-v0", bank="fabpp")
+    section: dict[str, Any] = {"options": {}, "bank": {}, "n_generated": n_generated, "tasks": {}}
+    envs: dict[tuple[Any, ...], Any] = {}
+
+    def env_for(cls: type, **kwargs: Any) -> Any:
+        kwargs = {**kwargs, **getattr(cls, "env_kwargs", {})}
+        key = tuple(sorted(kwargs.items()))
+        if key not in envs:
+            envs[key] = gym.make("FinOptions-v0", **kwargs)
+        return envs[key]
+
     bank_ids = [{"task_id": t["id"]} for t in load_bank()]
-    seeds = [seed + i for i in range(n_generated)]
+    seeds = [config.seed + i for i in range(n_generated)]
     for name, (cls, _) in OPTIONS_POLICIES.items():
-        policy = cls.from_env(generated, seed)
-        section["options"][name] = summarise(run_options_tasks(generated, policy, seeds))
-        policy = cls.from_env(bank_env, seed)
-        rows = run_options_tasks(bank_env, policy, [seed] * len(bank_ids), bank_ids)
-        section["bank"][name] = {**summarise(rows), "items": {r["task_id"]: r["score"] for r in rows}}
-    for steps in hedge_steps:
-        env = gym.make("FinDeltaHedge-v0", steps_per_day=steps)
-        for name, (cls, _) in DELTAHEDGE_POLICIES.items():
-            errors = run_hedge_episodes(env, cls.from_env(env, seed), n_hedge, seed)
-            section["deltahedge"].append({"policy": name, "steps_per_day": steps, "n": n_hedge,
-                                          "mean_error": float(np.mean(errors)), "sd_error": float(np.std(errors, ddof=1)),
-                                          "mse": float(np.mean(errors ** 2))})
+        generated = env_for(cls, split=config.split)
+        rows = run_options_tasks(generated, cls.from_env(generated, config.seed), seeds)
+        section["options"][name] = summarise(rows)
+        bank_env = env_for(cls, bank="fabpp")
+        bank_rows = run_options_tasks(bank_env, cls.from_env(bank_env, config.seed), [config.seed] * len(bank_ids),
+                                      bank_ids)
+        section["bank"][name] = {**summarise(bank_rows), "items": {r["task_id"]: r["score"] for r in bank_rows}}
+        # the FAB++ section aggregate's view: every task's 0-100 score, generated then bank
+        section["tasks"][name] = [{"section": "options", "task_id": r["task_id"], "score": r["score"], "error": None}
+                                  for r in rows + bank_rows]
+    for env in envs.values():
+        env.close()
     return section
+
+
+def run_options_section(split: str, seed: int, n_generated: int = 25, n_hedge: int = 200,
+                        hedge_steps: tuple[int, ...] = (1, 4)) -> dict[str, Any]:
+    """FinOptions-v0 (:func:`run_options_bench`) and FinDeltaHedge-v0 (:func:`finenvs.baselines.deltahedge.run_bench`)
+    in one section, as the scorecard's Options section shows them."""
+    from finenvs.baselines.deltahedge import run_bench
+
+    config = SimpleNamespace(split=split, seed=seed)
+    return {**run_options_bench(config, n_generated), **run_bench(config, n_hedge, hedge_steps)}
 
 
 def options_markdown(section: dict[str, Any]) -> list[str]:
@@ -186,12 +214,10 @@ def options_markdown(section: dict[str, Any]) -> list[str]:
     kinds = sorted({k for s in section["options"].values() for k in s["by_kind"]})
     lines += ["#### Score by task kind (generated)", "", _md_table(["policy", *kinds], [
         [name, *(cell(s["by_kind"].get(k, math.nan)) for k in kinds)] for name, s in section["options"].items()]), ""]
-    lines += ["### FinDeltaHedge-v0", "",
-              "Short one ATM call (GBM, sigma 20%, 30 trading days, no costs), hedged each step; final hedging error "
-              "= hedge book - payoff (0 is a perfect hedge), in currency per option on a 100 spot.", "",
-              _md_table(["policy", "steps/day", "episodes", "mean error", "sd", "MSE"], [
-                  [r["policy"], str(r["steps_per_day"]), str(r["n"]), f"{r['mean_error']:+.4f}", f"{r['sd_error']:.4f}",
-                   f"{r['mse']:.4f}"] for r in section["deltahedge"]]), ""]
+    if "deltahedge" in section:  # the combined section of run_options_section
+        from finenvs.baselines.deltahedge import bench_markdown
+
+        lines += bench_markdown(section)
     return lines
 
 
@@ -199,3 +225,104 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(out)
+
+
+def print_episode(env: Any, result: dict[str, Any]) -> list[str]:
+    """The lines ``finenvs run`` prints for one FinOptions-v0 task: the prompt, the score and every item lost.
+
+    Args:
+        env: The episode's env (its ``spec.id`` names it when ``result`` has no ``"env"``).
+        result: The episode as :func:`finenvs.evaluation.episodes.play_episode` returns it: ``info`` (the
+            reset info, with the prompt), ``reward`` (the score), ``final`` (the step's info), ``policy``.
+    """
+    info, final = result["info"], result["final"]
+    dims = ", ".join(f"{k} {'-' if v is None else f'{v:.1f}'}" for k, v in final["dimensions"].items())
+    env_id = result.get("env") or env.spec.id
+    return [*info["prompt"].split("\n"), "",
+            f"{env_id} {info['task_id']} policy={result['policy']}: score {result['reward']:.1f}/100 ({dims})",
+            *(f"  lost {i['dimension']}/{i['name']}: {i['reason']}" for i in final["items"] if i["credit"] < 1)]
+
+
+def run_output(env: Any, result: dict[str, Any], flags: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """``finenvs run``'s printer form ``(env, result, flags) -> (lines, --json record)``: :func:`print_episode` and
+    the task's record (id, kind, score, dimensions, items)."""
+    info, final = result["info"], result["final"]
+    record = {"env": result.get("env") or env.spec.id, "policy": result["policy"], "task_id": info["task_id"],
+              "kind": info["kind"], "score": result["reward"], "dimensions": final["dimensions"],
+              "items": final["items"], "parse_error": final["parse_error"]}
+    return print_episode(env, result), record
+
+
+# ----------------------------------------------------------------------------- the offline chat agent
+def _turn_results(messages: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
+    """``(tool, arguments, result)`` of every tool call of this decision, in call order."""
+    calls: dict[Any, tuple[str, Any]] = {}
+    out = []
+    for msg in current_turn(messages):
+        for call in msg.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            try:
+                args = json.loads(fn.get("arguments") or "{}")
+            except ValueError:
+                args = None
+            calls[call.get("id")] = (fn.get("name"), args)
+        if msg.get("role") == "tool" and msg.get("tool_call_id") in calls:
+            name, args = calls[msg["tool_call_id"]]
+            try:
+                data = json.loads(msg.get("content") or "null")
+            except ValueError:
+                data = {"error": "unreadable tool result"}
+            out.append((name, args, data))
+    return out
+
+
+@dataclass
+class ScriptedOptionsAgent(ScriptedChatAgent):
+    """Offline FinOptions-v0 agent that speaks the chat protocol: tools first, then the committed answer.
+
+    Stateless (the reply is a function of the messages): it calls ``get_task`` and
+    ``get_quotes``, pages ``get_quotes`` until ``next_offset`` is null, rebuilds the
+    public task (the tool data: market, what is asked, given legs, the contracts
+    on offer) and commits the engine's answer to it
+    (:func:`~finenvs.envs.options_core.reference_answer`), field by field. On
+    generated tasks that is the full answer (100); on a bank item it is the answer
+    the public fields support (a bank item's published position and its per-leg
+    Greeks are not tool data). A tool error, or a task the engine cannot answer
+    from the tool data, commits ``{"legs": []}`` (it scores 0) with the reason as
+    the reasoning (a result cut to the size cap counts as an error). Without the tools it replies in prose with
+    no answer (0).
+    """
+
+    name: str = "scripted-options"
+
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        """The next assistant turn for this conversation (pure function of its inputs)."""
+        names, _, round_no = self._turn(messages, tools)
+        if not {"get_task", "get_quotes", "commit_action"} <= names:
+            return ChatReply("I cannot read the task's data without the options tools, so I give no answer.",
+                             usage=NO_USAGE)
+        results = _turn_results(messages)
+        task = next((data for name, _, data in reversed(results) if name == "get_task"), None)
+        pages = [data for name, _, data in results if name == "get_quotes"]
+        if task is None:
+            return self._calls(round_no, ("get_task", {}), ("get_quotes", {"offset": 0}))
+        bad = next((d for d in [task, *pages] if not isinstance(d, dict) or "error" in d or "truncated" in d), None)
+        if bad is not None:
+            why = bad.get("error") or "its result was cut to the size cap" if isinstance(bad, dict) else "no result"
+            return self._fallback(round_no, f"a tool failed: {str(why)[:200]}")
+        if not pages:
+            return self._calls(round_no, ("get_quotes", {"offset": 0}))
+        if pages[-1].get("next_offset") is not None:
+            return self._calls(round_no, ("get_quotes", {"offset": pages[-1]["next_offset"]}))
+        task = {**task, "quotes": [dict(zip(page["columns"], row, strict=True)) for page in pages
+                                   for row in page["rows"]]}
+        try:
+            answer = reference_answer(task)
+        except Exception as exc:  # the engine cannot answer from the tool data: say why, commit nothing
+            return self._fallback(round_no, f"the engine cannot answer from the tool data: {type(exc).__name__}: "
+                                            f"{str(exc)[:200]}")
+        return self._calls(round_no, ("commit_action", {**answer, "reasoning": "the pricing engine's numbers for "
+                                                        "the position the task asks for"}))
+
+    def _fallback(self, round_no: int, reason: str) -> ChatReply:
+        return self._calls(round_no, ("commit_action", {"legs": [], "reasoning": reason}))

@@ -10,6 +10,12 @@ calls the generators' code, so its score is a check of the banks, not a
 tautology. ``first_number`` is the scorer trap the issue names (answer with the
 first number in the question); ``random`` sends a malformed reply half the time
 and random numbers otherwise.
+
+The per-topic methods are written once, as generators of tool calls
+(:func:`question_steps`): ``scripted_agent`` runs them through a ToolBox, and
+:class:`ScriptedQAChatAgent`, the offline chat agent of ``FinQA-text-v0``, runs
+them over a conversation, reading the topic and inputs from its prompt.
+:func:`print_episode` is what ``finenvs run`` prints for one question.
 """
 
 from __future__ import annotations
@@ -18,18 +24,223 @@ import datetime as _dt
 import json
 import re
 import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from finenvs.text.chat import (
+    NO_USAGE,
+    ChatReply,
+    ScriptedChatAgent,
+    call_key,
+    call_results,
+    first_prompt,
+    prompt_state,
+)
 from finenvs.tools import ToolBox
+
+#: One tool call: ``(tool name, arguments)``.
+Request = tuple[str, dict[str, Any]]
+#: A question's method: a generator that yields batches of tool calls, is sent their results (each the tool's
+#: data, ``{"error": ...}`` for a failed call) and returns the answer. Agents run it their own way
+#: (:func:`run_steps` through a ToolBox; :class:`ScriptedQAChatAgent` over a conversation).
+Steps = Generator[list[Request], list[Any], Any]
+REVENUE = ("us-gaap:Revenues", "us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax",
+           "us-gaap:SalesRevenueNet")
+
+
+def _checked(name: str, arguments: dict[str, Any], result: Any) -> Any:
+    if isinstance(result, dict) and "error" in result:
+        raise ValueError(f"{name}{arguments}: {result['error']}")
+    return result
+
+
+def _ask(name: str, **arguments: Any) -> Generator[list[Request], list[Any], Any]:
+    """One tool call; its data (a tool error raises ValueError)."""
+    (result,) = yield [(name, arguments)]
+    return _checked(name, arguments, result)
+
+
+def _calcs(*expressions: str) -> Generator[list[Request], list[Any], list[float]]:
+    """The ``calculate`` tool on independent expressions, in one batch."""
+    results = yield [("calculate", {"expression": e}) for e in expressions]
+    return [float(_checked("calculate", {"expression": e}, r)["value"]) for e, r in zip(expressions, results, strict=True)]
+
+
+def _calc(expression: str) -> Generator[list[Request], list[Any], float]:
+    (value,) = yield from _calcs(expression)
+    return value
+
+
+def question_steps(section: str, topic: str, x: dict[str, Any]) -> Steps:
+    """The method for a question of ``section`` and ``topic`` with the inputs ``x`` the question states."""
+    return analysis_steps(topic, x) if section == "analysis" else knowledge_steps(topic, x)
+
+
+def analysis_steps(topic: str, x: dict[str, Any]) -> Steps:  # noqa: C901 - one formula per topic
+    """An analytical topic's formula, every number through the calculator."""
+    if topic == "npv_crossover":
+        return (yield from _calc(f"{x['cash_flow_b_year2']} / {x['cash_flow_a_year1']} - 1"))
+    if topic == "beta_targeting":
+        return (yield from _calc(f"({x['target_beta']} - {x['weight_y']} * {x['beta_y']}) / {x['beta_x']}"))
+    if topic == "bond_replication":
+        k = f"({x['coupon_2']} / {x['coupon_1']})"
+        return (yield from _calc(f"{k} * {x['price_1']} + (1 - {k}) * {x['zero_price']}"))
+    if topic == "fcff":
+        return (yield from _calc(f"{x['ebit']} * (1 - {x['tax_rate']}) + {x['depreciation']} - {x['capex']} - "
+                                 f"{x['working_capital_increase']}"))
+    if topic == "bull_spread":
+        net = f"({x['premium_long']} - {x['premium_short']})"
+        profit, loss, breakeven = yield from _calcs(f"{x['strike_short']} - {x['strike_long']} - {net}", net,
+                                                    f"{x['strike_long']} + {net}")
+        return {"max_profit": profit, "max_loss": loss, "breakeven": breakeven}
+    if topic == "roe_leverage":
+        equity = f"({x['assets']} / (1 + {x['debt_to_equity']}))"
+        return (yield from _calc(f"({x['roa_ebit']} * {x['assets']} - {x['interest_rate']} * ({x['assets']} - "
+                                 f"{equity})) * (1 - {x['tax_rate']}) / {equity}"))
+    if topic == "mm_homemade_leverage":
+        value = f"({x['shares_a']} * {x['price_a']})"
+        position, borrowing, own = yield from _calcs(f"{x['fraction']} * {value}", f"{x['fraction']} * {x['debt_b']}",
+                                                     f"{x['fraction']} * ({value} - {x['debt_b']})")
+        return {"firm_a_position": position, "borrowing": borrowing, "own_funds": own}
+    if topic == "risk_neutral_probability":
+        return (yield from _calc(f"(1 + {x['rate']} - (1 - {x['down']})) / ((1 + {x['up']}) - (1 - {x['down']}))"))
+    if topic == "pv_comparison":
+        pv = yield from _calc(f"{x['amount_later']} / (1 + {x['rate']}) ** {x['years']}")
+        return {"better_option": "A" if x["amount_now"] > pv else "B",
+                "difference": (yield from _calc(f"abs({x['amount_now']} - {pv})"))}
+    if topic == "duration_immunization":
+        return (yield from _calc(f"({x['liability_duration']} - {x['duration_a']}) / "
+                                 f"({x['duration_b']} - {x['duration_a']})"))
+    if topic == "combined_leverage":
+        return (yield from _calc(f"{x['dol']} * {x['dfl']} * {x['sales_change']}"))
+    if topic == "cal_leverage":
+        w = yield from _calc(f"({x['target_return']} - {x['risk_free']}) / ({x['expected_return']} - {x['risk_free']})")
+        return {"std_dev": (yield from _calc(f"{w} * {x['std_dev']}")), "leverage": w}
+    if topic == "perpetuity":
+        return (yield from _calc(f"({x['coupon']} / {x['rate_after']}) / ({x['coupon']} / {x['rate_before']}) - 1"))
+    if topic == "swap_comparative_advantage":
+        gain = yield from _calc(f"abs(({x['y_fixed']} - {x['x_fixed']}) - ({x['y_spread']} - {x['x_spread']}))")
+        x_spread, y_fixed = yield from _calcs(f"{x['x_spread']} - {gain} / 2", f"{x['y_fixed']} - {gain} / 2")
+        return {"x_spread": x_spread, "y_fixed": y_fixed}
+    if topic == "stock_split":
+        price, shares = yield from _calcs(f"{x['price']} * {x['old']} / {x['new']}",
+                                          f"{x['shares']} * {x['new']} / {x['old']}")
+        return {"price": price, "shares": shares}
+    if topic == "put_call_parity":
+        return (yield from _calc(f"{x['call']} - {x['spot']} + {x['strike']} * exp(-{x['rate']} * {x['years']})"))
+    if topic == "gordon_growth":
+        return (yield from _calc(f"{x['dividend']} * (1 + {x['growth']}) / ({x['required_return']} - {x['growth']})"))
+    if topic == "covered_interest_arbitrage":
+        fair = yield from _calc(f"{x['spot']} * (1 + {x['usd_rate']}) / (1 + {x['eur_rate']})")
+        n, s, f = x["notional"], x["spot"], x["forward"]
+        if f < fair:
+            profit = yield from _calc(f"{n} * (1 + {x['usd_rate']}) - {n} / {s} * (1 + {x['eur_rate']}) * {f}")
+            return {"opportunity": "yes", "borrow": "EUR", "profit": profit}
+        profit = yield from _calc(f"{n} / {s} * (1 + {x['eur_rate']}) * {f} - {n} * (1 + {x['usd_rate']})")
+        return {"opportunity": "yes", "borrow": "USD", "profit": profit}
+    raise ValueError(f"the scripted agent has no method for topic {topic!r}")
+
+
+def knowledge_steps(topic: str, x: dict[str, Any]) -> Steps:
+    """A knowledge topic's method: data through the date-locked tools, numbers through the calculator."""
+    if topic == "close_price":
+        return (yield from _ask("get_prices", symbol=x["symbol"], start=x["date"], end=x["date"]))["rows"][-1][4]
+    if topic == "period_return":
+        rows = (yield from _ask("get_prices", symbol=x["symbol"], start=x["start"], end=x["end"]))["rows"]
+        return (yield from _calc(f"{rows[-1][4]} / {rows[0][4]} - 1"))
+    if topic == "max_close":
+        first = _dt.date.fromisoformat(x["month"] + "-01")
+        last = (first.replace(day=28) + _dt.timedelta(days=4)).replace(day=1) - _dt.timedelta(days=1)
+        rows = (yield from _ask("get_prices", symbol=x["symbol"], start=first.isoformat(), end=last.isoformat()))["rows"]
+        best = max(rows, key=lambda r: r[4])
+        return {"date": best[0], "close": best[4]}
+    if topic == "xbrl_metric":
+        return (yield from _metric_steps(x["bundle"], x["metric"], x["period"]))
+    if topic == "filing_order":
+        asked = [("list_filings", {"symbol": f["symbol"], "form": f["form"]}) for f in x["filings"].values()]
+        results = yield asked
+        filed = {label: _checked(*request, result)["filings"][0]["filed"]
+                 for label, request, result in zip(x["filings"], asked, results, strict=True)}
+        return sorted(filed, key=lambda label: filed[label])
+    raise ValueError(f"the scripted agent has no method for topic {topic!r}")
+
+
+def _fact_steps(bundle: str, concepts: tuple[str, ...], period: str) -> Generator[list[Request], list[Any], Any]:
+    """``(concept, value)`` of the first of ``concepts`` with a fact for the period (the most precise), or None."""
+    for concept in concepts:
+        (result,) = yield [("get_facts", {"bundle": bundle, "concept": concept, "period": period})]
+        if isinstance(result, dict) and "error" in result:  # concept not in this filing
+            continue
+        values = [f for f in result["facts"] if f["value"] is not None]
+        if values:
+            best = max(values, key=lambda f: 99 if f["decimals"] in (None, "INF") else int(f["decimals"]))
+            return concept, float(best["value"])
+    return None
+
+
+def _metric_steps(bundle: str, metric: str, period: str) -> Generator[list[Request], list[Any], float]:
+    def need(concepts: tuple[str, ...], when: str = period) -> Generator[list[Request], list[Any], tuple[str, float]]:
+        got = yield from _fact_steps(bundle, concepts, when)
+        if got is None:
+            raise ValueError(f"no fact of {concepts} for {when} in {bundle}")
+        return got
+
+    if metric in ("gross_margin", "operating_margin", "net_margin"):
+        top = {"gross_margin": "us-gaap:GrossProfit", "operating_margin": "us-gaap:OperatingIncomeLoss",
+               "net_margin": "us-gaap:NetIncomeLoss"}[metric]
+        numerator = (yield from need((top,)))[1]
+        revenue = (yield from need(REVENUE))[1]
+        return (yield from _calc(f"{numerator} / {revenue}"))
+    if metric == "revenue_growth":
+        concept, now = yield from need(REVENUE)
+        prior = _prior_period((yield from _ask("get_facts", bundle=bundle, concept=concept))["facts"], period)
+        if prior is None:
+            raise ValueError(f"no prior-year period for {period} in {bundle}")
+        before = (yield from need((concept,), prior))[1]
+        return (yield from _calc(f"{now} / {before} - 1"))
+    if metric == "eps_diluted":
+        ni = (yield from need(("us-gaap:NetIncomeLoss",)))[1]
+        shares = (yield from need(("us-gaap:WeightedAverageNumberOfDilutedSharesOutstanding",)))[1]
+        return (yield from _calc(f"{ni} / {shares}"))
+    if metric == "ebitda":
+        op = (yield from need(("us-gaap:OperatingIncomeLoss",)))[1]
+        da = (yield from need(("us-gaap:DepreciationDepletionAndAmortization",)))[1]
+        return (yield from _calc(f"{op} + {da}"))
+    raise ValueError(f"the scripted agent has no method for metric {metric!r}")
+
+
+def _prior_period(facts: list[dict[str, Any]], period: str) -> str | None:
+    """The period of ``facts`` a year before ``period`` and as long (within a week)."""
+    start, end = (_dt.date.fromisoformat(p) for p in period.split(" to "))
+    for f in facts:
+        if " to " not in f["period"]:
+            continue
+        s, e = (_dt.date.fromisoformat(p) for p in f["period"].split(" to "))
+        if 358 <= (end - e).days <= 373 and abs((e - s).days - (end - start).days) <= 7:
+            return f["period"]
+    return None
+
+
+def run_steps(steps: Steps, call: Callable[[str, dict[str, Any]], Any]) -> Any:
+    """Run a method to its answer with ``call(name, arguments) -> data`` (``{"error": ...}`` for a failed call)."""
+    try:
+        requests = next(steps)
+        while True:
+            requests = steps.send([call(name, arguments) for name, arguments in requests])
+    except StopIteration as done:
+        return done.value
 
 
 class ScriptedQAAgent:
-    """Offline agent: tools for the data, the calculator for every number (see the module docstring)."""
+    """Offline agent: tools for the data, the calculator for every number (see the module docstring).
 
-    REVENUE = ("us-gaap:Revenues", "us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax",
-               "us-gaap:SalesRevenueNet")
+    It runs :func:`question_steps` through a :class:`~finenvs.tools.ToolBox` on the env.
+    """
+
+    REVENUE = REVENUE
 
     def __init__(self, env: Any) -> None:
         self.tools = ToolBox(env, max_chars=200_000)
@@ -39,150 +250,107 @@ class ScriptedQAAgent:
     def from_env(cls, env: Any, seed: int | None = 0) -> ScriptedQAAgent:
         return cls(env)
 
-    def call(self, name: str, **arguments: Any) -> Any:
+    def fetch(self, name: str, arguments: dict[str, Any]) -> Any:
+        """One tool call: its data, ``{"error": ...}`` when it failed."""
         self.calls += 1
-        result = self.tools.call(name, arguments)
-        if not result.ok:
-            raise ValueError(f"{name}{arguments}: {result.error}")
-        return result.data
+        return self.tools.call(name, arguments).data
 
-    def calc(self, expression: str) -> float:
-        return float(self.call("calculate", expression=expression)["value"])
-
-    # ------------------------------------------------------------------ analysis
-    def analysis(self, topic: str, x: dict[str, Any]) -> Any:  # noqa: C901 - one formula per topic
-        c = self.calc
-        if topic == "npv_crossover":
-            return c(f"{x['cash_flow_b_year2']} / {x['cash_flow_a_year1']} - 1")
-        if topic == "beta_targeting":
-            return c(f"({x['target_beta']} - {x['weight_y']} * {x['beta_y']}) / {x['beta_x']}")
-        if topic == "bond_replication":
-            k = f"({x['coupon_2']} / {x['coupon_1']})"
-            return c(f"{k} * {x['price_1']} + (1 - {k}) * {x['zero_price']}")
-        if topic == "fcff":
-            return c(f"{x['ebit']} * (1 - {x['tax_rate']}) + {x['depreciation']} - {x['capex']} - "
-                     f"{x['working_capital_increase']}")
-        if topic == "bull_spread":
-            net = f"({x['premium_long']} - {x['premium_short']})"
-            return {"max_profit": c(f"{x['strike_short']} - {x['strike_long']} - {net}"), "max_loss": c(net),
-                    "breakeven": c(f"{x['strike_long']} + {net}")}
-        if topic == "roe_leverage":
-            equity = f"({x['assets']} / (1 + {x['debt_to_equity']}))"
-            return c(f"({x['roa_ebit']} * {x['assets']} - {x['interest_rate']} * ({x['assets']} - {equity})) "
-                     f"* (1 - {x['tax_rate']}) / {equity}")
-        if topic == "mm_homemade_leverage":
-            value = f"({x['shares_a']} * {x['price_a']})"
-            return {"firm_a_position": c(f"{x['fraction']} * {value}"), "borrowing": c(f"{x['fraction']} * {x['debt_b']}"),
-                    "own_funds": c(f"{x['fraction']} * ({value} - {x['debt_b']})")}
-        if topic == "risk_neutral_probability":
-            return c(f"(1 + {x['rate']} - (1 - {x['down']})) / ((1 + {x['up']}) - (1 - {x['down']}))")
-        if topic == "pv_comparison":
-            pv = c(f"{x['amount_later']} / (1 + {x['rate']}) ** {x['years']}")
-            return {"better_option": "A" if x["amount_now"] > pv else "B", "difference": c(f"abs({x['amount_now']} - {pv})")}
-        if topic == "duration_immunization":
-            return c(f"({x['liability_duration']} - {x['duration_a']}) / ({x['duration_b']} - {x['duration_a']})")
-        if topic == "combined_leverage":
-            return c(f"{x['dol']} * {x['dfl']} * {x['sales_change']}")
-        if topic == "cal_leverage":
-            w = c(f"({x['target_return']} - {x['risk_free']}) / ({x['expected_return']} - {x['risk_free']})")
-            return {"std_dev": c(f"{w} * {x['std_dev']}"), "leverage": w}
-        if topic == "perpetuity":
-            return c(f"({x['coupon']} / {x['rate_after']}) / ({x['coupon']} / {x['rate_before']}) - 1")
-        if topic == "swap_comparative_advantage":
-            gain = c(f"abs(({x['y_fixed']} - {x['x_fixed']}) - ({x['y_spread']} - {x['x_spread']}))")
-            return {"x_spread": c(f"{x['x_spread']} - {gain} / 2"), "y_fixed": c(f"{x['y_fixed']} - {gain} / 2")}
-        if topic == "stock_split":
-            return {"price": c(f"{x['price']} * {x['old']} / {x['new']}"), "shares": c(f"{x['shares']} * {x['new']} / {x['old']}")}
-        if topic == "put_call_parity":
-            return c(f"{x['call']} - {x['spot']} + {x['strike']} * exp(-{x['rate']} * {x['years']})")
-        if topic == "gordon_growth":
-            return c(f"{x['dividend']} * (1 + {x['growth']}) / ({x['required_return']} - {x['growth']})")
-        if topic == "covered_interest_arbitrage":
-            fair = c(f"{x['spot']} * (1 + {x['usd_rate']}) / (1 + {x['eur_rate']})")
-            n, s, f = x["notional"], x["spot"], x["forward"]
-            if f < fair:
-                profit = c(f"{n} * (1 + {x['usd_rate']}) - {n} / {s} * (1 + {x['eur_rate']}) * {f}")
-                return {"opportunity": "yes", "borrow": "EUR", "profit": profit}
-            profit = c(f"{n} / {s} * (1 + {x['eur_rate']}) * {f} - {n} * (1 + {x['usd_rate']})")
-            return {"opportunity": "yes", "borrow": "USD", "profit": profit}
-        raise ValueError(f"the scripted agent has no method for topic {topic!r}")
-
-    # ------------------------------------------------------------------ knowledge
-    def _closes(self, symbol: str, start: str, end: str) -> list[list[Any]]:
-        return self.call("get_prices", symbol=symbol, start=start, end=end)["rows"]
-
-    def _fact(self, bundle: str, concepts: tuple[str, ...], period: str) -> tuple[str, float] | None:
-        for concept in concepts:
-            try:
-                facts = self.call("get_facts", bundle=bundle, concept=concept, period=period)["facts"]
-            except ValueError:  # concept not in this filing
-                continue
-            values = [f for f in facts if f["value"] is not None]
-            if values:
-                best = max(values, key=lambda f: 99 if f["decimals"] in (None, "INF") else int(f["decimals"]))
-                return concept, float(best["value"])
-        return None
-
-    def _prior_period(self, bundle: str, concept: str, period: str) -> str | None:
-        start, end = (_dt.date.fromisoformat(p) for p in period.split(" to "))
-        for f in self.call("get_facts", bundle=bundle, concept=concept)["facts"]:
-            if " to " not in f["period"]:
-                continue
-            s, e = (_dt.date.fromisoformat(p) for p in f["period"].split(" to "))
-            if 358 <= (end - e).days <= 373 and abs((e - s).days - (end - start).days) <= 7:
-                return f["period"]
-        return None
-
-    def knowledge(self, topic: str, x: dict[str, Any]) -> Any:
-        if topic == "close_price":
-            return self._closes(x["symbol"], x["date"], x["date"])[-1][4]
-        if topic == "period_return":
-            rows = self._closes(x["symbol"], x["start"], x["end"])
-            return self.calc(f"{rows[-1][4]} / {rows[0][4]} - 1")
-        if topic == "max_close":
-            first = _dt.date.fromisoformat(x["month"] + "-01")
-            last = (first.replace(day=28) + _dt.timedelta(days=4)).replace(day=1) - _dt.timedelta(days=1)
-            rows = self._closes(x["symbol"], first.isoformat(), last.isoformat())
-            best = max(rows, key=lambda r: r[4])
-            return {"date": best[0], "close": best[4]}
-        if topic == "xbrl_metric":
-            return self._metric(x["bundle"], x["metric"], x["period"])
-        if topic == "filing_order":
-            filed = {label: self.call("list_filings", symbol=f["symbol"], form=f["form"])["filings"][0]["filed"]
-                     for label, f in x["filings"].items()}
-            return sorted(filed, key=lambda label: filed[label])
-        raise ValueError(f"the scripted agent has no method for topic {topic!r}")
-
-    def _metric(self, bundle: str, metric: str, period: str) -> float:
-        def need(concepts: tuple[str, ...], when: str = period) -> tuple[str, float]:
-            got = self._fact(bundle, concepts, when)
-            if got is None:
-                raise ValueError(f"no fact of {concepts} for {when} in {bundle}")
-            return got
-
-        if metric in ("gross_margin", "operating_margin", "net_margin"):
-            top = {"gross_margin": "us-gaap:GrossProfit", "operating_margin": "us-gaap:OperatingIncomeLoss",
-                   "net_margin": "us-gaap:NetIncomeLoss"}[metric]
-            return self.calc(f"{need((top,))[1]} / {need(self.REVENUE)[1]}")
-        if metric == "revenue_growth":
-            concept, now = need(self.REVENUE)
-            prior = self._prior_period(bundle, concept, period)
-            if prior is None:
-                raise ValueError(f"no prior-year period for {period} in {bundle}")
-            return self.calc(f"{now} / {need((concept,), prior)[1]} - 1")
-        if metric == "eps_diluted":
-            ni = need(("us-gaap:NetIncomeLoss",))[1]
-            shares = need(("us-gaap:WeightedAverageNumberOfDilutedSharesOutstanding",))[1]
-            return self.calc(f"{ni} / {shares}")
-        if metric == "ebitda":
-            op = need(("us-gaap:OperatingIncomeLoss",))[1]
-            return self.calc(f"{op} + {need(('us-gaap:DepreciationDepletionAndAmortization',))[1]}")
-        raise ValueError(f"the scripted agent has no method for metric {metric!r}")
+    def call(self, name: str, **arguments: Any) -> Any:
+        """One tool call: its data (a tool error raises ValueError)."""
+        return _checked(name, arguments, self.fetch(name, arguments))
 
     def __call__(self, obs: str, info: dict[str, Any]) -> str:
-        topic, inputs = info["topic"], info["inputs"]
-        answer = self.analysis(topic, inputs) if info["section"] == "analysis" else self.knowledge(topic, inputs)
-        return json.dumps({"answer": answer})
+        steps = question_steps(info["section"], info["topic"], info["inputs"])
+        return json.dumps({"answer": run_steps(steps, self.fetch)})
+
+
+_TASK = re.compile(r"(?P<id>\S+) \((?P<section>\w+), topic (?P<topic>\w+)\)")
+
+
+@dataclass
+class ScriptedQAChatAgent(ScriptedChatAgent):
+    """Offline FinQA-v0 agent that speaks the chat protocol: :class:`ScriptedQAAgent`'s methods, in rounds.
+
+    It reads the question's section, topic and inputs from the prompt's ``Task:``
+    and ``Inputs:`` lines and runs :func:`question_steps` over the tool results in
+    the messages (it keeps no state: the same conversation always gets the same
+    reply): each assistant turn makes the method's next batch of calls (market
+    data and XBRL facts through the date-locked tools, every number through
+    ``calculate``), and once it has its answer the agent commits ``{"answer": ...}``
+    with ``commit_action``. On the 150 eval questions that is 1 to 4 tool calls per
+    decision (the ScriptedQAAgent's calls), within the runner's default budget of 8.
+
+    A tool error the method cannot work around, a prompt without readable ``Task:``
+    and ``Inputs:`` lines or a topic it has no method for commits ``{"answer": null}``
+    (scored 0) with the reason in ``reasoning``. Without tools it answers in text
+    that it cannot compute (scored 0).
+    """
+
+    name: str = "scripted-qa"
+
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        """The next assistant turn for this conversation (pure function of its inputs)."""
+        names, _, round_no = self._turn(messages, tools)
+        if not {"calculate", "commit_action"} <= names:
+            return ChatReply("I cannot read data or compute without tools, so I give no answer.", usage=NO_USAGE)
+        state = prompt_state(first_prompt(messages))
+        task = _TASK.fullmatch(state.get("Task", ""))
+        try:
+            inputs = json.loads(state["Inputs"])
+        except (KeyError, ValueError):
+            inputs = None
+        if task is None or not isinstance(inputs, dict):
+            return self._commit(round_no, None, "the prompt has no readable Task and Inputs lines")
+        log = call_results(messages)
+        steps = question_steps(task["section"], task["topic"], inputs)
+        try:
+            requests = next(steps)
+            while True:
+                pending = {call_key(*r): r for r in requests if call_key(*r) not in log}
+                if pending:
+                    return self._calls(round_no, *pending.values())
+                requests = steps.send([log[call_key(*r)] for r in requests])
+        except StopIteration as done:
+            return self._commit(round_no, done.value, f"{task['topic']}: data from the date-locked tools, every "
+                                "number from the calculate tool")
+        except (ValueError, KeyError, TypeError, IndexError) as exc:  # a tool error, or a result it cannot read
+            return self._commit(round_no, None, f"no answer: {exc}")
+
+    def _commit(self, round_no: int, answer: Any, why: str) -> ChatReply:
+        return self._calls(round_no, ("commit_action", {"answer": answer, "reasoning": why}))
+
+
+# ---------------------------------------------------------------------------- finenvs run
+def print_episode(env: Any, result: dict[str, Any]) -> list[str]:
+    """The lines ``finenvs run`` prints for one FinQA-v0 episode: the question, the score, the answer, each part.
+
+    Args:
+        env: The episode's env (its ``spec.id`` names it when ``result`` has no ``"env"``).
+        result: The episode: ``obs`` (the question), ``info`` (the reset info), ``action`` (the reply),
+            ``reward`` (the score), ``final`` (the step's info), ``policy`` (a name) and optionally ``env`` (the
+            env id), as :func:`finenvs.evaluation.episodes.play_episode` returns them.
+    """
+    qa = result["final"]["qa"]
+    env_id = result.get("env") or env.spec.id
+    return [*str(result["obs"]).split("\n"), "",
+            f"{env_id} {result['info']['task_id']} policy={result['policy']}: score {result['reward']:.3f}"
+            + (f" ({qa['reason']})" if qa["reason"] else ""),
+            f"  answer: {result['action']}",
+            *(f"  {p['name']}: {'ok' if p['correct'] else 'wrong'}, expected {p['expected']}, read {p['read']}"
+              + (f" ({p['reason']})" if p["reason"] else "") for p in qa["parts"]),
+            "  solution: " + "; ".join(qa["solution"])]
+
+
+def run_output(env: Any, result: dict[str, Any], flags: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """``finenvs run``'s printer form ``(env, result, flags) -> (lines, --json record)``: :func:`print_episode` and
+    the episode's record (question, answer, score, parts, truth, solution)."""
+    final = result["final"]
+    qa = final["qa"]
+    record = {"env": result.get("env") or env.spec.id, "policy": result["policy"],
+              "task_id": result["info"]["task_id"], "question": result["obs"], "answer": result["action"],
+              "score": result["reward"], "reason": qa["reason"], "parts": qa["parts"], "truth": qa["truth"],
+              "solution": qa["solution"], "look_ahead_attempts": final["look_ahead_attempts"]}
+    return print_episode(env, result), record
 
 
 _NUMBER = re.compile(r"-?\d[\d,]*\.?\d*")
@@ -286,6 +454,16 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def run_qa_bench(config: Any) -> dict[str, Any]:
+    """FinQA-v0's section of ``finenvs bench`` (its task spec's ``bench.run``): every baseline on the eval
+    questions, and each one's tasks for the FAB++ aggregate (``section["tasks"]``: score 0-100; a policy that
+    raised scores 0 with its error)."""
+    section = run_qa_section(config.seed)
+    section["tasks"] = {name: [{"section": r["section"], "task_id": r["task_id"], "score": 100.0 * r["score"],
+                                "error": r["error"]} for r in s["rows"]] for name, s in section["policies"].items()}
+    return section
+
+
 def run_qa_section(seed: int = 0) -> dict[str, Any]:
     """FinQA-v0's eval split with every baseline, for the scorecard."""
     import gymnasium as gym
@@ -325,5 +503,6 @@ def qa_markdown(section: dict[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["MALFORMED", "QA_POLICIES", "FirstNumber", "RandomQA", "ScriptedQAAgent", "qa_markdown", "run_qa",
-           "run_qa_section", "summarise"]
+__all__ = ["MALFORMED", "QA_POLICIES", "REVENUE", "FirstNumber", "RandomQA", "Request", "ScriptedQAAgent",
+           "ScriptedQAChatAgent", "Steps", "analysis_steps", "knowledge_steps", "print_episode", "qa_markdown",
+           "question_steps", "run_output", "run_qa", "run_qa_bench", "run_qa_section", "run_steps", "summarise"]

@@ -11,7 +11,9 @@ observation (the date-locked weekly metrics):
 | ``random`` | a uniform rating from its own seeded generator |
 | ``template_writer`` | writes the eight-section report from the tools (:class:`TemplateReportWriter`); the rating is the net vote of the signals its thesis states |
 
-:func:`llm_judge` turns any OpenAI-compatible chat agent into the optional ``judge=`` of FinReport-v0.
+:class:`ScriptedReportAgent` is the template writer as an offline chat agent (``FinReport-text-v0``); both write
+with :func:`write_report`. :func:`llm_judge` turns any OpenAI-compatible chat agent into the optional ``judge=`` of
+FinReport-v0.
 """
 
 from __future__ import annotations
@@ -36,6 +38,15 @@ from finenvs.envs.report_core import (
 )
 from finenvs.envs.report_quality import thesis_signals
 from finenvs.envs.report_text import SECTIONS
+from finenvs.text.chat import (
+    NO_USAGE,
+    ChatReply,
+    ScriptedChatAgent,
+    call_key,
+    call_results,
+    first_prompt,
+    prompt_state,
+)
 
 _R4, _R12 = METRIC_NAMES.index("return_4w"), METRIC_NAMES.index("return_12w")
 STRONG_MOVE = 0.05
@@ -151,83 +162,96 @@ class TemplateReportWriter:
 
     def write(self) -> str:
         """The report for the env's current report close."""
-        wm = self._call("get_weekly_metrics")
-        symbol, date, close = wm["symbol"], wm["as_of"], wm["close"]
-        d = wm["display"]
-        bars = self._call("get_prices", {"lookback": 260})["rows"]
-        closes = [row[4] for row in bars]
-        week = [row for row in bars if _same_week(row[0], date)]
-        week_high, week_low = max(r[2] for r in week), min(r[3] for r in week)
-        high_52w, low_52w = max(closes[-252:]), min(closes[-252:])
-        sma50 = float(np.mean(closes[-50:]))
-        thesis_lines = [f"- {_LABELS[m]}: {d[m]}" for m in THESIS_METRICS]
-        thesis = "\n".join(thesis_lines)
-        net = sum(s for _, s in thesis_signals(thesis))
-        rating = vote_rating(net)
-        direction = {"STRONG_BUY": 1, "BUY": 1, "HOLD": 0, "SELL": -1, "STRONG_SELL": -1}[rating]
-        vol = wm["metrics"]["single_stock"]["volatility_20d"] or 0.0
-        move = vol * (4.0 / 52.0) ** 0.5
-        bull, bear = close * (1.0 + move), close * (1.0 - move)
-        base = close * (1.0 + 0.5 * direction * move)
-        news = self._call("list_news", {"lookback_days": 7, "limit": 5})
-        filings = self._call("list_filings")["filings"]
-        rates = [self._call("get_rate", {"series": s}) for s in ("DTB3", "DGS10")]
-        peers = ", ".join(wm["peers"])
-        lines = [
-            f"# {symbol} weekly market insight — {date}",
-            "",
-            f"## 1. {SECTIONS[0]}",
-            f"{symbol} closed at {close:.2f} on {date}, a weekly return of {d['weekly_return']}. "
-            f"The net of the thesis signals below is {net:+d}, so the rating is {rating}.",
-            "",
-            f"## 2. {SECTIONS[1]}",
-            f"Rating: {rating}",
-            "",
-            "Signals (each one's sign counts toward the rating; RSI counts only at its extremes):",
-            thesis,
-            "",
-            f"## 3. {SECTIONS[2]}",
-            f"- Close: {close:.2f} (week high {week_high:.2f}, week low {week_low:.2f})",
-            f"- Weekly return: {d['weekly_return']}",
-            f"- 20-day volatility: {d['volatility_20d']} annualised",
-            f"- Largest daily move: {d['max_daily_move']}",
-            f"- Volume change: {d['volume_change']} against the 20 days before the week",
-            f"- 52-week high: {d['dist_52w_high']} away (high {high_52w:.2f})",
-            f"- 52-week low: {d['dist_52w_low']} above (low {low_52w:.2f})",
-            f"- 4-week return: {d['return_4w']}; 12-week return: {d['return_12w']}",
-            f"- RSI(14): {d['rsi_14']}; MACD(12,26,9) histogram: {d['macd_histogram']}",
-            f"- 50-day SMA gap: {d['sma50_gap']} (SMA {sma50:.2f})",
-            "",
-            f"## 4. {SECTIONS[3]}",
-            *_news_lines(symbol, date, news),
-            "",
-            f"## 5. {SECTIONS[4]}",
-            *_filing_lines(symbol, date, filings),
-            "",
-            f"## 6. {SECTIONS[5]}",
-            f"- Peers (equal-weighted basket): {peers}",
-            f"- Peer basket weekly return: {d['peer_weekly_return']}",
-            f"- Excess weekly return: {d['excess_weekly_return']}",
-            f"- 60-day beta: {d['beta_60d']}; 60-day correlation: {d['correlation_60d']}",
-            f"- 12-week relative strength: {d['relative_strength_12w']}",
-            f"- Rates: 3-month T-bill {rates[0]['percent_per_annum']}% and 10-year Treasury "
-            f"{rates[1]['percent_per_annum']}% (published {rates[0]['observation_date']}).",
-            "",
-            f"## 7. {SECTIONS[6]}",
-            f"- Volatility: 20-day volatility {d['volatility_20d']} annualised.",
-            f"- Drawdown: the close is {d['dist_52w_high']} from the 52-week high.",
-            f"- Market sensitivity: 60-day beta {d['beta_60d']} to the peer basket.",
-            "",
-            f"## 8. {SECTIONS[7]}",
-            f"Rating: {rating}",
-            "Horizon: the four weeks after this report; targets move the close by one (bull, bear) and half "
-            "(base, toward the rating) a standard deviation of four-week volatility.",
-            f"- Bull case: {bull:.2f}",
-            f"- Base case: {base:.2f}",
-            f"- Bear case: {bear:.2f}",
-            "",
-        ]
-        return "\n".join(lines)
+        return write_report([self._call(name, args) for name, args in REPORT_CALLS])
+
+
+#: The tool calls a template report is written from, in the order :func:`write_report` takes their results.
+REPORT_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("get_weekly_metrics", {}),
+    ("get_prices", {"lookback": 260}),
+    ("list_news", {"lookback_days": 7, "limit": 5}),
+    ("list_filings", {}),
+    ("get_rate", {"series": "DTB3"}),
+    ("get_rate", {"series": "DGS10"}),
+)
+
+
+def write_report(results: list[Any]) -> str:
+    """The eight-section template report from the data of :data:`REPORT_CALLS` (one result each, in order)."""
+    wm, prices, news, filings, *rates = results
+    symbol, date, close = wm["symbol"], wm["as_of"], wm["close"]
+    d = wm["display"]
+    bars = prices["rows"]
+    closes = [row[4] for row in bars]
+    week = [row for row in bars if _same_week(row[0], date)]
+    week_high, week_low = max(r[2] for r in week), min(r[3] for r in week)
+    high_52w, low_52w = max(closes[-252:]), min(closes[-252:])
+    sma50 = float(np.mean(closes[-50:]))
+    thesis_lines = [f"- {_LABELS[m]}: {d[m]}" for m in THESIS_METRICS]
+    thesis = "\n".join(thesis_lines)
+    net = sum(s for _, s in thesis_signals(thesis))
+    rating = vote_rating(net)
+    direction = {"STRONG_BUY": 1, "BUY": 1, "HOLD": 0, "SELL": -1, "STRONG_SELL": -1}[rating]
+    vol = wm["metrics"]["single_stock"]["volatility_20d"] or 0.0
+    move = vol * (4.0 / 52.0) ** 0.5
+    bull, bear = close * (1.0 + move), close * (1.0 - move)
+    base = close * (1.0 + 0.5 * direction * move)
+    peers = ", ".join(wm["peers"])
+    lines = [
+        f"# {symbol} weekly market insight — {date}",
+        "",
+        f"## 1. {SECTIONS[0]}",
+        f"{symbol} closed at {close:.2f} on {date}, a weekly return of {d['weekly_return']}. "
+        f"The net of the thesis signals below is {net:+d}, so the rating is {rating}.",
+        "",
+        f"## 2. {SECTIONS[1]}",
+        f"Rating: {rating}",
+        "",
+        "Signals (each one's sign counts toward the rating; RSI counts only at its extremes):",
+        thesis,
+        "",
+        f"## 3. {SECTIONS[2]}",
+        f"- Close: {close:.2f} (week high {week_high:.2f}, week low {week_low:.2f})",
+        f"- Weekly return: {d['weekly_return']}",
+        f"- 20-day volatility: {d['volatility_20d']} annualised",
+        f"- Largest daily move: {d['max_daily_move']}",
+        f"- Volume change: {d['volume_change']} against the 20 days before the week",
+        f"- 52-week high: {d['dist_52w_high']} away (high {high_52w:.2f})",
+        f"- 52-week low: {d['dist_52w_low']} above (low {low_52w:.2f})",
+        f"- 4-week return: {d['return_4w']}; 12-week return: {d['return_12w']}",
+        f"- RSI(14): {d['rsi_14']}; MACD(12,26,9) histogram: {d['macd_histogram']}",
+        f"- 50-day SMA gap: {d['sma50_gap']} (SMA {sma50:.2f})",
+        "",
+        f"## 4. {SECTIONS[3]}",
+        *_news_lines(symbol, date, news),
+        "",
+        f"## 5. {SECTIONS[4]}",
+        *_filing_lines(symbol, date, filings["filings"]),
+        "",
+        f"## 6. {SECTIONS[5]}",
+        f"- Peers (equal-weighted basket): {peers}",
+        f"- Peer basket weekly return: {d['peer_weekly_return']}",
+        f"- Excess weekly return: {d['excess_weekly_return']}",
+        f"- 60-day beta: {d['beta_60d']}; 60-day correlation: {d['correlation_60d']}",
+        f"- 12-week relative strength: {d['relative_strength_12w']}",
+        f"- Rates: 3-month T-bill {rates[0]['percent_per_annum']}% and 10-year Treasury "
+        f"{rates[1]['percent_per_annum']}% (published {rates[0]['observation_date']}).",
+        "",
+        f"## 7. {SECTIONS[6]}",
+        f"- Volatility: 20-day volatility {d['volatility_20d']} annualised.",
+        f"- Drawdown: the close is {d['dist_52w_high']} from the 52-week high.",
+        f"- Market sensitivity: 60-day beta {d['beta_60d']} to the peer basket.",
+        "",
+        f"## 8. {SECTIONS[7]}",
+        f"Rating: {rating}",
+        "Horizon: the four weeks after this report; targets move the close by one (bull, bear) and half "
+        "(base, toward the rating) a standard deviation of four-week volatility.",
+        f"- Bull case: {bull:.2f}",
+        f"- Base case: {base:.2f}",
+        f"- Bear case: {bear:.2f}",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 _LABELS = {
@@ -265,6 +289,50 @@ def _filing_lines(symbol: str, date: str, filings: list[dict[str, Any]]) -> list
             out.append(f"- Latest {form}: filed {latest['filed']}, sections "
                        f"{', '.join(s['title'] for s in latest['sections'])}.")
     return out
+
+
+@dataclass
+class ScriptedReportAgent(ScriptedChatAgent):
+    """Offline FinReport-v0 agent (``action_mode="report"``) that speaks the chat protocol: the template report.
+
+    Two assistant turns per weekly report, derived from the messages alone (it
+    keeps no state: the same conversation always gets the same reply):
+
+    1. the six calls of :data:`REPORT_CALLS` in parallel (6 tool calls, within the
+       runner's default budget of 8);
+    2. the report :func:`write_report` writes from their results — byte-identical
+       to :class:`TemplateReportWriter`'s from the same results — as the reply text.
+
+    A tool error, or a conversation without the tools, gets a short report naming
+    the problem with ``Rating: HOLD`` (flat: no market risk).
+    """
+
+    name: str = "scripted-report"
+
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        """The next assistant turn for this conversation (pure function of its inputs)."""
+        names, _, round_no = self._turn(messages, tools)
+        if not {name for name, _ in REPORT_CALLS} <= names:
+            return self._fallback(messages, "the report tools are not offered")
+        log = call_results(messages)
+        keys = [call_key(name, args) for name, args in REPORT_CALLS]
+        if not all(key in log for key in keys):
+            return self._calls(round_no, *REPORT_CALLS)
+        failed = [f"{name} failed: {log[key]['error']}" for (name, _), key in zip(REPORT_CALLS, keys, strict=True)
+                  if isinstance(log[key], dict) and "error" in log[key]]
+        if failed:
+            return self._fallback(messages, "; ".join(failed))
+        try:
+            return ChatReply(write_report([log[key] for key in keys]), usage=NO_USAGE)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:  # a result without the expected fields
+            return self._fallback(messages, f"unreadable tool results ({type(exc).__name__}: {exc})")
+
+    @staticmethod
+    def _fallback(messages: list[dict[str, Any]], why: str) -> ChatReply:
+        state = prompt_state(first_prompt(messages))
+        date = state.get("Report date", "").split(" ")[0]
+        return ChatReply(f"# {state.get('Symbol', '')} weekly market insight — {date}\n\n"
+                         f"No report this week: {why}.\n\nRating: HOLD\n", usage=NO_USAGE)
 
 
 #: name -> (class, one-line description); classes with ``from_env`` get the env.
@@ -310,4 +378,5 @@ def llm_judge(agent: Any) -> Any:
     return judge
 
 
-__all__ = ["REPORT_POLICIES", "MomentumRating", "RandomRating", "TemplateReportWriter", "llm_judge", "vote_rating"]
+__all__ = ["REPORT_CALLS", "REPORT_POLICIES", "MomentumRating", "RandomRating", "ScriptedReportAgent",
+           "TemplateReportWriter", "llm_judge", "vote_rating", "write_report"]

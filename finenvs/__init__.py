@@ -11,10 +11,10 @@ It imports only gymnasium and numpy (the task specs are declarations); data (duc
 """
 
 from finenvs.registration import env_ids, register_envs
-from finenvs.tasks import task_of, tasks
+from finenvs.tasks import task_of
 
 __version__ = "0.1.0"
 
 register_envs()
 
-__all__ = ["__version__", "env_ids", "register_envs", "task_of", "tasks"]
+__all__ = ["__version__", "env_ids", "register_envs", "task_of"]

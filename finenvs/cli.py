@@ -39,7 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
-    sub.add_parser("list", help="list the registered environments")
+    listing = sub.add_parser("list", help="list the registered environments")
+    listing.add_argument("--markdown", action="store_true",
+                         help="print the agent-path matrix (every family x every agent path) as a Markdown table")
 
     run = sub.add_parser("run", help="run one episode of an env with a baseline policy")
     run.add_argument("--env", required=True, help="env id, e.g. FinTrading-v0")
@@ -70,15 +72,24 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--name", help="run folder name (default: UTC timestamp)")
     bench.add_argument("--no-plots", action="store_true", help="skip the PNG charts")
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
-    bench.add_argument("--suite", default="all", choices=["all", "herculean", "fabpp"],
-                       help="herculean: Trading, Hedging, Market Insights, Auditing; fabpp: Knowledge, Analysis, "
-                       "Options; all (default): both")
+    bench.add_argument("--suite", default="all",
+                       help="herculean: Trading, Hedging, Market Insights, Auditing (with HERCULEAN's Table 2 and 3 "
+                       "layout); fabpp: Knowledge, Analysis, Options, delta hedging (with the section aggregate); "
+                       "all (default): both")
     bench.add_argument("--weights", default="fabpp",
                        help="section weights of the aggregate: a preset (fabpp, equal, reasoning) or "
                        "knowledge=0.3,analysis=0.35,options=0.35")
     bench.add_argument("--no-html", action="store_true", help="skip scorecard.html")
     bench.add_argument("--no-agents", action="store_true",
-                       help="skip the offline scripted agent that runs through the text interface and tools")
+                       help="skip the offline scripted agents that run through the text interface and tools")
+    _agent_arguments(bench)
+    bench.add_argument("--agent-limit", type=int,
+                       help="episodes per family for the model (default: each family's whole plan)")
+    bench.add_argument("--concurrency", type=int, default=4, help="an agent's episodes in flight (default: 4)")
+    bench.add_argument("--herculean-rule", action="store_true",
+                       help="run the model under HERCULEAN's rule (five attempts, then the episode fails: —)")
+    bench.add_argument("--resume", type=Path,
+                       help="continue a bench run folder: finished agent episodes are reused, the rest continue")
 
     llm = sub.add_parser(
         "llm",
@@ -92,7 +103,8 @@ def _parser() -> argparse.ArgumentParser:
     llm.add_argument("--env", default="FinTrading-v0", help="env id, base or text variant (default: FinTrading-v0)")
     _selection_arguments(llm)
     _agent_arguments(llm)
-    llm.add_argument("--max-tool-calls", type=int, default=8, help="tool calls per decision (default: 8)")
+    llm.add_argument("--max-tool-calls", type=int,
+                     help="tool calls per decision (default: the family's, 8; FinAudit-v0 24)")
     llm.add_argument("--decision-timeout", type=float, default=600.0, help="seconds per decision (default: 600)")
     llm.add_argument("--retries", type=int, default=4, help="retries of a transient failure (default: 4)")
     llm.add_argument("--concurrency", type=int, default=4, help="episodes in flight (default: 4)")
@@ -258,10 +270,28 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_list() -> int:
+def agent_matrix() -> str:
+    """Every registered family x every agent path, as the README shows it (generated from the task specs)."""
+    from finenvs.tasks import load, tasks
+
+    rows = ["| env | text env | offline scripted agent (`finenvs llm`) | endpoint (`--base-url`) | MCP (`finenvs mcp`) "
+            "| A2A (`--a2a-url`) | `finenvs score` | `finenvs bench --base-url` |",
+            "|---|---|---|---|---|---|---|---|"]
+    for t in tasks():
+        section = t.bench.herculean and f"HERCULEAN {t.bench.herculean}" or (
+            "FAB++ " + ", ".join(t.bench.fabpp_sections) if t.bench.fabpp_sections else t.bench.title)
+        rows.append(f"| `{t.env_id}` | `{t.text_env_id}` | `{load(t.scripted_agent).__name__}` | yes | yes | yes "
+                    f"| replays exactly | {section} |")
+    return "\n".join(rows)
+
+
+def _cmd_list(markdown: bool = False) -> int:
     from finenvs.tasks import load, tasks
     from finenvs.tools import COMMIT_TOOL, TOOLSETS
 
+    if markdown:
+        print(agent_matrix())
+        return 0
     specs = tasks()
     width = max(len(t.env_id) for t in specs)
     pad = "".ljust(width)
@@ -352,6 +382,9 @@ def _weights(text: str) -> str | dict[str, float]:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from finenvs.evaluation.bench import BenchConfig, run_bench, terminal_table
 
+    endpoint = {"api_key_env": args.api_key_env, "timeout": args.timeout, "temperature": args.temperature,
+                "max_tokens": args.max_tokens, "tool_choice": args.tool_choice,
+                "extra_body": _extra_body(args.extra_body)}
     card = run_bench(
         BenchConfig(
             split=args.split,
@@ -367,13 +400,22 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             suite=args.suite,
             weights=_weights(args.weights),
             html=not args.no_html,
+            base_url=args.base_url,
+            model=args.model,
+            a2a_url=args.a2a_url,
+            endpoint=endpoint,
+            agent_limit=args.agent_limit,
+            concurrency=args.concurrency,
+            resume=args.resume,
+            herculean_rule=args.herculean_rule,
         )
     )
     print(terminal_table(card))
     print()
     if not args.no_plots and not any(f.endswith(".png") for f in card.files):
         print("charts skipped: matplotlib is not installed (pip install 'finenvs[plot]')")
-    print(f"scorecard written to {card.run_dir}/ ({len(card.results)} episodes, {card.seconds:.1f} s)")
+    print(f"scorecard written to {card.run_dir}/ ({len(card.results)} market episodes, "
+          f"{sum(len(r['episodes']) for r in card.agents)} agent episodes, {card.seconds:.1f} s)")
     for err in card.errors:
         print(f"ERROR {err['env']} {err['symbol']} {err['policy']}: {err['error']}", file=sys.stderr)
     return 1 if card.errors else 0
@@ -532,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.command == "list":
-            return _cmd_list()
+            return _cmd_list(args.markdown)
         if args.command == "run":
             return _cmd_run(args)
         if args.command == "bench":

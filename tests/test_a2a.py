@@ -187,6 +187,12 @@ def test_nobody_listening_is_transient():
     assert err.value.kind == "transient" and "cannot reach" in str(err.value)
 
 
+def test_a_missing_agent_card_is_a_permanent_http_error(scripted_url):
+    with pytest.raises(EndpointError) as err:
+        A2AChatAgent(scripted_url + "/nobody-here?token=abc123")
+    assert (err.value.kind, err.value.status) == ("permanent", 404) and "abc123" not in str(err.value)
+
+
 GARBAGE = {
     "tool_calls is not a list": Replies(new_data_part({"tool_calls": "nope"})),
     "no text and no tool calls": Replies(),  # no parts at all

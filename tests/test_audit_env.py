@@ -980,7 +980,7 @@ def test_cli_runs_an_audit_instance_as_text(capsys):
         (["--symbol", "AAPL"], "--symbol is not an option of FinAudit-v0"),
         (["--fee-bps", "3"], "--fee-bps is not an option of FinAudit-v0"),
         (["--split", "test"], "--split 'test'"),
-        (["--instance", "100"], "options['index']=100"),
+        (["--instance", "100"], "instances [100] are out of range"),
     ],
 )
 def test_cli_audit_errors_are_one_line_exit_2(capsys, extra, match):

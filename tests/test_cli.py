@@ -37,7 +37,7 @@ def test_list_shows_every_env_with_its_baselines(capsys):
 def test_list_shows_report_tools(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    line = next(ln for ln in out.splitlines() if "agent tools (ToolBox)" in ln)
+    line = next(ln for ln in out.splitlines() if "text variant: FinReport-text-v0" in ln)
     assert "get_weekly_metrics" in line and "get_peers" in line and "get_report_template" in line
 
 
@@ -133,13 +133,14 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert proc.returncode == 0, proc.stderr
     run = tmp_path / "t"
     card = json.loads((run / "scorecard.json").read_text())
-    # 2 symbols x (6 trading baselines + agent + 5 report baselines) + 5 pairs rows
-    assert len(card["rows"]) == 2 * (7 + 5) + 5 and not card["errors"]
+    # 2 symbols x (6 trading baselines + agent + 5 report baselines + agent) + 5 pairs rows
+    assert len(card["rows"]) == 2 * (7 + 6) + 5 and not card["errors"]
     trading = [r for r in card["rows"] if r["env"] == "FinTrading-v0"]
     assert {r["policy"] for r in trading} == {
         "buy_and_hold", "always_flat", "random", "sma_crossover", "momentum", "rsi_mean_reversion", "scripted_agent"}
     agents = [r for r in card["rows"] if r["policy"] == "scripted_agent"]
-    assert all(r["efficiency"]["format_errors"] == 0 and r["efficiency"]["decisions"] == 60 for r in agents)
+    assert all(r["efficiency"]["format_errors"] == 0 for r in agents)
+    assert all(r["efficiency"]["decisions"] == {"FinReport-v0": 13}.get(r["env"], 60) for r in agents)
     assert all(r["efficiency"]["tool_calls_per_decision"] >= 2 for r in agents)
     assert all("efficiency" not in r for r in card["rows"] if r["policy"] != "scripted_agent")
     assert [c["match"] for c in card["reproduction_check"]] == [True, True]
@@ -165,7 +166,7 @@ def test_full_bench_on_shipped_data(tmp_path):
     proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots", "--quiet")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
-    assert len(card["rows"]) == 10 * (7 + 5) + 5 and not card["errors"]
+    assert len(card["rows"]) == 10 * (7 + 6) + 5 and not card["errors"]
     assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == 4
     assert all(r["look_ahead_attempts"] == 0 for r in card["rows"])
     pairs = {r["policy"]: r for r in card["rows"] if r["env"] == "FinHedging-v0"}
@@ -180,16 +181,17 @@ def test_full_bench_on_shipped_data(tmp_path):
     md = (tmp_path / "full" / "scorecard.md").read_text()
     assert "## FinHedging-v0" in md and "oracle_best_pair (oracle)" in md and "read the window's future" in md
     # the Options section: engine answers score 100 on generated tasks and on every bank item
-    options = card["options"]
+    options = card["sections"]["options"]
     assert options["options"]["engine_reference"]["score"] == 100.0
     assert set(options["bank"]["engine_reference"]["items"].values()) == {100.0}
     assert options["options"]["keyword_stuffer"]["score"] < 30 and options["bank"]["keyword_stuffer"]["score"] < 30
-    hedge = {(r["policy"], r["steps_per_day"]): r["mse"] for r in options["deltahedge"]}
+    hedge = {(r["policy"], r["steps_per_day"]): r["mse"] for r in card["sections"]["deltahedge"]["deltahedge"]}
     assert hedge[("bs_delta", 1)] < 0.1 * hedge[("no_hedge", 1)] and hedge[("bs_delta", 4)] < hedge[("bs_delta", 1)]
     assert "## Options" in md and "### FinDeltaHedge-v0" in md
     # FinReport-v0: ratings traded on every symbol; always-BUY is FinTrading-v0's buy-and-hold to the cent
     report = {(r["symbol"], r["policy"]): r for r in card["rows"] if r["env"] == "FinReport-v0"}
-    assert {p for _, p in report} == {"buy_and_hold", "always_hold", "momentum", "random", "template_writer"}
+    assert {p for _, p in report} == {"buy_and_hold", "always_hold", "momentum", "random", "template_writer",
+                                      "scripted_agent"}
     trading_bh = {r["symbol"]: r for r in card["rows"] if r["env"] == "FinTrading-v0" and r["policy"] == "buy_and_hold"}
     for symbol, row in trading_bh.items():
         assert report[(symbol, "buy_and_hold")]["herculean"] == row["herculean"]
@@ -197,25 +199,25 @@ def test_full_bench_on_shipped_data(tmp_path):
         quality = report[(symbol, "template_writer")]["quality"]
         assert quality["reports"] == 13 and quality["invalid_ratings"] == 0
         assert quality["dimensions"]["structure"] >= 9 and quality["dimensions"]["content"] >= 9
-    assert "## FinReport-v0 report quality" in md and "FinReport-v0 report quality (0-10) over 130 reports" in proc.stdout
+    assert "## FinReport-v0 report quality" in md and "FinReport-v0 report quality (0-10) over 260 reports" in proc.stdout
     # the Audit section: the tool-using oracle validates the ground truth on all 100 eval instances
-    audit = card["audit"]["policies"]
-    assert card["audit"]["n"] == 100
+    audit = card["sections"]["audit"]["policies"]
+    assert card["sections"]["audit"]["n"] == 100
     assert audit["oracle"]["ACC"] == 1.0 and all(k["ACC"] == 1.0 for k in audit["oracle"]["by"].values())
     assert audit["extract_only"]["ACC"] == audit["extract_only"]["by"]["none"]["n"] / 100
     assert audit["random"]["ACC"] == 0.0 and audit["random"]["SER"] > 0.2
     for rates in audit.values():
         assert abs(rates["ACC"] + rates["SER"] + rates["EER"] + rates["CER"] - 1.0) < 1e-12
     assert all(r["look_ahead_attempts"] == 0 for rates in audit.values() for r in rates["rows"])
-    assert "## Audit" in md and "FinAudit-v0 (100 eval instances" in proc.stdout
+    assert "## Audit" in md and "FinAudit-v0 agents: scripted_agent (eval, 100 episodes): ACC % 100.0" in proc.stdout
     # FinQA-v0: the offline agent answers every eval question from the tools; the naive readings score nothing
-    qa = card["qa"]["policies"]
-    assert card["qa"]["n"] == 150
+    qa = card["sections"]["qa"]["policies"]
+    assert card["sections"]["qa"]["n"] == 150
     assert {k: v["n"] for k, v in qa["scripted_agent"]["sections"].items()} == {"knowledge": 60, "analysis": 90}
     assert all(v["score"] == 100.0 for v in qa["scripted_agent"]["sections"].values())
     assert all(r["look_ahead_attempts"] == 0 and r["tool_calls"] >= 1 for r in qa["scripted_agent"]["rows"])
     assert all(v["score"] < 5 for v in qa["first_number"]["sections"].values())
-    assert "## Knowledge and analysis (FinQA-v0)" in md and "FinQA-v0 (150 eval questions" in proc.stdout
+    assert "## Knowledge and analysis (FinQA-v0)" in md and "FinQA-v0 agents: scripted_agent (eval, 150" in proc.stdout
     # the section aggregate, recomputed here from the rows it was built from
     agg = card["aggregate"]
     assert agg["weights"] == {"knowledge": 0.30, "analysis": 0.35, "options": 0.35}
@@ -234,7 +236,7 @@ def test_bench_suites_select_their_sections(tmp_path):
                    "--weights", "knowledge=1,analysis=1,options=0")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "f" / "scorecard.json").read_text())
-    assert card["rows"] == [] and card["audit"] is None and card["qa"] and card["options"]
+    assert card["rows"] == [] and set(card["sections"]) == {"qa", "options", "deltahedge"}
     agg = card["aggregate"]
     assert agg["weights"] == {"knowledge": 1.0, "analysis": 1.0, "options": 0.0}
     assert agg["profiles"]["reference"]["sections"]["options"]["effective_weight"] == 0.0
@@ -244,7 +246,7 @@ def test_bench_suites_select_their_sections(tmp_path):
                    "--no-plots", "--quiet", "--no-agents", "--no-html")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "h" / "scorecard.json").read_text())
-    assert card["qa"] is None and card["options"] is None and card["aggregate"] is None and card["audit"]
+    assert set(card["sections"]) == {"audit"} and card["aggregate"] is None and card["herculean"] is None
     assert {r["env"] for r in card["rows"]} == {"FinTrading-v0", "FinHedging-v0", "FinReport-v0"}
     assert not (tmp_path / "h" / "scorecard.html").exists()
     bad = run_cli("bench", "--weights", "knowledge=-1", "--out", str(tmp_path), "--quiet")
@@ -269,6 +271,7 @@ def test_bench_without_agents(tmp_path):
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "na" / "scorecard.json").read_text())
     assert len(card["rows"]) == 6 + 5 + 4 and "scripted_agent" not in {r["policy"] for r in card["rows"]}
+    assert card["agents"] == [] and card["herculean"] is None
     assert {r["symbol"] for r in card["rows"] if r["env"] == "FinTrading-v0"} == {"SPY"}
 
 

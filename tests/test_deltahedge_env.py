@@ -615,3 +615,26 @@ def test_baseline_table_and_seeded_random_policy():
         BSDeltaHedge.from_env(gym.make("CartPole-v1"))
     with pytest.raises(ValueError, match="n=0"):
         run_hedge_episodes(env, NoHedge.from_env(env), 0)
+
+
+# ---------------------------------------------------------------------------- the text interface of the base env
+def test_text_interface_methods_need_a_reset_and_an_invalid_reply_keeps_the_hedge():
+    env = FinDeltaHedgeEnv(cost_bps=5.0)
+    for method in (env.text_state, env.as_of_view, lambda: env.text_action(env.text_protocol.invalid("x"))):
+        with pytest.raises(gym.error.ResetNeeded):
+            method()
+    env.reset(seed=0)
+    assert env.as_of_view().step == 0 and env.as_of_view().date is None
+    valid = env.text_protocol.parse_text("Hedge: 0.25")
+    assert env.text_action(valid) is valid and env.action_space.contains(valid.action)
+    env.step(valid.action)
+    kept = env.text_action(env.text_protocol.parse_text("Hedge: 7"))
+    assert kept.name == "KEEP +0.2500" and "outside" in kept.invalid and kept.via == "default"
+    _, _, _, _, info = env.step(kept.action)
+    assert info["hedge"] == 0.25 and info["cost"] == 0.0
+    assert env.as_of_view().step == 2 and env.as_of_view().counter is env.as_of_view().counter
+    discrete = FinDeltaHedgeEnv(action_type="discrete", n_bins=31)
+    discrete.reset(seed=0)
+    default = discrete.text_action(discrete.text_protocol.invalid("x"))
+    assert discrete.hedge_bins[default.action] == 0.0  # the bin of the hedge held (none at the start)
+    assert discrete.text_protocol.commit_schema()["properties"]["hedge"]["maximum"] == 1.5

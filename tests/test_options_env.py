@@ -24,7 +24,7 @@ from finenvs.baselines.options import KEYWORD_STUFFED, TemplateRule
 from finenvs.data.asof import AsOfView
 from finenvs.data.chains import synthetic_chain
 from finenvs.data.schema import PriceSeries
-from finenvs.envs.options import FinOptionsEnv, answer_schema, public_task
+from finenvs.envs.options import MAX_ANSWER_CHARS, FinOptionsEnv, answer_schema, public_task
 from finenvs.envs.options_bank import load_bank, load_bank_document
 from finenvs.envs.options_core import (
     GREEK_FLOORS,
@@ -42,6 +42,7 @@ from finenvs.envs.options_core import (
 )
 from finenvs.envs.options_tasks import ASK, make_task
 from finenvs.pricing import Leg, Position, PricingError, bsm_greeks, bsm_price
+from finenvs.text.protocol import PrintableText
 
 GIVEN_KINDS = ("pricing", "greeks", "attribution", "sizing")
 #: every (kind, template) a generated task can be: the four given-position kinds and the 12 strategy templates
@@ -68,11 +69,27 @@ def _task(kind: str, template: str | None = None, seed: int = 0, source: str = "
     return copy.deepcopy(env.task)
 
 
+def _text(answer: Any) -> Any:
+    """An answer as the text a text agent sends (dicts as JSON; anything else as is)."""
+    return json.dumps(answer) if isinstance(answer, dict) else answer
+
+
 def _score(task: dict[str, Any], answer: Any) -> tuple[float, dict[str, Any]]:
-    """Score an answer through the env (reset on the task, one step)."""
-    env = FinOptionsEnv(source="synthetic")
+    """Score an answer through the text-mode env (reset on the task, one step).
+
+    Dicts are sent as their JSON text. Bytes are not text: the env refuses them, so they are scored by
+    the core scorer, which reads them as UTF-8 (the info is the same fields).
+    """
+    env = FinOptionsEnv(source="synthetic", action_mode="text")
     env.reset(seed=0, options={"task": task})
-    _, reward, terminated, truncated, info = env.step(answer)
+    if isinstance(answer, bytes):
+        with pytest.raises(ValueError, match="takes the answer as a str"):
+            env.step(answer)
+        card = score_answer(task, answer)
+        return card.total, {"score": card.total, "dimensions": card.dimensions, "items": card.to_dict()["items"],
+                            "parse_error": card.parse_error, "invalid_action": card.parse_error,
+                            "engine": card.engine, "action_mode": "text"}
+    _, reward, terminated, truncated, info = env.step(_text(answer))
     assert terminated and not truncated
     assert reward == info["score"]
     return reward, info
@@ -166,6 +183,8 @@ def bank() -> dict[str, dict[str, Any]]:
         {"chain": "real"},
         {"bank": "fabpp"},
         {"render_mode": "ansi", "hold_to_expiry": True},
+        {"action_mode": "text"},
+        {"action_mode": "text", "bank": "fabpp"},
     ],
 )
 def test_check_env_passes_with_warnings_as_errors(kwargs, catalog):
@@ -208,9 +227,11 @@ def test_same_seed_gives_the_same_task_observation_and_scores(kwargs, seed):
     step_a, step_b = a.step(action), b.step(action)
     np.testing.assert_array_equal(step_a[0], step_b[0])
     assert _same(step_a[1:], step_b[1:])
+    a, b = FinOptionsEnv(**kwargs, action_mode="text"), FinOptionsEnv(**kwargs, action_mode="text")
     for env in (a, b):
         env.reset(seed=seed)
-    ref_a, ref_b = a.step(reference_answer(a.task)), b.step(reference_answer(b.task))
+    assert _same(a.task, b.task)
+    ref_a, ref_b = a.step(_text(reference_answer(a.task))), b.step(_text(reference_answer(b.task)))
     assert ref_a[1] == ref_b[1] == 100.0 and _same(ref_a[4], ref_b[4])
 
 
@@ -245,17 +266,19 @@ def test_pickle_and_deepcopy_after_reset_continue_identically(clone, kwargs):
 
 
 def test_step_before_reset_and_a_second_step_need_a_reset():
-    env = FinOptionsEnv(source="synthetic")
+    env, text = FinOptionsEnv(source="synthetic"), FinOptionsEnv(source="synthetic", action_mode="text")
     with pytest.raises(gym.error.ResetNeeded):
         env.step(np.array([0, 3, 0, 0, 3]))
     with pytest.raises(gym.error.ResetNeeded):
-        env.step("{}")
+        text.step("{}")
     with pytest.raises(gym.error.ResetNeeded):
         _ = env.prompt
-    env.reset(seed=0)
-    env.step("{}")
+    text.reset(seed=0)
+    text.step("{}")
     with pytest.raises(gym.error.ResetNeeded):
-        env.step("{}")
+        text.step("{}")
+    env.reset(seed=0)
+    env.step(np.array([0, 3, 0, 0, 3]))
     with pytest.raises(gym.error.ResetNeeded):
         env.step(np.array([0, 3, 0, 0, 3]))
     env.reset(seed=1)
@@ -290,18 +313,58 @@ def test_integral_float_and_list_actions_are_accepted():
     for action in (np.array([4, 3, 0, 0, 3]), np.array([4.0, 3.0, 0.0, 0.0, 3.0]), [4, 3, 0, 0, 3]):
         env.reset(seed=2, options={"kind": "strategy", "template": "iron_condor"})
         _, reward, _, _, info = env.step(action)
-        assert info["action_mode"] == "rl"
+        assert info["action_mode"] == "legs"
         results.append(reward)
     assert results[0] == results[1] == results[2] == 100.0
 
 
+@pytest.mark.parametrize("answer", ["{}", {"legs": []}, b"{}", json.dumps({"legs": []})], ids=["str", "dict", "bytes",
+                                                                                           "json"])
+def test_legs_mode_refuses_text_answers(answer):
+    env = FinOptionsEnv(source="synthetic")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action_mode='text'"):
+        env.step(answer)
+    assert env.step(np.array([0, 3, 0, 0, 3]))[2]  # a refused action does not consume the episode
+
+
+@pytest.mark.parametrize("action", [np.array([0, 3, 0, 0, 3]), [0, 3, 0, 0, 3], 3, None, {"legs": []}, b"{}"],
+                         ids=["array", "list", "int", "None", "dict", "bytes"])
+def test_text_mode_refuses_anything_but_a_str(action):
+    env = FinOptionsEnv(source="synthetic", action_mode="text")
+    assert env.action_space == PrintableText(MAX_ANSWER_CHARS)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="takes the answer as a str"):
+        env.step(action)
+    _, reward, terminated, _, info = env.step("not an answer")
+    assert terminated and reward == 0.0 and info["parse_error"] and info["action_mode"] == "text"
+
+
+def test_action_mode_is_checked():
+    with pytest.raises(ValueError, match="action_mode"):
+        FinOptionsEnv(action_mode="json")
+
+
+def test_text_state_and_view_follow_the_task():
+    env = FinOptionsEnv(action_mode="text")
+    for method in (env.text_state, env.as_of_view):
+        with pytest.raises(gym.error.ResetNeeded):
+            method()
+    _, info = env.reset(seed=4)
+    state = env.text_state()
+    assert state["Task"] == f"{info['task_id']} ({info['kind']})" and state["Question"].strip() == info["prompt"]
+    assert env.as_of_view().as_of == info["date"] and env.as_of_view().counter.attempts == 0
+    for dim in ("pnl", "greeks", "strategy", "risk"):
+        assert all(name in state["Scored items"] for name in env.task["ask"][dim])
+
+
 @pytest.mark.parametrize("task_id", BANK_IDS)
 def test_bank_infos_never_carry_published_answers(task_id):
-    env = FinOptionsEnv(bank="fabpp")
+    env = FinOptionsEnv(bank="fabpp", action_mode="text")
     _, info = env.reset(seed=0, options={"task_id": task_id})
     assert not _keys_anywhere(info) & set(LEAKY_KEYS)
     assert set(info["task"]) <= set(public_task(env.task))
-    _, _, _, _, step_info = env.step(reference_answer(env.task))
+    _, _, _, _, step_info = env.step(_text(reference_answer(env.task)))
     assert not _keys_anywhere(step_info["task"]) & set(LEAKY_KEYS)
     # the step info states the scored engine numbers (info["engine"]), never the bank's own records
     assert not set(step_info) & {"published", "reference_answer", "reference_legs", "erratum", "errata_file"}
@@ -602,11 +665,11 @@ def test_bank_item_engine_numbers_recompute(task_id, bank):
 
 @pytest.mark.parametrize("task_id", BANK_IDS)
 def test_bank_reference_answers_score_100_and_skip_unasked_dimensions(task_id, bank):
-    env = FinOptionsEnv(bank="fabpp")
+    env = FinOptionsEnv(bank="fabpp", action_mode="text")
     for answer in (bank[task_id]["reference_answer"], reference_answer(bank[task_id])):
         env.reset(seed=0, options={"task_id": task_id})
         assert env.task["id"] == task_id
-        _, reward, _, _, info = env.step(copy.deepcopy(answer))
+        _, reward, _, _, info = env.step(_text(answer))
         assert reward == pytest.approx(100.0), [i for i in info["items"] if i["credit"] < 1]
         for dim, value in info["dimensions"].items():
             assert (value is None) == (not bank[task_id]["ask"][dim])
@@ -759,6 +822,7 @@ def test_non_text_answers_score_zero_in_the_core_scorer(answer, condor):
 
 
 def test_bytes_of_a_good_answer_score_like_the_text(condor):
+    """The core scorer reads bytes as UTF-8 text; the text env takes only str (see _score)."""
     assert _score(condor, json.dumps(reference_answer(condor)).encode())[0] == 100.0
 
 
@@ -853,12 +917,12 @@ def test_generated_task_ignores_every_price_after_its_date(kind, seed, msft_view
 
 
 def test_hold_to_expiry_settles_in_the_step_info_only():
-    env = FinOptionsEnv(hold_to_expiry=True)
+    env = FinOptionsEnv(hold_to_expiry=True, action_mode="text")
     _, info = env.reset(seed=3, options={"kind": "strategy", "template": "bull_call_spread"})
     assert "realised_pnl" not in info and "settlement" not in info
     task = env.task
     ref = reference_answer(task)
-    _, _, _, _, step_info = env.step(ref)
+    _, _, _, _, step_info = env.step(_text(ref))
     assert step_info["score"] == 100.0
     settle = step_info["settlement"]
     legs = reference_legs(task)
@@ -869,13 +933,13 @@ def test_hold_to_expiry_settles_in_the_step_info_only():
                                   and q["strike"] == leg.strike and q["expiry"] == leg.expiry)) for leg in legs],
                         multiplier=task["market"]["multiplier"])
     assert step_info["realised_pnl"] == pytest.approx(position.pnl(settle["spot"]), rel=1e-9, abs=1e-6)
-    plain = FinOptionsEnv()
+    plain = FinOptionsEnv(action_mode="text")
     plain.reset(seed=3, options={"kind": "strategy", "template": "bull_call_spread"})
-    assert not {"realised_pnl", "settlement"} & set(plain.step(ref)[4])
+    assert not {"realised_pnl", "settlement"} & set(plain.step(_text(ref))[4])
 
 
 def test_hold_to_expiry_of_an_unreadable_answer_records_the_error():
-    env = FinOptionsEnv(source="synthetic", hold_to_expiry=True)
+    env = FinOptionsEnv(source="synthetic", hold_to_expiry=True, action_mode="text")
     env.reset(seed=0, options={"kind": "strategy", "template": "iron_condor"})
     _, reward, _, _, info = env.step("no json here")
     assert reward == 0.0 and info["realised_pnl"] is None and info["settlement"]["error"]
@@ -894,7 +958,7 @@ def test_template_rule_action_scores_full_strategy_and_risk(template):
         dims = step_info["dimensions"]
         assert dims["strategy"] == 25.0 and dims["risk"] == 25.0, _lost(step_info)
         assert dims["pnl"] == 25.0 and dims["greeks"] == 25.0 and reward == 100.0  # numbers stated by the env
-        assert step_info["action_mode"] == "rl" and not step_info["invalid_action"]
+        assert step_info["action_mode"] == "legs" and not step_info["invalid_action"]
 
 
 @pytest.mark.parametrize("template", TEMPLATE_NAMES)

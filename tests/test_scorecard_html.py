@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from finenvs.evaluation.scorecard_html import markdown_to_html, section_plots, write_html
+from finenvs.evaluation.scorecard_html import aggregate_plot, markdown_to_html, write_html
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DATA_PNG = "data:image/png;base64,"
@@ -206,9 +206,9 @@ def test_png_with_an_ampersand_in_its_name_is_embedded(tmp_path):
     assert page.images[0]["src"].startswith(DATA_PNG)
 
 
-def test_section_plots_of_an_empty_card_draw_nothing(tmp_path):
-    card = types.SimpleNamespace(options=None, audit=None, qa=None, aggregate=None, run_dir=tmp_path)
-    assert section_plots(card) == []
+def test_aggregate_plot_of_a_card_without_an_aggregate_draws_nothing(tmp_path):
+    card = types.SimpleNamespace(aggregate=None, run_dir=tmp_path)
+    assert aggregate_plot(card) == []
     assert list(tmp_path.iterdir()) == []
 
 
@@ -268,7 +268,7 @@ def test_the_aggregate_table(run):
     section = run.html.split('<h2 id="section-aggregate-fab">', 1)[1].split("<h2", 1)[0]
     table = _parse(section).tables[0]
     assert table[0] == ("th", ["profile", "Knowledge Retrieval", "Analytical Reasoning", "Options Trading", "overall"])
-    assert [cells[0] for _, cells in table[1:]] == ["reference", "naive", "random"]
+    assert [cells[0] for _, cells in table[1:]] == ["reference", "naive", "random", "scripted_agent"]
     reference = table[1][1]
     assert reference[1].startswith("100.00") and reference[-1] == "100.00"
     assert "<strong>100.00</strong>" in section  # the overall column is bold

@@ -415,11 +415,14 @@ class HedgeProtocol(TextProtocol):
             return self.invalid("empty reply")
         whole = _FENCE.fullmatch(stripped)
         candidate = whole.group(1) if whole else stripped
+        not_json = None
         if candidate.startswith("{"):
             try:
                 obj = json.loads(candidate)
-            except (ValueError, RecursionError):
-                obj = None
+            except ValueError as exc:
+                obj, not_json = None, str(exc)[:80]
+            except RecursionError:
+                obj, not_json = None, "nested too deeply"
             if isinstance(obj, dict):
                 keys = {k.lower(): k for k in obj if isinstance(k, str)}
                 key = keys.get("hedge", keys.get("action"))
@@ -434,10 +437,11 @@ class HedgeProtocol(TextProtocol):
                 shown = sorted({t[:12] for t in tokens})[:5]
                 return self.invalid(f"ambiguous: hedge lines {shown} disagree")
             return parsed[0]
-        bare = stripped.strip(" *_`'\"!;,()")
-        if bare and len(bare) <= MAX_NUMBER_CHARS and re.fullmatch(r"[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?", bare):
+        bare = stripped.strip(" *_`'\"!;,()").rstrip(".")
+        if re.fullmatch(r"[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?", bare):
             return self.read_value(bare, "word")
-        return self.invalid(f"no hedge ratio found; end the reply with a line 'Hedge: <{self.hint}>'")
+        why = f" (the reply starts like JSON but is not: {not_json})" if not_json else ""
+        return self.invalid(f"no hedge ratio found{why}; end the reply with a line 'Hedge: <{self.hint}>'")
 
 
 def hedge_protocol(option: str, cost_bps: float, bins: tuple[float, ...] | None = None) -> HedgeProtocol:
@@ -553,6 +557,10 @@ class FinDeltaHedgeEnv(gym.Env):
     ratio ``np.linspace(-1.5, 1.5, n_bins)[k]`` (``env.hedge_bins``).
     Anything outside the space (a value beyond the range, NaN, an array of the
     wrong shape, a bool, a string) raises ``ValueError`` naming the valid range.
+    Text agents use ``FinDeltaHedge-text-v0``: a reply ``Hedge: 0.53``,
+    ``{"hedge": 0.53}`` or ``commit_action {"hedge": 0.53}`` is read by
+    ``env.text_protocol`` (:class:`HedgeProtocol`) into this space; an
+    unreadable or out-of-range reply keeps the hedge held (:meth:`text_action`).
 
     ## Observation Space
     ``Box(low, high, (6,), float32)``; ``env.obs_names()`` names the entries:
@@ -595,7 +603,9 @@ class FinDeltaHedgeEnv(gym.Env):
     ## Look-ahead Guarantee
     The observation at step t depends only on spots up to t (and, for real
     paths, the pricing vol from the 60 returns before the window); the reward
-    and info of step t -> t+1 on spots up to t+1. Tests replace every close after
+    and info of step t -> t+1 on spots up to t+1. The text variant's prompt
+    (:meth:`text_state`) and tools (:mod:`finenvs.tools.options`) read grid
+    point t only. Tests replace every close after
     a date and check everything up to it is unchanged, and change pre-window
     closes to check the pricing vol reads them and nothing else.
 
@@ -713,6 +723,8 @@ class FinDeltaHedgeEnv(gym.Env):
             self.action_space: spaces.Space = spaces.Discrete(self.n_bins)
         else:
             self.action_space = spaces.Box(-MAX_HEDGE, MAX_HEDGE, shape=(1,), dtype=np.float32)
+        #: How text agents state the hedge (``FinDeltaHedge-text-v0``; see :class:`HedgeProtocol`).
+        self.text_protocol = hedge_protocol(option, self.cost_bps, self._bin_values if self._discrete else None)
         low = np.array([-LOG_MONEYNESS_BOUND, 0.0, 0.0, -MAX_HEDGE, 0.0, -1.0], dtype=np.float32)
         high = np.array(
             [LOG_MONEYNESS_BOUND, self.maturity, VOL_SQRT_TAU_BOUND, MAX_HEDGE, OPTION_VALUE_BOUND, 1.0],
@@ -734,6 +746,7 @@ class FinDeltaHedgeEnv(gym.Env):
         self._hedge_hist: list[float] = []
         self._record = render_mode is not None
         self._done = True
+        self._counter = LookAheadCounter()
 
     # ------------------------------------------------------------------ setup
     def _synthetic_model(self, source: str, overrides: dict[str, Any]) -> tuple[Any, float | None]:
@@ -848,6 +861,7 @@ class FinDeltaHedgeEnv(gym.Env):
         self._state = initial_state(ep)
         self._done = False
         self._hedge_hist = [0.0]
+        self._counter = LookAheadCounter()
         info = {
             "step": 0,
             "spot": ep.spots[0],
@@ -961,6 +975,48 @@ class FinDeltaHedgeEnv(gym.Env):
             info["payoff"] = ep.payoff
         return observe(ep, state), reward, terminated, False, info
 
+    # ------------------------------------------------------------------ text interface
+    def text_action(self, parsed: ParsedAction) -> ParsedAction:
+        """A parsed reply as the step's action: an invalid one keeps the hedge held (no trade, no cost)."""
+        if self._state is None:
+            raise gym.error.ResetNeeded("call reset() before text_action()")
+        if parsed.valid:
+            return parsed
+        held = self._state[1]
+        return ParsedAction(self.text_protocol.action_of(held), f"KEEP {held:+.4f}", parsed.invalid, "default",
+                            parsed.reasoning)
+
+    def text_state(self) -> dict[str, str]:
+        """The book at the current step as prompt lines (only spots up to this step)."""
+        if self._state is None or self._episode is None:
+            raise gym.error.ResetNeeded("call reset() before text_state()")
+        ep, st = self._episode, self.state
+        t = st.t
+        out = {"Step": f"{t + 1} of {ep.n_steps} ({self.steps_per_day} per trading day)" if t < ep.n_steps
+               else f"expired after {ep.n_steps} steps"}
+        if ep.dates is not None:
+            out["Date"] = f"{ep.dates[t]} ({self._symbol})"
+        tau = (ep.n_steps - t) * ep.dt
+        out.update({
+            "Option": f"short one European {self.option}, strike {ep.strike:.4f}, sold at {ep.premium:.4f}",
+            "Spot": f"{ep.spots[t]:.4f} (initial {ep.spot0:.4f})",
+            "Time to expiry": f"{(ep.n_steps - t) / self.steps_per_day:g} trading days ({tau:.6f} years of 252 "
+                              "trading days)",
+            "Pricing vol": f"{ep.pricing_vol:.4%} a year",
+            "Option value": f"{ep.values[t]:.4f} (Black-Scholes at the pricing vol)",
+            "Black-Scholes delta": f"{ep.deltas[t]:+.4f}",
+            "Hedge held": f"{st.hedge:+.4f} shares per option",
+            "Book": f"P&L {st.pnl:+.4f}, costs so far {st.costs:.4f} ({self.cost_bps:g} bps of traded notional)",
+        })
+        return out
+
+    def as_of_view(self) -> HedgeView:
+        """The current step (the tools read the book at it; the counter is the episode's)."""
+        if self._state is None or self._episode is None:
+            raise gym.error.ResetNeeded("call reset() before as_of_view()")
+        t = self._state[0]
+        return HedgeView(t, self._episode.dates[t] if self._episode.dates is not None else None, self._counter)
+
     # ------------------------------------------------------------------ extras
     @property
     def state(self) -> HedgeState | None:
@@ -1031,7 +1087,10 @@ __all__ = [
     "OBS_NAMES",
     "FinDeltaHedgeEnv",
     "HedgeEpisode",
+    "HedgeProtocol",
     "HedgeState",
+    "HedgeView",
+    "hedge_protocol",
     "hedging_error",
     "initial_state",
     "make_episode",

@@ -71,12 +71,33 @@ def public_task(task: dict[str, Any]) -> dict[str, Any]:
     return {k: task[k] for k in PUBLIC_TASK_KEYS if k in task}
 
 
+def _float_sized(obj: Any) -> Any:
+    """``obj`` with every integer too large for a float as a signed infinity (what JSON's 1e999 reads as)."""
+    if isinstance(obj, int) and not isinstance(obj, bool):
+        try:
+            float(obj)
+        except OverflowError:
+            return math.inf if obj > 0 else -math.inf
+        return obj
+    if isinstance(obj, dict):
+        return {k: _float_sized(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_float_sized(v) for v in obj]
+    return obj
+
+
 def read_answer(answer: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """``(answer as a dict, None)``, or ``(None, why it cannot be read)``; never raises."""
+    """``(answer as a dict, None)``, or ``(None, why it cannot be read)``; never raises.
+
+    An integer too large for a float (``1`` followed by 400 zeros) reads as an infinity, so it fails its
+    own item (a non-finite number) instead of the scorer.
+    """
     try:
-        return parse_answer(answer), None
+        return _float_sized(parse_answer(answer)), None
     except AnswerError as exc:
         return None, str(exc)
+    except ValueError as exc:  # json's own limits, e.g. an integer of more than 4,300 digits
+        return None, f"malformed JSON: {str(exc)[:80]}"
     except RecursionError:
         return None, "malformed JSON: nested too deeply"
 
@@ -159,7 +180,8 @@ OPTIONS_PROTOCOL = OptionsProtocol(
 
 @dataclass
 class OptionsView:
-    """What an options episode reads: its task, public at the close of ``as_of`` (the tools go through it)."""
+    """The episode's clock for the tools: the task is public at the close of ``as_of``; the counter is the
+    episode's look-ahead counter (the options tools read the task itself from the env)."""
 
     as_of: str
     counter: LookAheadCounter = field(default_factory=LookAheadCounter)
@@ -241,7 +263,8 @@ class FinOptionsEnv(gym.Env):
     as-of view at the task's date. ``hold_to_expiry=True`` reads the later path
     only after the answer is scored, to settle the position
     (``info["realised_pnl"]``); with no data to the expiry the path is a GBM
-    at the PoP sigma drawn from ``np_random``.
+    at the PoP sigma drawn from ``np_random``. The text variant's tools
+    (:mod:`finenvs.tools.options`) read only the task's public fields.
 
     ## Arguments
     ``kinds`` (default all five), ``templates`` (default all twelve),
@@ -478,7 +501,7 @@ class FinOptionsEnv(gym.Env):
                 raise ValueError(f"FinOptions-v0 (action_mode='text') takes the answer as a str, "
                                  f"PrintableText({MAX_ANSWER_CHARS}): one JSON object; got {type(action).__name__}")
             parsed = self.text_protocol.parse_text(action)
-            answer = None if parsed.invalid else parse_answer(action)
+            answer = None if parsed.invalid else read_answer(action)[0]
             card = unread_card(task, parsed.invalid) if answer is None else score_answer(task, answer)
         else:
             if isinstance(action, (str, bytes, dict)):

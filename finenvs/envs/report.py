@@ -99,6 +99,9 @@ class ReportProtocol(AnswerProtocol):
         parsed = parse_report(text)
         return ParsedAction(text, parsed.rating, parsed.rating_problem, via, reasoning)
 
+    def commit_for(self, parsed: ParsedAction) -> dict[str, Any]:
+        return {"report": parsed.action}
+
     def commit_schema(self) -> dict[str, Any]:
         return {"type": "object",
                 "properties": {"report": {"type": "string",

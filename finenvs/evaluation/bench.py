@@ -19,50 +19,32 @@ import gymnasium as gym
 import numpy as np
 
 import finenvs
-from finenvs.baselines.registry import applicable_policies, family_of, make_policy
+from finenvs.baselines.registry import applicable_policies, make_policy
 from finenvs.data.splits import SPLITS
+from finenvs.evaluation.agent_runs import SCRIPTED, BenchAgent, agents_markdown, herculean_markdown, run_agent
 from finenvs.evaluation.episodes import EpisodeResult, run_episode
-from finenvs.registration import env_ids as registered_env_ids
-from finenvs.registration import text_variant
 from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resolve_weights
+from finenvs.tasks import Selection, TaskSpec, load, task_of, tasks
 
-#: The offline scripted agent run through each env's text interface and tools (see finenvs.baselines.agents).
-AGENT_POLICY = "scripted_agent"
-
-#: Families whose env acts on a universe (one bench episode per policy, labelled UNIVERSE) rather than one symbol.
-UNIVERSE_FAMILIES = ("hedging",)
-#: Families scored in the Options section (tasks and hedging errors, not equity curves).
-OPTIONS_FAMILIES = ("options", "deltahedge")
-#: Families scored in the Audit section (instances, not market episodes).
-AUDIT_FAMILIES = ("audit",)
-#: Families scored in the Knowledge and Analysis sections (questions, not market episodes).
-QA_FAMILIES = ("qa",)
-#: ``--suite`` presets: the two published benchmarks' task sets.
-SUITES: dict[str, tuple[str, ...]] = {
-    "herculean": ("FinTrading-v0", "FinHedging-v0", "FinReport-v0", "FinAudit-v0"),
-    "fabpp": ("FinQA-v0", "FinOptions-v0", "FinDeltaHedge-v0"),
-}
-SUITE_CHOICES = ("all", *SUITES)
-#: Section aggregate contestants: which baseline answers each FAB++ section (family, policy).
-AGGREGATE_PROFILES: dict[str, dict[str, tuple[str, str]]] = {
-    "reference": {"knowledge": ("qa", "scripted_agent"), "analysis": ("qa", "scripted_agent"),
-                  "options": ("options", "engine_reference")},
-    "naive": {"knowledge": ("qa", "first_number"), "analysis": ("qa", "first_number"),
-              "options": ("options", "keyword_stuffer")},
-    "random": {"knowledge": ("qa", "random"), "analysis": ("qa", "random"), "options": ("options", "random")},
-}
+#: The label of the offline scripted agents' rows (each family's, through its text interface and tools).
+AGENT_POLICY = SCRIPTED
 UNIVERSE = "universe"
 #: How oracle rows (policies that read the future) are labelled in tables.
 ORACLE_MARK = " (oracle)"
 
-#: HERCULEAN paper, Table 2, buy-and-hold baseline ("BL") of the Trading workflow on the
-#: 2026-01-02..2026-03-31 window (CR %, SR, MDD %). Results licensed Apache-2.0.
-HERCULEAN_PUBLISHED_BUY_AND_HOLD: dict[str, dict[str, float]] = {
-    "MSFT": {"CR": -21.59, "SR": -2.92, "MDD": 26.04},
-    "TSLA": {"CR": -15.18, "SR": -1.72, "MDD": 21.34},
-    "AAPL": {"CR": -6.31, "SR": -0.96, "MDD": 11.24},
-    "NVDA": {"CR": -7.69, "SR": -0.72, "MDD": 15.54},
-}
+
+def suites() -> dict[str, list[str]]:
+    """``--suite`` presets from the task specs: suite name -> env ids (HERCULEAN's four workflows, FAB++'s)."""
+    out: dict[str, list[str]] = {}
+    for task in tasks():
+        for suite in task.bench.suites:
+            out.setdefault(suite, []).append(task.env_id)
+    return out
+
+
+def suite_choices() -> tuple[str, ...]:
+    return ("all", *suites())
+
 
 STANDARD_COLUMNS = (
     ("cumulative_return", "CR %", 100.0),
@@ -99,6 +81,16 @@ class BenchConfig:
         weights: Section weights of the aggregate (a preset name of
             :data:`finenvs.scoring.aggregate.WEIGHT_PRESETS` or a mapping).
         html: Also write the self-contained ``scorecard.html``.
+        base_url: An OpenAI-compatible endpoint whose ``model`` runs as an agent in every section (else
+            ``$OPENAI_BASE_URL`` when ``model`` is given).
+        model: The endpoint's model name.
+        a2a_url: A remote A2A agent that runs as an agent in every section (instead of an endpoint).
+        endpoint: Further :class:`~finenvs.evaluation.endpoints.OpenAIChatAgent` arguments (``api_key_env``,
+            ``timeout``, ``temperature``, ``max_tokens``, ``tool_choice``, ``extra_body``).
+        agent_limit: Episodes per family for the model (None: the family's whole plan).
+        concurrency: Episodes of an agent in flight at once.
+        resume: A bench run folder to continue: agent runs that finished are reused, the rest continue.
+        herculean_rule: Run the model under HERCULEAN's rule (five attempts, then the episode fails, "—").
     """
 
     split: str = "eval"
@@ -115,6 +107,18 @@ class BenchConfig:
     suite: str = "all"
     weights: str | dict[str, float] = "fabpp"
     html: bool = True
+    base_url: str | None = None
+    model: str | None = None
+    a2a_url: str | None = None
+    endpoint: dict[str, Any] = field(default_factory=dict)
+    agent_limit: int | None = None
+    concurrency: int = 4
+    resume: Path | None = None
+    herculean_rule: bool = False
+
+    @property
+    def has_model(self) -> bool:
+        return bool(self.base_url or self.model or self.a2a_url)
 
 
 @dataclass
@@ -128,10 +132,15 @@ class Scorecard:
     run_dir: Path
     seconds: float
     files: list[str] = field(default_factory=list)
-    options: dict[str, Any] | None = None
-    audit: dict[str, Any] | None = None
-    qa: dict[str, Any] | None = None
+    #: family -> its baseline section (its task spec's ``bench.run``, or the generic table over its plan)
+    sections: dict[str, Any] = field(default_factory=dict)
+    #: agent runs (:func:`finenvs.evaluation.agent_runs.run_agent`), every family and split
+    agents: list[dict[str, Any]] = field(default_factory=list)
+    herculean: dict[str, Any] | None = None
     aggregate: dict[str, Any] | None = None
+
+    def section(self, family: str) -> dict[str, Any] | None:
+        return self.sections.get(family)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -140,9 +149,9 @@ class Scorecard:
             "means": mean_rows(self.results),
             "errors": self.errors,
             "reproduction_check": self.reproduction,
-            "options": self.options,
-            "audit": self.audit,
-            "qa": self.qa,
+            "sections": self.sections,
+            "agents": self.agents,
+            "herculean": self.herculean,
             "aggregate": self.aggregate,
             "seconds": self.seconds,
         }
@@ -175,22 +184,23 @@ def mean_rows(results: list[EpisodeResult]) -> list[dict[str, Any]]:
 
 
 def reproduction_check(results: list[EpisodeResult], split: str) -> list[dict[str, Any]]:
-    """Compare finenvs' herculean buy-and-hold with HERCULEAN's published baseline."""
+    """Compare finenvs' herculean baseline rows with the figures HERCULEAN publishes for them (eval split)."""
     if split != "eval":
         return []
     out = []
-    for r in results:
-        if r.env_id != "FinTrading-v0" or r.policy != "buy_and_hold":
-            continue
-        pub = HERCULEAN_PUBLISHED_BUY_AND_HOLD.get(r.symbol)
-        if pub is None:
-            continue
-        ours = {
-            "CR": round(100.0 * r.herculean["cumulative_return"], 2),
-            "SR": round(r.herculean["sharpe"], 2),
-            "MDD": round(100.0 * r.herculean["max_drawdown"], 2),
-        }
-        out.append({"symbol": r.symbol, "published": pub, "finenvs": ours, "match": ours == pub})
+    for task in tasks():
+        baseline = task.bench.herculean_baseline
+        for published in task.bench.published.values():
+            for r in results:
+                pub = published.get(r.symbol)
+                if r.env_id != task.env_id or r.policy != baseline or pub is None:
+                    continue
+                theirs = {"CR": round(100.0 * pub["h_cumulative_return"], 2), "SR": round(pub["h_sharpe"], 2),
+                          "MDD": round(100.0 * pub["h_max_drawdown"], 2)}
+                ours = {"CR": round(100.0 * r.herculean["cumulative_return"], 2), "SR": round(r.herculean["sharpe"], 2),
+                        "MDD": round(100.0 * r.herculean["max_drawdown"], 2)}
+                out.append({"env": r.env_id, "symbol": r.symbol, "published": theirs, "finenvs": ours,
+                            "match": ours == theirs})
     return out
 
 
@@ -239,6 +249,11 @@ def _universe_section(
             "",
         ]
     return lines
+
+
+def _card_tasks(card: Scorecard) -> list[TaskSpec]:
+    """The families of a scorecard, in registration order."""
+    return [task_of(e) for e in card.config["envs"]]
 
 
 def render_markdown(card: Scorecard) -> str:
@@ -292,22 +307,22 @@ def render_markdown(card: Scorecard) -> str:
         lines += [
             "## Agents through the text interface",
             "",
-            "The offline scripted agents (`finenvs.baselines.agents.ScriptedTradingAgent`: momentum with volatility, "
-            "RSI and news checks; `ScriptedPairsAgent`: the most mean-reverting pair, then a z-score rule) read "
-            "date-locked tools and commit through the same protocol an LLM uses. "
-            "Efficiency beside the task score: format errors (invalid actions), tool calls per decision, look-ahead "
-            "attempts, tokens and dollar cost (0 for this offline agent; `finenvs llm` runs a model).",
+            "Each family's offline scripted agent (and a model, when the bench was given one) reads date-locked "
+            "tools and commits through the same protocol an LLM uses; their market episodes are rows of the tables "
+            "above. Efficiency beside the task score: format errors (invalid actions), tool calls per decision, "
+            "look-ahead attempts, tokens (n/a where the agent reports none) and dollar cost.",
             "",
             _table(
-                ["env", "symbol", "CR %", "SR", "MDD %", "format errors", "tool calls/decision", "look-ahead",
+                ["env", "symbol", "agent", "CR %", "SR", "MDD %", "format errors", "tool calls/decision", "look-ahead",
                  "tokens", "cost $", "s/decision"],
                 [
-                    [r.env_id, r.symbol, _fmt(r.standard["cumulative_return"], 100), _fmt(r.standard["sharpe"]),
-                     _fmt(r.standard["max_drawdown"], 100), str(r.efficiency["format_errors"]),
-                     _fmt(r.efficiency["tool_calls_per_decision"]), str(r.efficiency["look_ahead_attempts"]),
-                     str(r.efficiency["tokens"]), _fmt(r.efficiency["cost_usd"], 1.0),
-                     f"{r.efficiency['seconds_per_decision']:.4f}"]
-                    for r in sorted(agents, key=lambda r: (r.env_id, r.symbol))
+                    [r.env_id, r.symbol, r.policy, _fmt(r.standard["cumulative_return"], 100),
+                     _fmt(r.standard["sharpe"]), _fmt(r.standard["max_drawdown"], 100),
+                     str(r.efficiency["format_errors"]), _fmt(r.efficiency["tool_calls_per_decision"]),
+                     str(r.efficiency["look_ahead_attempts"]),
+                     "n/a" if r.efficiency["tokens"] is None else str(r.efficiency["tokens"]),
+                     _fmt(r.efficiency["cost_usd"], 1.0), _fmt(r.efficiency["seconds_per_decision"], 1.0)]
+                    for r in sorted(agents, key=lambda r: (r.env_id, r.symbol, r.policy))
                 ],
             ),
             "",
@@ -332,18 +347,12 @@ def render_markdown(card: Scorecard) -> str:
             "",
         ]
     lines += report_quality_lines(card.results)
-    if card.options:
-        from finenvs.baselines.options import options_markdown
-
-        lines += options_markdown(card.options)
-    if card.audit:
-        from finenvs.baselines.audit import audit_markdown
-
-        lines += audit_markdown(card.audit)
-    if card.qa:
-        from finenvs.baselines.qa import qa_markdown
-
-        lines += qa_markdown(card.qa)
+    for task in _card_tasks(card):
+        if task.family in card.sections:
+            lines += _section_markdown(task, card.sections[task.family])
+        lines += agents_markdown(task, [r for r in card.agents if r["family"] == task.family])
+    if card.herculean:
+        lines += herculean_markdown(card.herculean, tuple(card.herculean))
     if card.aggregate:
         lines += aggregate_markdown(card.aggregate)
     if card.errors:
@@ -493,57 +502,140 @@ def report_quality_lines(results: list[EpisodeResult]) -> list[str]:
     ]
 
 
-def run_agent_episode(env_id: str, symbol: str, config: BenchConfig) -> EpisodeResult:
-    """One episode of the offline scripted agent through the text interface, with its efficiency figures."""
-    import asyncio
+def episode_result(env_id: str, policy: str, run: dict[str, Any], episode: dict[str, Any]) -> EpisodeResult:
+    """An agent's market episode (as its run recorded it) as a row of the market tables, with its efficiency."""
+    m = episode["episode"]
+    eff = run["efficiency"]
+    n = max(1, len(run["episodes"]))
+    start, end = m["window"].split("..")
 
-    from finenvs.baselines.agents import SCRIPTED_AGENTS
-    from finenvs.evaluation.llm import RunConfig, run_episode
-    from finenvs.evaluation.session import EpisodeSpec
+    def nan(d: dict[str, Any]) -> dict[str, float]:
+        return {k: (math.nan if v is None else v) for k, v in d.items()}
 
-    began = time.perf_counter()
-    spec = EpisodeSpec(0, env_id, {"split": config.split, **_market_kwargs(env_id, symbol, config)}, config.seed)
-    agent = SCRIPTED_AGENTS[family_of(env_id)]()
-    outcome = asyncio.run(run_episode(agent, spec, RunConfig(env_id=env_id)))
-    record, curves = outcome.record, outcome.curves or {}
-    if record is None:  # pragma: no cover - the offline agent has no endpoint to lose
-        raise RuntimeError(f"{spec.label()}: {outcome.status} ({outcome.message})")
-    totals = record["totals"]
-    n = max(1, totals["decisions"])
     return EpisodeResult(
-        env_id=env_id,
-        policy=AGENT_POLICY,
-        symbol=record["symbol"],
-        pair=record["symbol"] if symbol == UNIVERSE else None,
-        spread=curves.get("spread"),
-        window_start=record["window"].split("..")[0],
-        window_end=record["window"].split("..")[1],
-        steps=record["steps"],
-        total_reward=float(np.log(record["final_equity"])) if record["final_equity"] > 0 else -math.inf,
-        final_equity=float(record["final_equity"]),
-        fees=float(record["fees"]),
-        look_ahead_attempts=int(record["look_ahead_attempts"]),
-        standard={k: (math.nan if v is None else v) for k, v in record["standard"].items()},
-        herculean={k: (math.nan if v is None else v) for k, v in record["herculean"].items()},
-        dates=curves.get("dates", []),
-        wealth=curves.get("wealth", []),
-        herculean_equity=curves.get("herculean_equity", []),
-        positions=curves.get("positions", []),
-        seconds=time.perf_counter() - began,
-        efficiency={
-            "decisions": totals["decisions"],
-            "format_errors": totals["format_errors"],
-            "tool_calls_per_decision": totals["tool_calls"] / n,
-            "tool_errors": totals["tool_errors"],
-            "look_ahead_attempts": int(record["look_ahead_attempts"]),
-            "tokens": totals["prompt_tokens"] + totals["completion_tokens"],
-            "cost_usd": totals["cost_usd"],
-            "seconds_per_decision": totals["seconds"] / n,
-        },
+        env_id=env_id, policy=policy, symbol=str(m["label"]), pair=m.get("pair"), spread=m.get("spread"),
+        window_start=start, window_end=end, steps=len(m["positions"]),
+        total_reward=float(np.log(m["final_equity"])) if m["final_equity"] > 0 else -math.inf,
+        final_equity=float(m["final_equity"]), fees=float(m["fees"]), look_ahead_attempts=int(m["look_ahead_attempts"]),
+        standard=nan(m["standard"]), herculean=nan(m["herculean"]), dates=m["dates"], wealth=m["wealth"],
+        herculean_equity=m["herculean_equity"], positions=m["positions"],
+        quality=None if m.get("quality") is None else {
+            "reports": len(m["reports"]), "score": m["quality"], "dimensions": m["quality_dimensions"],
+            "invalid_ratings": m["invalid_ratings"]},
+        efficiency={"decisions": eff["decisions"] // n, "format_errors": eff["format_errors"],
+                    "tool_calls_per_decision": eff["tool_calls_per_decision"], "tool_errors": eff["tool_errors"],
+                    "look_ahead_attempts": int(m["look_ahead_attempts"]), "tokens": eff["tokens"],
+                    "cost_usd": eff["cost_usd"], "seconds_per_decision": eff["seconds_per_decision"]},
     )
 
 
+def _bench_agents(config: BenchConfig) -> list[BenchAgent]:
+    """The agents of a bench run: each family's scripted agent (unless ``agents=False``) and the model, if any."""
+    from finenvs.evaluation.agents import make_agent
+
+    out = []
+    if config.agents:
+        out.append(BenchAgent(SCRIPTED, lambda task: task.make_scripted_agent()))
+    if config.has_model:
+        probe = make_agent(tasks()[0].env_id, base_url=config.base_url, model=config.model, a2a_url=config.a2a_url,
+                           **config.endpoint)
+        name = config.model or probe.name
+        out.append(BenchAgent(name, lambda task: make_agent(task.env_id, base_url=config.base_url, model=config.model,
+                                                            a2a_url=config.a2a_url, **config.endpoint), model=True))
+    return out
+
+
+def _agent_selection(task: TaskSpec, split: str, config: BenchConfig, model: bool, catalog: Any = None
+                     ) -> Selection:
+    """The episodes an agent plays. Market families: the bench's symbols (or universe); without ``--symbols`` the
+    scripted agents play every symbol the baselines play and a model the family's plan (HERCULEAN's four stocks).
+    Other families: their plan (a model's cut to ``agent_limit``)."""
+    symbols = None
+    if task.bench.market_tables:
+        symbols = config.universe if task.bench.universe else config.symbols
+        if symbols is None and not model and not task.bench.universe and catalog is not None:
+            symbols = catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core"))
+    return Selection(split=split, symbols=tuple(symbols) if symbols else None, seeds=(config.seed,),
+                     limit=config.agent_limit if model else None, env_kwargs=dict(config.env_kwargs))
+
+
+def _market_jobs(task: TaskSpec, config: BenchConfig, catalog: Any) -> list[tuple[str, str, str]]:
+    """(env, symbol or UNIVERSE, policy) of a market family's baseline episodes."""
+    if task.bench.universe:  # one episode per policy on the whole universe
+        symbols = [UNIVERSE]
+    else:
+        symbols = config.symbols or catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core"))
+    return [(task.env_id, symbol, policy) for symbol in symbols for policy in applicable_policies(task.env_id)]
+
+
+def generic_section(task: TaskSpec, config: BenchConfig) -> dict[str, Any]:
+    """Every baseline of a family over its plan, summarised by its run metrics (families without a section)."""
+    from finenvs.evaluation.episodes import play_episode
+
+    episodes = task.plan(Selection(split=config.split, seeds=(config.seed,), env_kwargs=dict(config.env_kwargs)))
+    section: dict[str, Any] = {"n": len(episodes), "policies": {}}
+    for name, (cls, _) in task.load_baselines().items():
+        metrics = []
+        for ep in episodes:
+            env = gym.make(task.env_id, **{**ep.env_kwargs, **(getattr(cls, "env_kwargs", None) or {})})
+            policy = make_policy(name, task.env_id, env, seed=config.seed)
+            metrics.append(play_episode(env, policy, seed=ep.seed, options=ep.options)["metrics"])
+            env.close()
+        section["policies"][name] = task.metrics_of_run(metrics)
+    return section
+
+
+def generic_markdown(task: TaskSpec, section: dict[str, Any]) -> list[str]:
+    rows = [[name, *(c.cell(m) for c in task.columns)] for name, m in section["policies"].items()]
+    return [f"## {task.bench.title} ({task.env_id})", "", f"Every baseline over the family's {section['n']} plan "
+            "episodes.", "", _table(["policy", *(c.label for c in task.columns)], rows), ""]
+
+
+def _section_markdown(task: TaskSpec, section: dict[str, Any]) -> list[str]:
+    return load(task.bench.markdown)(section) if task.bench.markdown else generic_markdown(task, section)
+
+
+def herculean_baselines(specs: list[TaskSpec], agent_runs: list[dict[str, Any]], splits: tuple[str, ...],
+                        config: BenchConfig, catalog: Any) -> dict[str, Any]:
+    """HERCULEAN's "BL" rows: each workflow's ``herculean_baseline`` over the episodes the agents played."""
+    from finenvs.evaluation.episodes import play_episode
+
+    out: dict[str, Any] = {}
+    for task in specs:
+        name = task.bench.herculean_baseline
+        if name is None:
+            continue
+        for split in splits:
+            runs = [r for r in agent_runs if r["family"] == task.family and r["split"] == split]
+            if not runs:
+                continue
+            episodes = task.plan(_agent_selection(task, split, config, model=False, catalog=catalog))
+            labels = {e["index"]: e["label"] for e in runs[0]["episodes"]}
+            cells = {}
+            for ep in episodes:
+                env = gym.make(task.env_id, **ep.env_kwargs)
+                result = play_episode(env, make_policy(name, task.env_id, env, seed=config.seed), seed=ep.seed,
+                                      options=ep.options)
+                env.close()
+                cells[labels.get(ep.index, result["metrics"]["label"])] = task.metrics_of_run([result["metrics"]])
+            out.setdefault(task.family, {})[split] = {f"{name} (BL)": cells}
+    return out
+
+
+def _select(config: BenchConfig) -> list[TaskSpec]:
+    if config.suite not in suite_choices():
+        raise ValueError(f"unknown suite {config.suite!r}; suites: {list(suite_choices())}")
+    if config.envs:
+        return [task_of(e) for e in config.envs]  # unknown env -> KeyError naming the valid ids
+    wanted = suites().get(config.suite) if config.suite != "all" else None
+    return [t for t in tasks() if wanted is None or t.env_id in wanted]
+
+
 def _run_dir(config: BenchConfig) -> Path:
+    if config.resume is not None:
+        if not (Path(config.resume) / "bench.json").is_file():
+            raise FileNotFoundError(f"{config.resume}: no bench.json; not a finenvs bench run folder")
+        return Path(config.resume)
     name = config.run_name or _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
     path = Path(config.out) / name
     suffix = 1
@@ -561,27 +653,19 @@ def run_bench(config: BenchConfig) -> Scorecard:
 
     if config.split not in SPLITS:
         raise ValueError(f"unknown split {config.split!r}; valid splits: {sorted(SPLITS)}")
-    if config.suite not in SUITE_CHOICES:
-        raise ValueError(f"unknown suite {config.suite!r}; suites: {list(SUITE_CHOICES)}")
+    specs = _select(config)
     resolve_weights(config.weights)  # fail before any work on bad weights
-    env_ids = config.envs or [e for e in registered_env_ids() if config.suite == "all" or e in SUITES[config.suite]]
-    for env_id in env_ids:
-        family_of(env_id)  # unknown env -> KeyError naming the valid ids
-    began = time.perf_counter()
     catalog = default_catalog()
-    jobs: list[tuple[str, str, str]] = []
-    for env_id in env_ids:
-        if family_of(env_id) in OPTIONS_FAMILIES + AUDIT_FAMILIES + QA_FAMILIES:  # their own sections, run below
-            continue
-        if family_of(env_id) in UNIVERSE_FAMILIES:  # one episode per policy on the whole universe
-            symbols = [UNIVERSE]
-        else:
-            symbols = config.symbols or catalog.symbols(gym.spec(env_id).kwargs.get("dataset", "core"))
-        for symbol in symbols:
-            for policy in applicable_policies(env_id):
-                jobs.append((env_id, symbol, policy))
-            if config.agents and text_variant(env_id) is not None:
-                jobs.append((env_id, symbol, AGENT_POLICY))
+    for symbol in [*(config.symbols or []), *(config.universe or [])]:  # fail fast, before any work
+        if symbol not in catalog.symbols("core"):
+            raise KeyError(f"unknown symbol {symbol!r}; valid symbols: {catalog.symbols('core')}")
+    bench_agents = _bench_agents(config)  # a bad endpoint or A2A URL fails here
+    began = time.perf_counter()
+    run_dir = _run_dir(config)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "bench.json").write_text(json.dumps({"config": _config_record(config, specs)}, indent=2,
+                                                   default=_json_default) + "\n")
+    jobs = [job for task in specs if task.bench.market_tables for job in _market_jobs(task, config, catalog)]
     results: list[EpisodeResult] = []
     errors: list[dict[str, str]] = []
     envs: dict[tuple[Any, ...], Any] = {}
@@ -589,90 +673,67 @@ def run_bench(config: BenchConfig) -> Scorecard:
     for env_id, symbol, policy_name in bar:
         bar.set_postfix_str(f"{env_id} {symbol} {policy_name}", refresh=False)
         try:
-            if policy_name == AGENT_POLICY:
-                results.append(run_agent_episode(env_id, symbol, config))
-                continue
             extra = _policy_env_kwargs(env_id, policy_name)
             key = (env_id, symbol, tuple(sorted(extra.items())))
             if key not in envs:
                 envs[key] = gym.make(env_id, split=config.split, **_market_kwargs(env_id, symbol, config), **extra)
             env = envs[key]
             policy = make_policy(policy_name, env_id, env, seed=config.seed)
-            results.append(
-                run_episode(env, policy, env_id=env_id, policy_name=policy_name, seed=config.seed)
-            )
+            results.append(run_episode(env, policy, env_id=env_id, policy_name=policy_name, seed=config.seed))
         except Exception as exc:  # an errored task is reported, never dropped
             errors.append({"env": env_id, "symbol": symbol, "policy": policy_name, "error": f"{type(exc).__name__}: {exc}"})
     for env in envs.values():
         env.close()
-    options = None
-    if any(family_of(e) in OPTIONS_FAMILIES for e in env_ids):
-        from finenvs.baselines.options import run_options_section
-
+    sections: dict[str, Any] = {}
+    for task in specs:
+        if task.bench.market_tables:
+            continue
         if config.progress:
-            bar.write("finenvs bench: Options section (FinOptions-v0 tasks and bank, FinDeltaHedge-v0)")
+            bar.write(f"finenvs bench: {task.bench.title} section ({task.env_id})")
         try:
-            options = run_options_section(config.split, config.seed)
+            sections[task.family] = load(task.bench.run)(config) if task.bench.run else generic_section(task, config)
         except Exception as exc:  # reported, never dropped
-            errors.append({"env": "FinOptions-v0/FinDeltaHedge-v0", "symbol": "-", "policy": "-",
-                           "error": f"{type(exc).__name__}: {exc}"})
-    audit = None
-    if any(family_of(e) in AUDIT_FAMILIES for e in env_ids):
-        from finenvs.baselines.audit import run_audit_section
+            errors.append({"env": task.env_id, "symbol": "-", "policy": "-", "error": f"{type(exc).__name__}: {exc}"})
+    agent_runs = _run_agents(bench_agents, specs, config, run_dir / "agents", errors, catalog)
+    for run in agent_runs:
+        task = task_of(run["env"])
+        if task.bench.market_tables and run["split"] == config.split:
+            results += [episode_result(run["env"], run["agent"], run, e) for e in run["episodes"]
+                        if e["status"] == "complete"]
+    herculean_specs = [t for t in specs if t.bench.herculean]
+    splits = _herculean_splits(config)
+    herculean = None
+    if herculean_specs and agent_runs:
+        from finenvs.evaluation.agent_runs import herculean_tables
 
-        if config.progress:
-            bar.write("finenvs bench: Audit section (FinAudit-v0 eval instances)")
-        try:
-            audit = run_audit_section(config.seed)
-        except Exception as exc:  # reported, never dropped
-            errors.append({"env": "FinAudit-v0", "symbol": "-", "policy": "-",
-                           "error": f"{type(exc).__name__}: {exc}"})
-    qa = None
-    if any(family_of(e) in QA_FAMILIES for e in env_ids):
-        from finenvs.baselines.qa import run_qa_section
-
-        if config.progress:
-            bar.write("finenvs bench: Knowledge and Analysis sections (FinQA-v0 eval questions)")
-        try:
-            qa = run_qa_section(config.seed)
-        except Exception as exc:  # reported, never dropped
-            errors.append({"env": "FinQA-v0", "symbol": "-", "policy": "-", "error": f"{type(exc).__name__}: {exc}"})
-    fabpp_envs = [e for e in env_ids if family_of(e) in QA_FAMILIES + ("options",)]
-    aggregate = section_aggregate(qa, options, config.weights, errors) if fabpp_envs else None
-    run_dir = _run_dir(config)
-    run_dir.mkdir(parents=True, exist_ok=False)
+        baselines = herculean_baselines(herculean_specs, agent_runs, splits, config, catalog)
+        herculean = herculean_tables(herculean_specs, agent_runs, baselines, splits)
+    fabpp = [t for t in specs if t.bench.fabpp_sections]
+    aggregate_record = section_aggregate(fabpp, sections, agent_runs, config.weights, errors) if fabpp else None
     lo, hi = SPLITS[config.split]
     card = Scorecard(
-        config={
-            "run": run_dir.name,
-            "split": config.split,
-            "split_dates": f"{lo}..{hi}",
-            "seed": config.seed,
-            "suite": config.suite,
-            "envs": env_ids,
-            "symbols": config.symbols,
-            "universe": config.universe,
-            "env_kwargs": config.env_kwargs,
-            "finenvs_version": finenvs.__version__,
-            "data_manifest": catalog.manifest.digest,
-            "machine": f"{platform.machine()} Python {platform.python_version()}",
-            "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        },
+        config={**_config_record(config, specs), "run": run_dir.name, "split_dates": f"{lo}..{hi}",
+                "finenvs_version": finenvs.__version__, "data_manifest": catalog.manifest.digest,
+                "machine": f"{platform.machine()} Python {platform.python_version()}",
+                "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
         results=results,
         errors=errors,
         reproduction=reproduction_check(results, config.split),
         run_dir=run_dir,
         seconds=0.0,
-        options=options,
-        audit=audit,
-        qa=qa,
-        aggregate=aggregate,
+        sections=sections,
+        agents=agent_runs,
+        herculean=herculean,
+        aggregate=aggregate_record,
     )
     if config.plots:
         card.files += [str(p) for p in _plots(card)]
-        from finenvs.evaluation.scorecard_html import section_plots
+        for task in specs:
+            if task.bench.plots and task.family in sections:
+                card.files += [str(p) for p in load(task.bench.plots)(sections[task.family], run_dir)]
+        from finenvs.evaluation.scorecard_html import aggregate_plot
 
-        card.files += [str(p) for p in section_plots(card)]
+        card.files += [str(p) for p in aggregate_plot(card)]
     card.seconds = time.perf_counter() - began
     json_path = run_dir / "scorecard.json"
     md_path = run_dir / "scorecard.md"
@@ -689,37 +750,74 @@ def run_bench(config: BenchConfig) -> Scorecard:
     return card
 
 
-def section_aggregate(qa: dict[str, Any] | None, options: dict[str, Any] | None,
-                      weights: str | dict[str, float], errors: list[dict[str, str]]) -> dict[str, Any]:
-    """The FAB++ section aggregate of each profile in :data:`AGGREGATE_PROFILES`.
+def _config_record(config: BenchConfig, specs: list[TaskSpec]) -> dict[str, Any]:
+    return {"split": config.split, "seed": config.seed, "suite": config.suite, "envs": [t.env_id for t in specs],
+            "symbols": config.symbols, "universe": config.universe, "env_kwargs": config.env_kwargs,
+            "agents": config.agents, "model": config.model, "base_url": config.base_url, "a2a_url": config.a2a_url,
+            "agent_limit": config.agent_limit, "herculean_rule": config.herculean_rule}
 
-    Knowledge and Analysis tasks are FinQA-v0's eval questions (score x 100), Options tasks the
-    FinOptions-v0 generated tasks and bank items (0-100). A task whose policy raised scores 0; a
-    section that failed as a whole counts as one errored task (0), so it is never silently dropped.
+
+def _herculean_splits(config: BenchConfig) -> tuple[str, ...]:
+    """The backtest split (the bench's) and, when it is the eval quarter, the live one (Table 3)."""
+    return (config.split, "live") if config.split == "eval" else (config.split,)
+
+
+def _run_agents(bench_agents: list[BenchAgent], specs: list[TaskSpec], config: BenchConfig, root: Path,
+                errors: list[dict[str, str]], catalog: Any) -> list[dict[str, Any]]:
+    """Every agent over every family's plan (and, for HERCULEAN's workflows, the live split too)."""
+    runs = []
+    for agent in bench_agents:
+        for task in specs:
+            splits = _herculean_splits(config) if task.bench.herculean and task.bench.live else (config.split,)
+            for split in splits:
+                if config.progress:
+                    print(f"finenvs bench: agent {agent.name} on {task.env_id} ({split})", flush=True)
+                try:
+                    extra = {"failure_rule": "herculean"} if agent.model and config.herculean_rule else {}
+                    run = run_agent(agent, task, _agent_selection(task, split, config, agent.model, catalog), root,
+                                    concurrency=config.concurrency, progress=config.progress, **extra)
+                    run["sections"] = list(task.bench.fabpp_sections)
+                    runs.append(run)
+                except Exception as exc:  # reported, never dropped
+                    errors.append({"env": task.env_id, "symbol": split, "policy": agent.name,
+                                   "error": f"{type(exc).__name__}: {exc}"})
+    return runs
+
+
+def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_runs: list[dict[str, Any]],
+                      weights: str | dict[str, float], errors: list[dict[str, str]]) -> dict[str, Any]:
+    """The FAB++ section aggregate of each baseline profile (the families' ``profiles``) and of each agent.
+
+    A family's section lists its tasks per policy (``section["tasks"][policy]``, each with its FAB++ section
+    and 0-100 score); an agent's tasks are its runs' episodes. A task whose policy raised scores 0; a section that
+    failed as a whole counts as one errored task (0), so it is never silently dropped.
     """
+    from finenvs.evaluation.agent_runs import fabpp_tasks
+
     out: dict[str, Any] = {"weights": resolve_weights(weights), "profiles": {}}
     failed = {e["env"] for e in errors}
-    for profile, mapping in AGGREGATE_PROFILES.items():
-        tasks: list[TaskScore] = []
-        for section, (family, policy) in mapping.items():
-            if family == "qa":
-                if qa is None:
-                    if "FinQA-v0" in failed:
-                        tasks.append(TaskScore(section, "FinQA-v0", None, "the FinQA-v0 section failed"))
-                    continue
-                for r in qa["policies"][policy]["rows"]:
-                    if r["section"] == section:
-                        tasks.append(TaskScore(section, r["task_id"], 100.0 * r["score"], r["error"]))
-            else:
-                if options is None:
-                    if any(e.startswith("FinOptions-v0") for e in failed):
-                        tasks.append(TaskScore(section, "FinOptions-v0", None, "the Options section failed"))
-                    continue
-                for block in ("options", "bank"):
-                    tasks += [TaskScore(section, f"{block}/{i}", float(v))
-                              for i, v in enumerate(options[block][policy]["scores"])]
-        agg = aggregate(tasks, out["weights"])
-        out["profiles"][profile] = {**agg.record(), "policies": {k: v[1] for k, v in mapping.items()}}
+    profiles = list(dict.fromkeys(p for t in fabpp for p in t.bench.profiles))
+    for profile in profiles:
+        tasks_: list[TaskScore] = []
+        answered: dict[str, str] = {}
+        for task in fabpp:
+            policy = task.bench.profiles.get(profile)
+            if policy is None:
+                continue
+            for name in task.bench.fabpp_sections:
+                answered[name] = policy
+            section = sections.get(task.family)
+            if section is None:
+                if task.env_id in failed:
+                    tasks_ += [TaskScore(name, task.env_id, None, f"the {task.env_id} section failed")
+                               for name in task.bench.fabpp_sections[:1]]
+                continue
+            tasks_ += [TaskScore(t["section"], t["task_id"], t["score"], t.get("error"))
+                       for t in section["tasks"][policy]]
+        out["profiles"][profile] = {**aggregate(tasks_, out["weights"]).record(), "policies": answered}
+    for agent, items in fabpp_tasks([r for r in agent_runs if r["family"] in {t.family for t in fabpp}]).items():
+        record = aggregate([TaskScore(*item) for item in items], out["weights"]).record()
+        out["profiles"][agent] = {**record, "policies": {name: agent for name in record["sections"]}}
     return out
 
 
@@ -800,28 +898,22 @@ def terminal_table(card: Scorecard) -> str:
             + ", ".join(f"{d} {np.mean([r.quality['dimensions'][d] for r in reports]):.2f}"
                         for d in ("structure", "content", "evidence", "reasoning"))
         )
-    if card.options:
+    for task in _card_tasks(card):
+        section = card.sections.get(task.family)
+        if section is not None:
+            out.append("")
+            terminal = load(task.bench.terminal) if task.bench.terminal else None
+            out += terminal(section) if terminal else [ln for ln in _section_markdown(task, section) if ln]
+        runs = [r for r in card.agents if r["family"] == task.family]
+        if runs:
+            out.append("")
+            out.append(f"{task.env_id} agents: " + "; ".join(
+                f"{r['agent']} ({r['split']}, {len(r['episodes'])} episodes"
+                + (f", {r['failed']} failed" if r["failed"] else "") + "): "
+                + ", ".join(f"{c.label} {c.cell(r['metrics'])}" for c in task.columns[:4]) for r in runs))
+    if card.herculean:
         out.append("")
-        out.append("FinOptions-v0 (score 0-100; generated tasks | FAB++ bank):")
-        out.append(_table(["policy", "generated", "bank"], [
-            [name, f"{s['score']:.1f}", f"{card.options['bank'][name]['score']:.1f}"]
-            for name, s in card.options["options"].items()]))
-        out.append("FinDeltaHedge-v0 (final hedging error MSE):")
-        out.append(_table(["policy", "steps/day", "MSE", "mean error"], [
-            [r["policy"], str(r["steps_per_day"]), f"{r['mse']:.4f}", f"{r['mean_error']:+.4f}"]
-            for r in card.options["deltahedge"]]))
-    if card.audit:
-        out.append("")
-        out.append(f"FinAudit-v0 ({card.audit['n']} eval instances; % of answers, ACC+SER+EER+CER = 100):")
-        out.append(_table(["policy", "ACC", "SER", "EER", "CER"], [
-            [name, *(f"{100 * s[k]:.1f}" for k in ("ACC", "SER", "EER", "CER"))]
-            for name, s in card.audit["policies"].items()]))
-    if card.qa:
-        out.append("")
-        out.append(f"FinQA-v0 ({card.qa['n']} eval questions; score 0-100):")
-        out.append(_table(["policy", "Knowledge", "Analysis", "errors"], [
-            [name, *(f"{s['sections'].get(k, {}).get('score', math.nan):.1f}" for k in ("knowledge", "analysis")),
-             str(s["errors"])] for name, s in card.qa["policies"].items()]))
+        out += [ln for ln in herculean_markdown(card.herculean, tuple(card.herculean))[3:] if ln]
     if card.aggregate:
         out.append("")
         out.append("Section aggregate (" + ", ".join(f"{k} {100 * v:.0f}%" for k, v in card.aggregate["weights"].items())

@@ -45,6 +45,7 @@ from typing import Any, Protocol
 
 from finenvs.evaluation.endpoints import EndpointError
 from finenvs.evaluation.session import (
+    EnvPool,
     EpisodeSession,
     ReplayMismatch,
     RunFiles,
@@ -123,7 +124,8 @@ class RunConfig:
         seeds: Reset seeds (market families: one episode per symbol and seed; others: the first seed).
         instances: Indices into the plan (questions, audit instances, option tasks, hedging paths).
         limit: Run only the plan's first ``limit`` episodes.
-        max_tool_calls: Tool calls allowed per decision (commit not counted).
+        max_tool_calls: Tool calls allowed per decision (commit not counted); None: the family's limit
+            (its task spec's ``max_tool_calls``, 8 unless the family needs more).
         request_timeout: Seconds per chat request.
         decision_timeout: Seconds per decision, all requests and tools included.
         max_retries: Retries of a transient endpoint failure per request.
@@ -149,7 +151,7 @@ class RunConfig:
     seeds: list[int] = field(default_factory=lambda: [0])
     instances: list[int] | None = None
     limit: int | None = None
-    max_tool_calls: int = 8
+    max_tool_calls: int | None = None
     request_timeout: float = 60.0
     decision_timeout: float = 600.0
     max_retries: int = 4
@@ -165,6 +167,8 @@ class RunConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        if self.max_tool_calls is None:
+            self.max_tool_calls = task_of(self.env_id).max_tool_calls
         for name in ("max_tool_calls", "max_retries", "history", "format_retries"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -408,10 +412,18 @@ async def run_episode(
     on_decision: Callable[[int], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     sleep: Sleep = asyncio.sleep,
+    pool: EnvPool | None = None,
 ) -> EpisodeOutcome:
-    """One episode through the decision loop (after replaying ``recorded`` steps, if any)."""
-    session = EpisodeSession(spec, writer=writer, history=config.history, tool_max_chars=config.tool_max_chars,
-                             recorded=recorded)
+    """One episode through the decision loop (after replaying ``recorded`` steps, if any); its text env comes
+    from ``pool`` (and goes back to it) when one is given."""
+    env = pool.take(spec) if pool is not None else None
+    try:
+        session = EpisodeSession(spec, writer=writer, history=config.history, tool_max_chars=config.tool_max_chars,
+                                 recorded=recorded, env=env)
+    except BaseException:
+        if env is not None:
+            pool.give(spec, env)
+        raise
     if on_start is not None:
         info = session.reset_info
         expected = info.get("n_decisions") or info.get("n_reports") or info.get("n_steps") or 1
@@ -457,6 +469,8 @@ async def run_episode(
         return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index)
     finally:
         session.close()
+        if env is not None:
+            pool.give(spec, env)
 
 
 def _run_meta(config: RunConfig, agent: ChatAgent, prices: PriceTable, run_dir: Path) -> dict[str, Any]:
@@ -517,6 +531,7 @@ async def run_llm_async(
         steps, complete = {}, set()
     write_run_json(files.run, meta)
     writer = TrajectoryWriter(files.trajectories)
+    pool = EnvPool(history=config.history, tool_max_chars=config.tool_max_chars)
     semaphore = asyncio.Semaphore(config.concurrency)
     bar = tqdm(total=0, unit="decision", desc=f"finenvs llm {agent.name}", disable=not progress or None)
     outcomes: list[EpisodeOutcome] = []
@@ -531,7 +546,7 @@ async def run_llm_async(
                 bar.refresh()
 
             return await run_episode(agent, spec, config, writer=writer, recorded=steps.get(spec.index), prices=prices,
-                                     on_decision=bar.update, on_start=grow, sleep=sleep)
+                                     on_decision=bar.update, on_start=grow, sleep=sleep, pool=pool)
 
     status = "interrupted"
     try:
@@ -545,6 +560,7 @@ async def run_llm_async(
     finally:
         bar.close()
         writer.close()
+        pool.close()
         meta["status"] = status
         meta["finished_utc"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         if outcomes:
@@ -602,8 +618,9 @@ async def drive_mcp_episode(
     """Play a served episode to its end with ``agent``: observation, tools, commit, repeat.
 
     The agent's ``commit_action`` arguments are forwarded as given, so the
-    server judges them; a decision that ended without a commit (a text reply,
-    an endpoint failure) is sent as ``{"action": <parsed word or the reason>}``.
+    server judges them; a decision that ended in a text reply is sent as the
+    commit its protocol reads it as (:meth:`~finenvs.text.protocol.TextProtocol.commit_for`),
+    one without any reply (an endpoint failure) as ``{"action": "(no action: <reason>)"}``.
 
     Returns:
         The server's replies to each commit (the last one carries the results).
@@ -625,9 +642,9 @@ async def drive_mcp_episode(
                 arguments = json.loads(decision.commit_arguments)
             except ValueError:
                 arguments = None
-        if not isinstance(arguments, dict):
-            word = decision.parsed.name if decision.parsed.valid else f"(no action: {decision.parsed.invalid})"
-            arguments = {"action": word[:200]}
+        if not isinstance(arguments, dict):  # a text reply (or none): forwarded as the commit it means
+            arguments = protocol.commit_for(decision.parsed) if decision.parsed.via != "default" else {
+                "action": f"(no action: {decision.parsed.invalid})"[:200]}
         reply = await client.call_tool(COMMIT_TOOL, arguments)
         replies.append(reply.structured_content or {})
         if (reply.structured_content or {}).get("done"):

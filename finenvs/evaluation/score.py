@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from finenvs.evaluation.session import (
+    EnvPool,
     EpisodeTotals,
     ReplayMismatch,
     RunFiles,
@@ -133,21 +134,19 @@ def _reparse(protocol: Any, step: dict[str, Any]) -> tuple[str, bool] | None:
     return parsed.name, parsed.valid
 
 
-def _protocol(spec: EpisodeSpec, cache: dict[str, Any]) -> Any:
-    """The text protocol of an episode's env (built once per env arguments)."""
+def _protocol(spec: EpisodeSpec, envs: dict[str, Any]) -> Any:
+    """The text protocol of an episode's env (one env per env arguments, reused by the replays)."""
     import gymnasium as gym
 
-    key = spec.env_id + json.dumps(spec.env_kwargs, sort_keys=True, default=str)
-    if key not in cache:
+    key = EnvPool._key(spec)
+    if key not in envs:
         task = task_of(spec.env_id)
-        env = gym.make(task.env_id, **{**task.text_kwargs, **spec.env_kwargs})
-        cache[key] = env.unwrapped.text_protocol
-        env.close()
-    return cache[key]
+        envs[key] = gym.make(task.env_id, **{**task.text_kwargs, **spec.env_kwargs})
+    return envs[key].unwrapped.text_protocol
 
 
 def _score_episode(spec: EpisodeSpec, steps: list[dict[str, Any]], final: dict[str, Any] | None,
-                   protocols: dict[str, Any]) -> EpisodeScore:
+                   envs: dict[str, Any]) -> EpisodeScore:
     totals = EpisodeTotals()
     for step in steps:
         totals.add_step(step)
@@ -155,7 +154,7 @@ def _score_episode(spec: EpisodeSpec, steps: list[dict[str, Any]], final: dict[s
     status = (final or {}).get("status") or "incomplete"
     score = EpisodeScore(spec.index, str(label), status, len(steps), totals=totals,
                          look_ahead_attempts=totals.look_ahead_attempts, reason=(final or {}).get("reason"))
-    protocol = _protocol(spec, protocols)
+    protocol = _protocol(spec, envs)
     for step in steps:
         again = _reparse(protocol, step)
         recorded = (step.get("reply_action", step["action"]), step.get("reply_valid", step.get("invalid") is None))
@@ -170,7 +169,7 @@ def _score_episode(spec: EpisodeSpec, steps: list[dict[str, Any]], final: dict[s
         score.mismatches.append(f"the episode record says {final.get('steps')} steps; {len(steps)} are recorded")
     try:
         rewards, metrics, _ = replay_episode(spec, [s.get("env_action") for s in steps],
-                                             complete=status == "complete")
+                                             complete=status == "complete", envs=envs)
     except ReplayMismatch as exc:
         score.reproduced = False
         score.mismatches.append(str(exc))
@@ -210,9 +209,13 @@ def score_run(run_dir: Path | str, *, write: bool = True) -> RunScore:
             steps.setdefault(int(record["episode"]), []).append(record)
         elif record.get("type") == "episode":
             finals[int(record["episode"])] = record
-    protocols: dict[str, Any] = {}
-    scores = [_score_episode(spec, sorted(steps.get(spec.index, []), key=lambda r: r.get("step", -1)),
-                             finals.get(spec.index), protocols) for spec in specs]
+    envs: dict[str, Any] = {}
+    try:
+        scores = [_score_episode(spec, sorted(steps.get(spec.index, []), key=lambda r: r.get("step", -1)),
+                                 finals.get(spec.index), envs) for spec in specs]
+    finally:
+        for env in envs.values():
+            env.close()
     task = task_of(specs[0].env_id) if specs else None
     result = RunScore(files.root, meta, task, scores, bool(dropped))
     if write:

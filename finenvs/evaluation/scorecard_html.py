@@ -7,8 +7,10 @@ every referenced PNG as a ``data:`` URI, so the page opens anywhere with no
 other file. A small script records, on ``<body data-images-loaded>``, how many
 images decoded (the headless-browser test reads it).
 
-:func:`section_plots` draws the Options 4-dimension bars, the Audit error
-breakdown, the FinQA scores by topic and the section aggregate.
+:func:`options_plot`, :func:`audit_plot` and :func:`qa_plot` draw the Options
+4-dimension bars, the Audit error breakdown and the FinQA scores by topic (the
+families' task specs name them as their ``bench.plots``); :func:`aggregate_plot`
+draws the FAB++ section aggregate.
 """
 
 from __future__ import annotations
@@ -163,67 +165,89 @@ def _bars(ax: Any, groups: list[str], series: dict[str, list[float]], ylabel: st
     ax.legend(fontsize=8, loc="upper right")
 
 
-def section_plots(card: Any) -> list[Path]:
-    """PNG charts of the Options, Audit, FinQA and aggregate sections present in ``card``."""
+def _matplotlib() -> bool:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
+        return False
+    return True
+
+
+def options_plot(section: dict[str, Any], folder: Path) -> list[Path]:
+    """FinOptions-v0's section chart: the four scored dimensions per baseline (its spec's ``bench.plots``)."""
+    if not _matplotlib():
         return []
-    written = []
-    if card.options:
-        fig = _figure(9, 4)
-        ax = fig.subplots()
-        dims = ("pnl", "greeks", "strategy", "risk")
-        _bars(ax, ["P&L", "Greeks", "Strategy", "Risk"],
-              {name: [s["dimensions"][d] for d in dims] for name, s in card.options["options"].items()},
-              "% of the dimension's weight earned")
-        ax.set_title("FinOptions-v0: the four scored dimensions (generated tasks)", fontsize=11)
-        fig.tight_layout()
-        written.append(card.run_dir / "options_dimensions.png")
-        fig.savefig(written[-1])
-    if card.audit:
-        fig = _figure(9, 3)
-        ax = fig.subplots()
-        names = list(card.audit["policies"])
-        left = [0.0] * len(names)
-        colours = {"ACC": "#2da44e", "SER": "#8c959f", "EER": "#d4a72c", "CER": "#cf222e"}
-        for key, colour in colours.items():
-            vals = [100 * card.audit["policies"][n][key] for n in names]
-            ax.barh(names, vals, left=left, color=colour, label=key)
-            left = [a + b for a, b in zip(left, vals, strict=True)]
-        ax.set_xlim(0, 100)
-        ax.set_xlabel("% of answers (ACC + SER + EER + CER = 100)")
-        ax.set_title(f"FinAudit-v0: answer classes over {card.audit['n']} eval instances", fontsize=11)
-        ax.legend(fontsize=8, ncol=4, loc="lower right")
-        fig.tight_layout()
-        written.append(card.run_dir / "audit_breakdown.png")
-        fig.savefig(written[-1])
-    if card.qa:
-        policies = card.qa["policies"]
-        topics = sorted({t for s in policies.values() for t in s["topics"]})
-        fig = _figure(max(9, 0.45 * len(topics) + 3), 4.5)
-        ax = fig.subplots()
-        _bars(ax, topics, {n: [s["topics"].get(t, {}).get("score") for t in topics] for n, s in policies.items()},
-              "score 0-100")
-        ax.tick_params(axis="x", labelrotation=60, labelsize=7)
-        ax.set_title("FinQA-v0: score by topic (eval split)", fontsize=11)
-        fig.tight_layout()
-        written.append(card.run_dir / "qa_topics.png")
-        fig.savefig(written[-1])
-    if card.aggregate:
-        from finenvs.scoring.aggregate import SECTION_NAMES
-
-        names = list(card.aggregate["weights"])
-        fig = _figure(9, 4)
-        ax = fig.subplots()
-        _bars(ax, [SECTION_NAMES.get(n, n) for n in names] + ["Overall"],
-              {p: [rec["sections"][n]["score"] for n in names] + [rec["overall"]]
-               for p, rec in card.aggregate["profiles"].items()}, "score 0-100")
-        ax.set_title("FAB++ section aggregate by profile", fontsize=11)
-        fig.tight_layout()
-        written.append(card.run_dir / "section_aggregate.png")
-        fig.savefig(written[-1])
-    return written
+    fig = _figure(9, 4)
+    ax = fig.subplots()
+    dims = ("pnl", "greeks", "strategy", "risk")
+    _bars(ax, ["P&L", "Greeks", "Strategy", "Risk"],
+          {name: [s["dimensions"][d] for d in dims] for name, s in section["options"].items()},
+          "% of the dimension's weight earned")
+    ax.set_title("FinOptions-v0: the four scored dimensions (generated tasks)", fontsize=11)
+    fig.tight_layout()
+    path = Path(folder) / "options_dimensions.png"
+    fig.savefig(path)
+    return [path]
 
 
-__all__ = ["markdown_to_html", "section_plots", "write_html"]
+def audit_plot(section: dict[str, Any], folder: Path) -> list[Path]:
+    """FinAudit-v0's section chart: the answer classes of each baseline (its spec's ``bench.plots``)."""
+    if not _matplotlib():
+        return []
+    fig = _figure(9, 3)
+    ax = fig.subplots()
+    names = list(section["policies"])
+    left = [0.0] * len(names)
+    colours = {"ACC": "#2da44e", "SER": "#8c959f", "EER": "#d4a72c", "CER": "#cf222e"}
+    for key, colour in colours.items():
+        vals = [100 * section["policies"][n][key] for n in names]
+        ax.barh(names, vals, left=left, color=colour, label=key)
+        left = [a + b for a, b in zip(left, vals, strict=True)]
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of answers (ACC + SER + EER + CER = 100)")
+    ax.set_title(f"FinAudit-v0: answer classes over {section['n']} eval instances", fontsize=11)
+    ax.legend(fontsize=8, ncol=4, loc="lower right")
+    fig.tight_layout()
+    path = Path(folder) / "audit_breakdown.png"
+    fig.savefig(path)
+    return [path]
+
+
+def qa_plot(section: dict[str, Any], folder: Path) -> list[Path]:
+    """FinQA-v0's section chart: the score by topic of each baseline (its spec's ``bench.plots``)."""
+    if not _matplotlib():
+        return []
+    policies = section["policies"]
+    topics = sorted({t for s in policies.values() for t in s["topics"]})
+    fig = _figure(max(9, 0.45 * len(topics) + 3), 4.5)
+    ax = fig.subplots()
+    _bars(ax, topics, {n: [s["topics"].get(t, {}).get("score") for t in topics] for n, s in policies.items()},
+          "score 0-100")
+    ax.tick_params(axis="x", labelrotation=60, labelsize=7)
+    ax.set_title("FinQA-v0: score by topic (eval split)", fontsize=11)
+    fig.tight_layout()
+    path = Path(folder) / "qa_topics.png"
+    fig.savefig(path)
+    return [path]
+
+
+def aggregate_plot(card: Any) -> list[Path]:
+    """The FAB++ section aggregate by profile and agent."""
+    if not card.aggregate or not _matplotlib():
+        return []
+    from finenvs.scoring.aggregate import SECTION_NAMES
+
+    names = list(card.aggregate["weights"])
+    fig = _figure(9, 4)
+    ax = fig.subplots()
+    _bars(ax, [SECTION_NAMES.get(n, n) for n in names] + ["Overall"],
+          {p: [rec["sections"][n]["score"] for n in names] + [rec["overall"]]
+           for p, rec in card.aggregate["profiles"].items()}, "score 0-100")
+    ax.set_title("FAB++ section aggregate by profile and agent", fontsize=11)
+    fig.tight_layout()
+    path = card.run_dir / "section_aggregate.png"
+    fig.savefig(path)
+    return [path]
+
+
+__all__ = ["aggregate_plot", "audit_plot", "markdown_to_html", "options_plot", "qa_plot", "write_html"]

@@ -240,12 +240,16 @@ class EpisodeSession:
         history: int = DEFAULT_HISTORY,
         tool_max_chars: int | None = None,
         recorded: list[dict[str, Any]] | None = None,
+        env: TextInterface | None = None,
         **toolbox_kwargs: Any,
     ) -> None:
         self.spec = spec
         self.task: TaskSpec = task_of(spec.env_id)
         self.writer = writer
-        self.env = make_text_env(spec, history=history, tool_max_chars=tool_max_chars, **toolbox_kwargs)
+        #: the session closes its env only if it made it (a pooled env goes back to its pool)
+        self._owns_env = env is None
+        self.env = env if env is not None else make_text_env(spec, history=history, tool_max_chars=tool_max_chars,
+                                                             **toolbox_kwargs)
         self.protocol = self.env.protocol
         self.prompt, self.reset_info = self.env.reset(seed=spec.seed, options=spec.options)
         self.step_index = 0
@@ -421,10 +425,38 @@ class EpisodeSession:
         }
 
     def close(self) -> None:
-        self.env.close()
+        if self._owns_env:
+            self.env.close()
 
 
-def replay_episode(spec: EpisodeSpec, actions: list[Any], *, complete: bool = True
+class EnvPool:
+    """Text envs of one run, reused across its episodes: an episode takes a free env of its arguments (or a new
+    one) and gives it back when it ends; ``reset`` starts every episode afresh. Building an env can cost more
+    than an episode (FinQA-v0 generates its question bank, FinAudit-v0 reads its filings)."""
+
+    def __init__(self, *, history: int = DEFAULT_HISTORY, tool_max_chars: int | None = None) -> None:
+        self.history, self.tool_max_chars = history, tool_max_chars
+        self._free: dict[str, list[TextInterface]] = {}
+
+    @staticmethod
+    def _key(spec: EpisodeSpec) -> str:
+        return spec.env_id + json.dumps(spec.env_kwargs, sort_keys=True, default=str)
+
+    def take(self, spec: EpisodeSpec) -> TextInterface:
+        free = self._free.get(self._key(spec))
+        return free.pop() if free else make_text_env(spec, history=self.history, tool_max_chars=self.tool_max_chars)
+
+    def give(self, spec: EpisodeSpec, env: TextInterface) -> None:
+        self._free.setdefault(self._key(spec), []).append(env)
+
+    def close(self) -> None:
+        for envs in self._free.values():
+            for env in envs:
+                env.close()
+        self._free.clear()
+
+
+def replay_episode(spec: EpisodeSpec, actions: list[Any], *, complete: bool = True, envs: dict[str, Any] | None = None
                    ) -> tuple[list[float], dict[str, Any] | None, dict[str, Any]]:
     """Replay recorded env actions (as the trajectory encoded them) into a fresh env of the episode.
 
@@ -435,6 +467,8 @@ def replay_episode(spec: EpisodeSpec, actions: list[Any], *, complete: bool = Tr
         spec: The episode.
         actions: The recorded ``env_action`` of every step, in order.
         complete: The actions must end the episode (False: a failed episode's prefix; no metrics).
+        envs: Base envs to reuse across the episodes of a run, by arguments (reset starts each afresh);
+            None builds one for this episode and closes it.
 
     Returns:
         ``(rewards, episode metrics or None, final info)``.
@@ -444,7 +478,12 @@ def replay_episode(spec: EpisodeSpec, actions: list[Any], *, complete: bool = Tr
             ``complete``, not at all).
     """
     task = task_of(spec.env_id)
-    env = gym.make(task.env_id, **{**task.text_kwargs, **spec.env_kwargs})
+    key = EnvPool._key(spec)
+    env = envs.get(key) if envs is not None else None
+    if env is None:
+        env = gym.make(task.env_id, **{**task.text_kwargs, **spec.env_kwargs})
+        if envs is not None:
+            envs[key] = env
     protocol = env.unwrapped.text_protocol
     try:
         _, reset_info = env.reset(seed=spec.seed, options=spec.options)
@@ -469,7 +508,8 @@ def replay_episode(spec: EpisodeSpec, actions: list[Any], *, complete: bool = Tr
         metrics = jsonable(task.metrics_of_episode(env.unwrapped, reset_info, infos))
         return rewards, metrics, infos[-1]
     finally:
-        env.close()
+        if envs is None:
+            env.close()
 
 
 @dataclass
@@ -526,6 +566,7 @@ __all__ = [
     "EpisodeSession",
     "EpisodeSpec",
     "EpisodeTotals",
+    "EnvPool",
     "ReplayMismatch",
     "RunFiles",
     "TrajectoryWriter",

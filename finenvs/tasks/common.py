@@ -30,6 +30,10 @@ MARKET_COLUMNS = (
 )
 
 
+#: HERCULEAN's own columns (its Table 2 and 3).
+HERCULEAN_MARKET_COLUMNS = MARKET_COLUMNS[3:]
+
+
 def market_curves(reset_info: dict[str, Any], infos: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
     """Daily curves of a market episode: ``dates`` and ``wealth`` from the reset close, the equity at each
     decision and the position held over each day.
@@ -116,7 +120,7 @@ def symbol_plan(env_id: str, default_symbols: Sequence[str]) -> Any:
     return plan
 
 
-__all__ = ["MARKET_COLUMNS", "METRIC_KEYS", "REQUIRED_INFO", "curve_metrics", "market_curves",
+__all__ = ["HERCULEAN_MARKET_COLUMNS", "MARKET_COLUMNS", "METRIC_KEYS", "REQUIRED_INFO", "curve_metrics", "market_curves",
            "market_episode_metrics", "market_run_metrics", "market_run_output", "mean", "position_stats",
            "symbol_plan"]
 

@@ -131,27 +131,44 @@ class BenchSection:
     Attributes:
         title: Section heading (``"Trading"``, ``"Options"``, ...).
         suites: Suites that include the family (``"herculean"``, ``"fabpp"``).
-        run: ``"module:function"`` ``(config) -> dict``: the family's baseline section (None: the generic
-            per-symbol market tables of :mod:`finenvs.evaluation.bench`).
+        market_tables: The baselines play every bench symbol (or the universe) and fill the per-symbol
+            CR/SR/MDD tables and equity charts.
+        universe: The family's ``symbols`` are one episode's universe (``--universe``), not one episode each.
+        run: ``"module:function"`` ``(config) -> dict``: the family's own baseline section (None, without
+            ``market_tables``: every baseline over the family's plan, in one generic table).
         markdown: ``"module:function"`` ``(section dict) -> list[str]`` rendering ``run``'s result.
-        terminal: ``"module:function"`` ``(section dict) -> list[str]`` for the terminal summary.
-        herculean: The HERCULEAN workflow this family is (Table 2/3 layout: one row per episode label);
-            None if it is not one of HERCULEAN's four.
-        fabpp_sections: FAB++ aggregate sections the family's tasks count in; each of its episodes names
-            its section in ``episode_metrics["section"]`` (or the only one listed), its 0-100 score in
-            ``episode_metrics["task_score"]``.
-        published: HERCULEAN's published rows, ``{agent: {label: {column key: value}}}``, printed beside a
-            model's row for comparison.
+        terminal: ``"module:function"`` ``(section dict) -> list[str]``: terminal lines (default: ``markdown``).
+        plots: ``"module:function"`` ``(section dict, folder) -> list[Path]``: the section's charts.
+        live: The family has a live regime of its own (False: its live split asks the eval items again).
+        herculean: The HERCULEAN workflow this family is (Table 2/3 layout); None if it is not one of the four.
+        herculean_columns: The columns of its HERCULEAN table (default: ``columns``).
+        herculean_per_label: One column group per episode label (symbols) rather than one for the run.
+        herculean_labels: The labels (symbols) of the paper's table; the table keeps those the agents played.
+        herculean_baseline: The baseline shown as HERCULEAN's "BL" row (Buy&Hold), run over the agents' plan.
+        published: HERCULEAN's published rows, ``{agent: {label: {column key: value}}}``.
+        fabpp_sections: FAB++ aggregate sections the family's tasks count in; each episode's metrics name its
+            ``section`` and its 0-100 ``task_score``; a ``run`` section exposes
+            ``section["tasks"][policy] = [{"section", "task_id", "score", "error"}]``.
+        profiles: FAB++ aggregate profiles the family's baselines answer, ``{profile: policy}``.
     """
 
     title: str
     suites: tuple[str, ...]
+    market_tables: bool = False
+    universe: bool = False
     run: str | None = None
     markdown: str | None = None
     terminal: str | None = None
+    plots: str | None = None
+    live: bool = True
     herculean: str | None = None
-    fabpp_sections: tuple[str, ...] = ()
+    herculean_columns: tuple[Column, ...] = ()
+    herculean_per_label: bool = True
+    herculean_labels: tuple[str, ...] = ()
+    herculean_baseline: str | None = None
     published: Mapping[str, Mapping[str, Mapping[str, float]]] = field(default_factory=dict)
+    fabpp_sections: tuple[str, ...] = ()
+    profiles: Mapping[str, str] = field(default_factory=dict)
 
 
 EpisodeMetricsFn = Callable[[Any, dict[str, Any], list[dict[str, Any]]], dict[str, Any]]
@@ -181,7 +198,11 @@ class TaskSpec:
         vector_entry_point: ``gym.make_vec`` entry point, if the family has a batched env.
         run_options: ``finenvs run`` flags the family accepts beyond ``--split/--seed``
             (``symbol``, ``symbols``, ``start``, ``end``, ``fee_bps``, ``fill``, ``instance``, ...).
-        run_printer: ``"module:function"`` ``(env, result) -> list[str]`` for ``finenvs run`` (None: generic).
+        max_tool_calls: Tool calls an agent may make per decision (the family's limit; ``finenvs llm
+            --max-tool-calls`` overrides it).
+        run_printer: ``"module:function"`` ``(env, result, flags) -> (lines, record)``: what ``finenvs run``
+            prints and its ``--json`` record (None: the family's columns); ``result`` is
+            :func:`finenvs.evaluation.episodes.play_episode`'s, ``flags`` the run flags given.
         bench: The family's place in ``finenvs bench``.
         default_decision: ``"default"`` (an invalid reply takes the protocol's documented default) or
             ``"fail"`` (HERCULEAN's rule applies when asked for).
@@ -205,6 +226,7 @@ class TaskSpec:
     vector_entry_point: str | None = None
     run_options: tuple[str, ...] = ()
     run_printer: str | None = None
+    max_tool_calls: int = 8
 
     @property
     def ids(self) -> tuple[str, str]:

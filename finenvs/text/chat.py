@@ -89,6 +89,49 @@ def tool_results(turn: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def first_prompt(messages: list[dict[str, Any]]) -> str:
+    """The decision's prompt: the first user message (``messages[1]``, after the system message)."""
+    return next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
+
+
+def prompt_state(prompt: str) -> dict[str, str]:
+    """The ``Label: value`` lines of a prompt's ``## Now`` section (see :func:`finenvs.text.protocol.render_prompt`)."""
+    _, found, rest = prompt.partition("\n## Now\n")
+    out: dict[str, str] = {}
+    for line in rest.split("\n") if found else []:
+        label, sep, value = line.partition(": ")
+        if not sep or line.startswith("#"):  # the blank line before the next section ends it
+            break
+        out.setdefault(label, value)
+    return out
+
+
+def call_key(name: str, arguments: dict[str, Any]) -> str:
+    """One tool call as a string: its name and its arguments' canonical JSON."""
+    return name + json.dumps(arguments, sort_keys=True)
+
+
+def call_results(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every tool result in ``messages`` by :func:`call_key` of its call: each assistant tool call is paired, by id,
+    with the tool message answering it (parsed JSON; ``{"error": ...}`` when unreadable). Unlike
+    :func:`tool_results` it keeps every call of a tool, not the latest per name."""
+    calls: dict[Any, str] = {}
+    out: dict[str, Any] = {}
+    for msg in messages:
+        for call in msg.get("tool_calls") or []:
+            function = call.get("function") or {}
+            try:
+                arguments = json.loads(function.get("arguments") or "{}")
+            except ValueError:
+                continue
+            if isinstance(arguments, dict):
+                calls[call.get("id")] = call_key(str(function.get("name")), arguments)
+        if msg.get("role") == "tool" and msg.get("tool_call_id") in calls:
+            try:
+                out[calls[msg["tool_call_id"]]] = json.loads(msg.get("content") or "null")
+            except ValueError:
+                out[calls[msg["tool_call_id"]]] = {"error": "unreadable tool result"}
+    return out
 
 
 # ---------------------------------------------------------------------------- offline
@@ -122,4 +165,5 @@ class ScriptedChatAgent:
 
 
 
-__all__ = ["NO_USAGE", "ChatAgent", "ChatReply", "ScriptedChatAgent", "ToolCall", "current_turn", "tool_results"]
+__all__ = ["NO_USAGE", "ChatAgent", "ChatReply", "ScriptedChatAgent", "ToolCall", "call_key", "call_results",
+           "current_turn", "first_prompt", "prompt_state", "tool_results"]

@@ -171,6 +171,10 @@ class TextProtocol:
         """The default action, carrying ``reason``."""
         return ParsedAction(self.actions[self.default], self.default, reason, "default")
 
+    def commit_for(self, parsed: ParsedAction) -> dict[str, Any]:
+        """``commit_action`` arguments that mean ``parsed`` (to forward a text reply where only commits go)."""
+        return {"action": parsed.name}
+
     # ---------------------------------------------------------------- trajectories
     def encode(self, action: Any) -> Any:
         """An env action as JSON (what a trajectory records; :meth:`decode` gives the action back)."""
@@ -336,6 +340,18 @@ class AnswerProtocol(TextProtocol):
     other reply is the answer, marked invalid when :meth:`check` finds it
     unreadable. Subclasses give :meth:`check` and ``parse_commit``.
     """
+
+    def invalid(self, reason: str) -> ParsedAction:
+        """No answer was read: the empty answer (it scores 0 wherever it goes), carrying ``reason``."""
+        return ParsedAction("", self.default, reason, "default")
+
+    def commit_for(self, parsed: ParsedAction) -> dict[str, Any]:
+        """The answer as ``commit_action`` arguments: its JSON object, or ``{"answer": text}``."""
+        try:
+            obj = json.loads(parsed.action) if isinstance(parsed.action, str) else None
+        except (ValueError, RecursionError):
+            obj = None
+        return obj if isinstance(obj, dict) else {"answer": parsed.action}
 
     def check(self, answer: Any) -> str | None:  # pragma: no cover - every subclass overrides it
         """Why ``answer`` cannot be scored, or None."""

@@ -1,10 +1,13 @@
 """Options tools (FinOptions-v0) and delta-hedging tools (FinDeltaHedge-v0).
 
-Toolset ``"options"``: ``get_task`` (the public task: market, template, outlook,
-budget, contracts, what is asked, the given legs; never a bank item's published
-answer, reference position, errata or notes), ``get_quotes`` (the contracts on
-offer, filtered and paged to fit the size cap) and ``analyze_position`` (the
-pricing engine's numbers for any position built from the contracts on offer).
+Toolset ``"options"``: ``get_task`` (the public task,
+:func:`~finenvs.envs.options.public_task`: market, template, outlook, budget,
+contracts, what is asked, the given legs; never a bank item's published answer,
+reference position, errata or notes), ``get_quotes`` (the contracts on offer,
+filtered and paged to fit the size cap) and ``analyze_position`` (the pricing
+engine's numbers for a position built from the contracts on offer: the scorer's
+own engine, so for a bank item that states per-leg Greeks in its question it
+sums those).
 
 Toolset ``"deltahedge"``: ``get_hedge_state`` (the named observation at the
 current step, with spot, strike and the book) and ``bs_greeks`` (Black-Scholes
@@ -54,7 +57,7 @@ def get_task(ctx: ToolContext) -> dict[str, Any]:
     out = {k: v for k, v in public_task(task).items() if k not in ("prompt", "quotes")}
     out["expiries"] = sorted({q["expiry"] for q in task["quotes"]})
     out["n_quotes"] = len(task["quotes"])
-    out["note"] = "the contracts on offer come from get_quotes; the task text is in the prompt"
+    out["hint"] = "contracts on offer: get_quotes"
     return out
 
 

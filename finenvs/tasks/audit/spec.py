@@ -56,8 +56,12 @@ SPEC = TaskSpec(
     baselines="finenvs.baselines.audit:AUDIT_POLICIES",
     tools="audit",
     run_options=("instance",),
-    run_printer="finenvs.baselines.audit:print_episode",
-    bench=BenchSection(title="Auditing", suites=("herculean",), herculean="Auditing",
-                       run="finenvs.baselines.audit:run_audit_section",
+    # a concept's reported fact, its children's facts (one call each) and, when a child has none, its own
+    # children: up to 18 calls on the eval instances (21 on train)
+    max_tool_calls=24,
+    run_printer="finenvs.baselines.audit:run_output",
+    bench=BenchSection(title="Auditing", suites=("herculean",), herculean="Auditing", live=False,
+                       herculean_per_label=False, plots="finenvs.evaluation.scorecard_html:audit_plot",
+                       run="finenvs.baselines.audit:run_audit_bench",
                        markdown="finenvs.baselines.audit:audit_markdown"),
 )

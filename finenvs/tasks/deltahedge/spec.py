@@ -59,7 +59,7 @@ SPEC = TaskSpec(
     baselines="finenvs.baselines.deltahedge:DELTAHEDGE_POLICIES",
     tools="deltahedge",
     run_options=("symbol",),
-    run_printer="finenvs.baselines.deltahedge:print_episode",
+    run_printer="finenvs.baselines.deltahedge:run_output",
     bench=BenchSection(title="Delta hedging", suites=("fabpp",), run="finenvs.baselines.deltahedge:run_bench",
                        markdown="finenvs.baselines.deltahedge:bench_markdown"),
 )

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from finenvs.tasks.common import MARKET_COLUMNS, market_episode_metrics, market_run_metrics
+from finenvs.tasks.common import (
+    HERCULEAN_MARKET_COLUMNS,
+    MARKET_COLUMNS,
+    market_episode_metrics,
+    market_run_metrics,
+)
 from finenvs.tasks.spec import BenchSection, EpisodeSpec, Selection, TaskSpec, finish_plan
 
 ENV_ID = "FinHedging-v0"
@@ -49,5 +54,6 @@ SPEC = TaskSpec(
     tools="hedging",
     run_printer="finenvs.tasks.common:market_run_output",
     run_options=("symbols", "start", "end", "fee_bps", "chart"),
-    bench=BenchSection(title="Hedging", suites=("herculean",), herculean="Hedging"),
+    bench=BenchSection(title="Hedging", suites=("herculean",), market_tables=True, universe=True, herculean="Hedging",
+                       herculean_columns=HERCULEAN_MARKET_COLUMNS),
 )

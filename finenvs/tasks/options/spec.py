@@ -69,8 +69,10 @@ SPEC = TaskSpec(
     baselines="finenvs.baselines.options:OPTIONS_POLICIES",
     tools="options",
     run_options=("instance",),
-    run_printer="finenvs.baselines.options:print_episode",
+    run_printer="finenvs.baselines.options:run_output",
     bench=BenchSection(title="Options", suites=("fabpp",), fabpp_sections=("options",),
+                       plots="finenvs.evaluation.scorecard_html:options_plot",
+                       profiles={"reference": "engine_reference", "naive": "keyword_stuffer", "random": "random"},
                        run="finenvs.baselines.options:run_options_bench",
                        markdown="finenvs.baselines.options:options_markdown"),
 )

@@ -57,7 +57,9 @@ SPEC = TaskSpec(
     baselines="finenvs.baselines.qa:QA_POLICIES",
     tools="qa",
     run_options=("instance", "topic"),
-    run_printer="finenvs.baselines.qa:print_episode",
+    run_printer="finenvs.baselines.qa:run_output",
     bench=BenchSection(title="Knowledge and Analysis", suites=("fabpp",), fabpp_sections=("knowledge", "analysis"),
-                       run="finenvs.baselines.qa:run_qa_section", markdown="finenvs.baselines.qa:qa_markdown"),
+                       live=False, plots="finenvs.evaluation.scorecard_html:qa_plot",
+                       profiles={"reference": "scripted_agent", "naive": "first_number", "random": "random"},
+                       run="finenvs.baselines.qa:run_qa_bench", markdown="finenvs.baselines.qa:qa_markdown"),
 )

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from finenvs.tasks.common import (
+    HERCULEAN_MARKET_COLUMNS,
     MARKET_COLUMNS,
     market_episode_metrics,
     market_run_metrics,
@@ -89,5 +90,8 @@ SPEC = TaskSpec(
     tools="report",
     run_options=("symbol", "start", "end", "fee_bps", "chart", "reports"),
     run_printer="finenvs.tasks.report.spec:run_output",
-    bench=BenchSection(title="Market Insights", suites=("herculean",), herculean="Market Insights"),
+    bench=BenchSection(title="Market Insights", suites=("herculean",), market_tables=True,
+                       herculean="Market Insights", herculean_baseline="buy_and_hold",
+        herculean_labels=HERCULEAN_SYMBOLS,
+                       herculean_columns=(*HERCULEAN_MARKET_COLUMNS, Column("quality", "Quality"))),
 )

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from finenvs.tasks.common import MARKET_COLUMNS, market_episode_metrics, market_run_metrics, symbol_plan
+from finenvs.tasks.common import (
+    HERCULEAN_MARKET_COLUMNS,
+    MARKET_COLUMNS,
+    market_episode_metrics,
+    market_run_metrics,
+    symbol_plan,
+)
 from finenvs.tasks.spec import BenchSection, TaskSpec
 
 ENV_ID = "FinTrading-v0"
@@ -37,7 +43,9 @@ SPEC = TaskSpec(
     run_printer="finenvs.tasks.common:market_run_output",
     run_options=("symbol", "start", "end", "fee_bps", "fill", "chart"),
     bench=BenchSection(
-        title="Trading", suites=("herculean",), herculean="Trading",
+        title="Trading", suites=("herculean",), market_tables=True, herculean="Trading",
+        herculean_columns=HERCULEAN_MARKET_COLUMNS, herculean_baseline="buy_and_hold",
+        herculean_labels=HERCULEAN_SYMBOLS,
         published={"Buy&Hold (published)": {s: {"h_cumulative_return": v["CR"] / 100, "h_sharpe": v["SR"],
                                                 "h_max_drawdown": v["MDD"] / 100}
                                             for s, v in HERCULEAN_PUBLISHED_BUY_AND_HOLD.items()}},

@@ -1,0 +1,178 @@
+"""Agents in ``finenvs bench``: each family's offline scripted agent and, when asked, a model (endpoint or A2A).
+
+Every agent runs through :func:`finenvs.evaluation.llm.run_llm` over each selected
+family's plan, as one run folder per (agent, family, split) under the bench run's
+``agents/`` folder, and :func:`finenvs.evaluation.score.score_run` re-scores it; the
+bench puts the results beside the baselines: market episodes in the per-symbol tables,
+every family in its agents table, HERCULEAN's Table 2 (backtest) and Table 3 (live)
+layout, and FAB++'s section aggregate. A run folder that exists already is resumed, so
+``finenvs bench --resume RUN`` reuses every finished episode.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from finenvs.tasks import Column, Selection, TaskSpec
+
+#: The label of each family's offline scripted agent in tables.
+SCRIPTED = "scripted_agent"
+
+
+@dataclass(frozen=True)
+class BenchAgent:
+    """An agent of the bench: ``make(task)`` builds it for a family (a model is the same for every family)."""
+
+    name: str
+    make: Callable[[TaskSpec], Any]
+    model: bool = False
+
+
+def slug(name: str) -> str:
+    """A folder-safe form of an agent name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "agent"
+
+
+def run_agent(agent: BenchAgent, task: TaskSpec, selection: Selection, root: Path, *, concurrency: int = 4,
+              progress: bool = False, **config: Any) -> dict[str, Any]:
+    """Run ``agent`` over ``task``'s plan for ``selection`` (resuming the run folder if it exists); its score."""
+    from finenvs.evaluation.llm import RunConfig, run_llm
+    from finenvs.evaluation.score import score_run
+
+    run_config = RunConfig(env_id=task.env_id, split=selection.split,
+                           symbols=list(selection.symbols) if selection.symbols else None,
+                           instances=list(selection.instances) if selection.instances is not None else None,
+                           limit=selection.limit, seeds=list(selection.seeds), env_kwargs=dict(selection.env_kwargs),
+                           concurrency=concurrency, **config)
+    folder = root / slug(agent.name)
+    name = f"{task.family}-{selection.split}"
+    resume = folder / name if (folder / name / "run.json").is_file() else None
+    summary = run_llm(run_config, agent.make(task), out=folder, name=name, resume=resume, progress=progress)
+    score = score_run(summary.run_dir)
+    episodes = []
+    for e in score.episodes:
+        single = task.metrics_of_run([e.metrics]) if e.metrics is not None else None
+        episodes.append({"index": e.index, "label": e.label, "status": e.status, "metrics": single,
+                         "episode": e.metrics, "reason": e.reason, "reproduced": e.reproduced})
+    return {"agent": agent.name, "model": agent.model, "family": task.family, "env": task.env_id,
+            "split": selection.split, "run_dir": str(summary.run_dir), "status": summary.status,
+            "metrics": score.run_metrics(), "episodes": episodes, "efficiency": score.efficiency(),
+            "reproduced": score.reproduced,
+            "failed": sum(e["status"] == "failed" for e in episodes)}
+
+
+def _cell(column: Column, metrics: dict[str, Any] | None) -> str:
+    return column.cell(metrics)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
+            *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def agents_markdown(task: TaskSpec, runs: list[dict[str, Any]]) -> list[str]:
+    """A family's agents table: one row per agent and split, the family's columns and the efficiency figures."""
+    if not runs:
+        return []
+    headers = ["agent", "split", "episodes", *(c.label for c in task.columns), "failed", "format errors",
+               "tool calls/decision", "look-ahead", "tokens", "reproduced"]
+    rows = []
+    for run in runs:
+        eff = run["efficiency"]
+        tcd = eff.get("tool_calls_per_decision")
+        rows.append([run["agent"], run["split"], str(len(run["episodes"])),
+                     *(_cell(c, run["metrics"]) for c in task.columns), str(run["failed"]),
+                     str(eff["format_errors"]), "n/a" if tcd is None or not math.isfinite(tcd) else f"{tcd:.2f}",
+                     str(eff["look_ahead_attempts"]), "n/a" if eff["tokens"] is None else str(eff["tokens"]),
+                     "yes" if run["reproduced"] else "NO"])
+    return [f"### {task.env_id}: agents through the text interface", "",
+            "Each agent runs the family's plan through the text env and its date-locked tools (`finenvs llm`); "
+            "the run folder is re-scored offline (`finenvs score`). Tokens are n/a where the agent reports none.",
+            "", *_table(headers, rows), ""]
+
+
+def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baselines: dict[str, Any],
+                     splits: tuple[str, ...]) -> dict[str, Any]:
+    """HERCULEAN's Table 2 (backtest: ``splits[0]``) and Table 3 (live) layout for every agent that ran.
+
+    One table per workflow and split: a row per agent (the Buy&Hold baseline and the paper's published rows
+    first), a column group per episode label (symbol, pair, or the whole instance set) with the workflow's
+    columns. A failed episode (HERCULEAN's rule) shows "—".
+
+    Args:
+        tasks: The HERCULEAN families in the bench, in table order.
+        runs: Agent runs (:func:`run_agent`).
+        baselines: ``{family: {split: {label: metrics}}}`` of the Buy&Hold rows.
+        splits: The backtest and live splits.
+    """
+    out: dict[str, Any] = {}
+    for split in splits:
+        tables = []
+        for task in tasks:
+            columns = task.bench.herculean_columns or task.columns
+            family_runs = [r for r in runs if r["family"] == task.family and r["split"] == split]
+            if not family_runs:
+                continue
+            per_label = task.bench.herculean_per_label
+            labels = list(dict.fromkeys(e["label"] for r in family_runs for e in r["episodes"])) if per_label else []
+            if task.bench.herculean_labels and set(task.bench.herculean_labels) & set(labels):
+                labels = [label for label in task.bench.herculean_labels if label in labels]  # the paper's columns
+            rows: list[dict[str, Any]] = []
+            for agent, by_label in (baselines.get(task.family, {}).get(split) or {}).items():
+                rows.append({"agent": agent, "cells": by_label})
+            if split == splits[0]:
+                for agent, by_label in task.bench.published.items():
+                    rows.append({"agent": agent, "cells": dict(by_label)})
+            for r in family_runs:
+                cells = ({e["label"]: e["metrics"] for e in r["episodes"]} if per_label else {"all": r["metrics"]})
+                rows.append({"agent": r["agent"], "cells": cells})
+            tables.append({"workflow": task.bench.herculean, "env": task.env_id, "labels": labels or ["all"],
+                           "columns": [{"key": c.key, "label": c.label, "scale": c.scale, "digits": c.digits}
+                                       for c in columns], "rows": rows})
+        out[split] = tables
+    return out
+
+
+def herculean_markdown(tables: dict[str, Any], splits: tuple[str, ...]) -> list[str]:
+    """The HERCULEAN tables as Markdown (Table 2: backtest, Table 3: live)."""
+    lines = ["## HERCULEAN Table 2 and Table 3 layout", "",
+             "HERCULEAN's four workflows for every agent, backtest (Table 2) and live (Table 3), HERCULEAN's "
+             "conventions ((H) columns: entry fee in the first value, exit fee in the last, Sharpe over non-zero "
+             "days). \"—\": the episode failed under HERCULEAN's rule (no valid decision after five attempts) or did "
+             "not run. Published rows are the paper's own figures for the same window.", ""]
+    for n, split in enumerate(splits):
+        title = "Table 2 (backtest)" if n == 0 else "Table 3 (live)"
+        for t in tables.get(split, []):
+            columns = [Column(c["key"], c["label"], c["scale"], c["digits"]) for c in t["columns"]]
+            headers = ["agent", *(f"{label} {c.label}" if label != "all" else c.label
+                                  for label in t["labels"] for c in columns)]
+            rows = [[row["agent"], *(c.cell(row["cells"].get(label)) if row["cells"].get(label) is not None else "—"
+                                     for label in t["labels"] for c in columns)] for row in t["rows"]]
+            lines += [f"### {title}: {t['workflow']} ({t['env']}, split `{split}`)", "", *_table(headers, rows), ""]
+    return lines
+
+
+def fabpp_tasks(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, float | None, str | None]]]:
+    """Per agent, its FAB++ tasks ``(section, task id, 0-100 score, error)`` from the families' episode metrics
+    (``section`` and ``task_score``); an episode that failed or did not finish scores 0 with its reason."""
+    out: dict[str, list[tuple[str, str, float | None, str | None]]] = {}
+    for run in runs:
+        for e in run["episodes"]:
+            full = e.get("episode") or {}
+            if full and "section" in full:
+                out.setdefault(run["agent"], []).append((full["section"], e["label"], full.get("task_score"), None))
+            elif e["status"] != "complete":
+                section = (run.get("sections") or [None])[0]
+                if section is not None:
+                    out.setdefault(run["agent"], []).append((section, e["label"], None, e.get("reason")
+                                                             or f"episode {e['status']}"))
+    return out
+
+
+__all__ = ["SCRIPTED", "BenchAgent", "agents_markdown", "fabpp_tasks", "herculean_markdown", "herculean_tables",
+           "run_agent", "slug"]

@@ -1,0 +1,354 @@
+"""The TaskSpec conformance suite: every registered family through every agent path.
+
+Rows: the families. Columns: the offline scripted agent via ``finenvs llm``, the real OpenAI client
+against the test chat server, an MCP client session, an A2A round trip, ``finenvs score`` re-scoring,
+and the bench with a model. Last, a toy family declared in this file alone works through ``list``,
+``run``, ``llm``, ``mcp``, ``score`` and ``bench`` without touching any other file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+import finenvs
+from finenvs.cli import main
+from finenvs.data.asof import LookAheadCounter
+from finenvs.evaluation.agents import ScriptedRouter
+from finenvs.evaluation.llm import RunConfig, drive_mcp_episode, run_llm
+from finenvs.evaluation.score import score_run
+from finenvs.evaluation.session import read_trajectories
+from finenvs.tasks import (
+    BenchSection,
+    Column,
+    Selection,
+    TaskSpec,
+    finish_plan,
+    register_task,
+    tasks,
+    unregister_task,
+)
+from finenvs.text.chat import ChatReply, ScriptedChatAgent
+from finenvs.text.protocol import PrintableText, TextProtocol
+from finenvs.tools import Tool, register_tools
+
+SPECS = {t.family: t for t in tasks()}
+FAMILIES = list(SPECS)
+
+
+def one_episode(family: str) -> RunConfig:
+    """The first episode of a family's default plan on the eval split (the conformance runs)."""
+    return RunConfig(env_id=SPECS[family].env_id, split="eval", limit=1, concurrency=1)
+
+
+def steps_of(run_dir: Path) -> list[dict[str, Any]]:
+    records, dropped = read_trajectories(Path(run_dir) / "trajectories.jsonl")
+    assert dropped == 0
+    return [r for r in records if r["type"] == "step"]
+
+
+class ReferenceRuns(dict):
+    """Each family's scripted agent through ``run_llm`` in process, made on first use: the reference run of every
+    other path."""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__()
+        self.out = out
+
+    def __missing__(self, family: str) -> Path:
+        summary = run_llm(one_episode(family), SPECS[family].make_scripted_agent(), out=self.out, name=family,
+                          progress=False)
+        assert summary.status == "complete", (family, [o.message for o in summary.outcomes])
+        self[family] = summary.run_dir
+        return summary.run_dir
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> ReferenceRuns:
+    return ReferenceRuns(tmp_path_factory.mktemp("conformance"))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_has_a_registered_text_variant_built_by_the_one_wrapper(family):
+    task = SPECS[family]
+    env = gym.make(task.text_env_id)
+    assert isinstance(env.observation_space, PrintableText) and isinstance(env.action_space, PrintableText)
+    prompt, _ = env.reset(seed=0, options=task.plan(Selection(split="eval", limit=1))[0].options)
+    assert prompt.startswith(f"# {task.env_id}") and env.observation_space.contains(prompt)
+    names = [t["function"]["name"] for t in env.tool_specs()]
+    assert names[-1] == "commit_action" and len(names) >= 2
+    assert finenvs.task_of(task.text_env_id) is task and gym.spec(task.text_env_id).to_json()
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_base_envs_take_only_their_declared_action_space(family):
+    task = SPECS[family]
+    env = gym.make(task.env_id)
+    episode = task.plan(Selection(split="eval", limit=1))[0]
+    env.reset(seed=0, options=episode.options)
+    if isinstance(env.action_space, spaces.Text):  # a text task: any reply is in its space (bad ones score 0)
+        assert env.action_space.contains("x")
+    else:
+        with pytest.raises((ValueError, TypeError)):
+            env.step("Action: BUY")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_scripted_agent_through_llm_is_valid_and_score_reproduces_it_exactly(runs, family):
+    steps = steps_of(runs[family])
+    assert steps and all(s["invalid"] is None for s in steps), [s["invalid"] for s in steps if s["invalid"]][:3]
+    assert all(s["look_ahead"] == 0 for s in steps)
+    score = score_run(runs[family])
+    assert score.reproduced and score.episodes[0].status == "complete"
+    assert score.run_metrics() is not None and score.task is SPECS[family]
+    assert sum(e.reparse_mismatches for e in score.episodes) == 0
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_score_says_what_differs_in_a_tampered_run(runs, family, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(runs[family], copy)
+    lines = (copy / "trajectories.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["reward"] = (first["reward"] or 0.0) + 0.5
+    lines[0] = json.dumps(first)
+    (copy / "trajectories.jsonl").write_text("\n".join(lines) + "\n")
+    score = score_run(copy, write=False)
+    assert not score.reproduced and any("step 0" in m for m in score.episodes[0].mismatches)
+
+
+@pytest.fixture(scope="module")
+def chat_server():
+    pytest.importorskip("openai")
+    from chat_server import ChatServer
+
+    with ChatServer() as server:
+        yield server
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_openai_client_against_the_test_server_gives_the_same_run(runs, chat_server, family, tmp_path):
+    from finenvs.evaluation.endpoints import OpenAIChatAgent
+
+    agent = OpenAIChatAgent("scripted", chat_server.base_url, timeout=30.0)
+    summary = run_llm(one_episode(family), agent, out=tmp_path, name="http", progress=False)
+    assert summary.status == "complete"
+    ours, theirs = steps_of(runs[family]), steps_of(summary.run_dir)
+    assert [s["env_action"] for s in theirs] == [s["env_action"] for s in ours]
+    assert [s["reward"] for s in theirs] == [s["reward"] for s in ours]
+    assert all(s["usage"]["prompt_tokens"] > 0 for s in theirs)
+    assert score_run(summary.run_dir).reproduced
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_an_mcp_client_session_plays_the_episode_and_the_score_file_is_written(runs, family, tmp_path):
+    pytest.importorskip("mcp")
+    from mcp import Client
+
+    from finenvs.evaluation.mcp_server import McpEpisode, build_server
+
+    task = SPECS[family]
+    episode = McpEpisode(task.plan(Selection(split="eval", limit=1))[0], out=tmp_path, name="mcp")
+
+    async def play():
+        async with Client(build_server(episode)) as client:
+            listed = [t.name for t in (await client.list_tools()).tools]
+            observed = await client.call_tool("get_observation", {})
+            other = next(n for n in listed if n not in ("get_observation", "commit_action"))
+            tool = await client.call_tool(other, {})  # an error result is fine: it must not break the session
+            replies = await drive_mcp_episode(ScriptedRouter(), client, episode.protocol)
+            return listed, observed, tool, replies
+
+    try:
+        listed, observed, tool, replies = asyncio.run(play())
+    finally:
+        episode.close()
+    assert {"get_observation", "commit_action"} <= set(listed)
+    assert observed.structured_content["observation"].startswith(f"# {task.env_id}")
+    assert tool.content and replies[-1]["done"] and replies[-1]["reproduced_offline"] is True
+    assert (tmp_path / "mcp" / "score.json").is_file()
+    ours = steps_of(runs[family])
+    assert [s["env_action"] for s in steps_of(tmp_path / "mcp")] == [s["env_action"] for s in ours]
+    score = json.loads((tmp_path / "mcp" / "score.json").read_text())
+    assert score["efficiency"]["tokens"] is None  # an MCP client reports no tokens: n/a, never 0
+
+
+@pytest.fixture(scope="module")
+def a2a_url():
+    pytest.importorskip("a2a")
+    from finenvs.evaluation.a2a import serve_a2a
+
+    with serve_a2a(ScriptedRouter(), name="finenvs-scripted") as url:
+        yield url
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_an_a2a_round_trip_gives_the_same_run(runs, a2a_url, family, tmp_path):
+    from finenvs.evaluation.a2a import A2AChatAgent
+
+    summary = run_llm(one_episode(family), A2AChatAgent(a2a_url, timeout=30.0), out=tmp_path, name="a2a",
+                      progress=False)
+    assert summary.status == "complete"
+    assert [s["env_action"] for s in steps_of(summary.run_dir)] == [s["env_action"] for s in steps_of(runs[family])]
+    assert score_run(summary.run_dir).reproduced
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_cli_llm_accepts_the_text_id_and_runs_the_family_offline(family, tmp_path, capsys):
+    task = SPECS[family]
+    code = main(["llm", "--env", task.text_env_id, "--limit", "1", "--out", str(tmp_path), "--name", "cli",
+                 "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0 and "reproduce the live scores exactly" in out
+    assert main(["score", str(tmp_path / "cli")]) == 0
+
+
+def test_the_readme_shows_the_agent_matrix_of_the_registered_specs():
+    from finenvs.cli import agent_matrix
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert agent_matrix() in readme
+
+
+def test_own_agent_loop_example_runs_every_family():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "own_agent_loop.py"
+    spec = importlib.util.spec_from_file_location("own_agent_loop", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for family, task in SPECS.items():
+        result = module.play(task.text_env_id, ScriptedRouter(), seed=0)
+        assert result["decisions"] >= 1 and result["format_errors"] == 0, (family, result)
+
+
+# ---------------------------------------------------------------------------- a toy family, declared here alone
+TOY_ROUNDS = 3
+
+
+class ToyEnv(gym.Env):
+    """Say the number shown, three rounds; reward 1 per right answer."""
+
+    metadata = {"render_modes": []}
+    text_protocol = TextProtocol(task="FinToy-v0", instructions="Say the number you are shown.",
+                                 actions={"ZERO": 0, "ONE": 1, "TWO": 2}, default="ZERO",
+                                 default_reason="ZERO is a guess like any other")
+
+    def __init__(self, split: str = "eval", render_mode: str | None = None) -> None:
+        self.observation_space = spaces.Box(0.0, 2.0, (1,), np.float32)
+        self.action_space = spaces.Discrete(3)
+        self.counter = LookAheadCounter()
+        self.targets: np.ndarray | None = None
+        self.k = 0
+
+    @property
+    def target(self) -> int:
+        return int(self.targets[self.k]) if self.k < TOY_ROUNDS else 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        self.targets, self.k = self.np_random.integers(0, 3, TOY_ROUNDS), 0
+        return np.array([self.target], np.float32), {"date": "round 0"}
+
+    def step(self, action: Any):
+        if not self.action_space.contains(action):
+            raise ValueError(f"action {action!r} is not in Discrete(3)")
+        correct = int(action) == self.target
+        self.k += 1
+        done = self.k == TOY_ROUNDS
+        obs = np.array([0.0 if done else self.target], np.float32)
+        return obs, float(correct), done, False, {"date": f"round {self.k}", "correct": correct}
+
+    def text_state(self) -> dict[str, str]:
+        return {"Round": str(self.k), "Number": str(self.target)}
+
+    def as_of_view(self) -> Any:
+        return SimpleNamespace(counter=self.counter)
+
+
+@dataclass
+class ToyAgent(ScriptedChatAgent):
+    """Reads the number with the toy's tool, then commits it."""
+
+    name: str = "scripted-toy"
+
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        names, results, round_no = self._turn(messages, tools)
+        if "get_number" not in results:
+            return self._calls(round_no, ("get_number", {}))
+        word = ("ZERO", "ONE", "TWO")[int(results["get_number"]["number"])]
+        return self._calls(round_no, ("commit_action", {"action": word}))
+
+
+class Echo:
+    """Says the number in the observation."""
+
+    def __call__(self, obs: np.ndarray, info: dict[str, Any]) -> int:
+        return int(obs[0])
+
+
+def toy_plan(selection: Selection):
+    return finish_plan([("FinToy-v0", {"split": selection.split}, selection.seeds[0] + i, None) for i in range(2)],
+                       selection)
+
+
+TOY = TaskSpec(
+    family="toy", env_id="FinToy-v0", text_env_id="FinToy-text-v0", description="Say the number shown.",
+    entry_point=ToyEnv, kwargs={"split": "eval"}, plan=toy_plan,
+    episode_metrics=lambda env, reset, infos: {"label": "toy", "score": sum(i["correct"] for i in infos)},
+    run_metrics=lambda eps: {"score": sum(e["score"] for e in eps) / len(eps)},
+    columns=(Column("score", "Score"),), scripted_agent=ToyAgent, baselines={"echo": (Echo, "says the number")},
+    tools="toy", bench=BenchSection(title="Toy", suites=("toy",)),
+)
+
+
+@pytest.fixture()
+def toy():
+    register_tools("toy", (Tool("get_number", "The number shown now.", {"type": "object", "properties": {},
+                                                                           "additionalProperties": False},
+                                lambda ctx: {"number": ctx.env.target}),))
+    register_task(TOY)
+    yield TOY
+    unregister_task("toy")
+
+
+def test_a_toy_family_declared_in_this_file_works_through_every_command(toy, tmp_path, capsys):
+    assert main(["list"]) == 0
+    assert "FinToy-v0" in capsys.readouterr().out
+    assert main(["run", "--env", "FinToy-v0", "--policy", "echo"]) == 0
+    assert "Score 3.00" in capsys.readouterr().out
+    assert main(["llm", "--env", "FinToy-v0", "--out", str(tmp_path), "--name", "toy", "--quiet"]) == 0
+    assert "Score 3.00" in capsys.readouterr().out
+    assert main(["score", str(tmp_path / "toy")]) == 0
+    assert score_run(tmp_path / "toy").run_metrics() == {"score": 3.0}
+
+    pytest.importorskip("mcp")
+    from mcp import Client
+
+    from finenvs.evaluation.mcp_server import McpEpisode, build_server
+
+    episode = McpEpisode(toy.plan(Selection())[0], out=tmp_path, name="toy-mcp")
+
+    async def play():
+        async with Client(build_server(episode)) as client:
+            return await drive_mcp_episode(ToyAgent(), client, episode.protocol)
+
+    replies = asyncio.run(play())
+    episode.close()
+    assert replies[-1]["done"] and replies[-1]["metrics"] == {"score": 3.0}
+    assert main(["bench", "--envs", "FinToy-v0", "--out", str(tmp_path), "--name", "bench", "--quiet",
+                 "--no-plots", "--no-html"]) == 0
+    card = json.loads((tmp_path / "bench" / "scorecard.json").read_text())
+    assert card["sections"]["toy"]["policies"]["echo"] == {"score": 3.0}
+    assert [(r["agent"], r["metrics"]) for r in card["agents"]] == [("scripted_agent", {"score": 3.0})]
