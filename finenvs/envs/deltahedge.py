@@ -61,7 +61,7 @@ from finenvs.data.synthetic import (
 from finenvs.envs.validation import check_choice, check_render_mode
 from finenvs.errors import UnknownSymbolError, WindowError
 from finenvs.pricing import bsm_greeks
-from finenvs.text.protocol import AnswerProtocol, ParsedAction, TextProtocol, is_printable_text
+from finenvs.text.protocol import AnswerProtocol, ParsedAction, TextProtocol, reply_problem
 
 OPTIONS = ("call", "put")
 SOURCES = ("gbm", "heston", "merton", "real")
@@ -404,15 +404,10 @@ class HedgeProtocol(TextProtocol):
         return self.read_value(arguments[key], "tool", reasoning[: self.max_chars] if isinstance(reasoning, str) else "")
 
     def parse_text(self, text: Any) -> ParsedAction:
-        if not isinstance(text, str):
-            return self.invalid(f"the reply is a {type(text).__name__}, not text")
-        if len(text) > self.max_chars:
-            return self.invalid(f"the reply has {len(text)} characters; the limit is {self.max_chars}")
-        if not is_printable_text(text):
-            return self.invalid("the reply contains a non-printable character")
+        problem = reply_problem(text, self.max_chars)
+        if problem is not None:
+            return self.invalid(problem)
         stripped = text.strip()
-        if not stripped:
-            return self.invalid("empty reply")
         whole = _FENCE.fullmatch(stripped)
         candidate = whole.group(1) if whole else stripped
         not_json = None

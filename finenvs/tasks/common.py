@@ -104,6 +104,28 @@ def market_run_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def indexed_plan(env_id: str, split_sizes: dict[str, int], what: str) -> Any:
+    """A plan of every item of a split by index (``options={"index": i}``); ``live`` asks the eval items again.
+
+    Args:
+        env_id: The family's env id.
+        split_sizes: Items per split.
+        what: What an item is, for errors (``"instances"``, ``"questions"``).
+    """
+
+    def plan(selection: Selection) -> list[EpisodeSpec]:
+        if selection.symbols:
+            raise ValueError(f"{env_id} episodes are chosen by --instances, not --symbols")
+        split = "eval" if selection.split == "live" else selection.split
+        if split not in split_sizes:
+            raise ValueError(f"--split {selection.split!r}: {env_id} runs the {', '.join(split_sizes)} {what}")
+        kwargs = {**selection.env_kwargs, "split": split}
+        seed = int(selection.seeds[0])
+        return finish_plan([(env_id, kwargs, seed, {"index": i}) for i in range(split_sizes[split])], selection)
+
+    return plan
+
+
 def symbol_plan(env_id: str, default_symbols: Sequence[str]) -> Any:
     """A plan of one episode per symbol and seed (``selection.symbols`` or ``default_symbols``)."""
 
@@ -121,7 +143,7 @@ def symbol_plan(env_id: str, default_symbols: Sequence[str]) -> Any:
 
 
 __all__ = ["HERCULEAN_MARKET_COLUMNS", "MARKET_COLUMNS", "METRIC_KEYS", "REQUIRED_INFO", "curve_metrics", "market_curves",
-           "market_episode_metrics", "market_run_metrics", "market_run_output", "mean", "position_stats",
+           "indexed_plan", "market_episode_metrics", "market_run_metrics", "market_run_output", "mean", "position_stats",
            "symbol_plan"]
 
 

@@ -198,6 +198,9 @@ class TaskSpec:
         vector_entry_point: ``gym.make_vec`` entry point, if the family has a batched env.
         run_options: ``finenvs run`` flags the family accepts beyond ``--split/--seed``
             (``symbol``, ``symbols``, ``start``, ``end``, ``fee_bps``, ``fill``, ``instance``, ...).
+        judge: ``"module:function"`` ``(env, env_action) -> dict``: the rubric checklist a judge model verifies
+            for one decision (``{"text", "items": [{"id", "claim", "expect"}]}``), anchored in the facts the env
+            computed for it; reported beside the family's deterministic score, never replacing it (None: no judge).
         max_tool_calls: Tool calls an agent may make per decision (the family's limit; ``finenvs llm
             --max-tool-calls`` overrides it).
         run_printer: ``"module:function"`` ``(env, result, flags) -> (lines, record)``: what ``finenvs run``
@@ -226,6 +229,7 @@ class TaskSpec:
     vector_entry_point: str | None = None
     run_options: tuple[str, ...] = ()
     run_printer: str | None = None
+    judge: str | None = None
     max_tool_calls: int = 8
 
     @property

@@ -80,6 +80,21 @@ def is_printable_text(text: str) -> bool:
     return all(ch.isprintable() or ch in "\n\r\t" for ch in text)
 
 
+def reply_problem(text: Any, max_chars: int) -> str | None:
+    """Why a reply cannot be read at all (not text, over ``max_chars``, a non-printable character, empty), or
+    None. The reason names at most one character of the reply, never echoes it."""
+    if not isinstance(text, str):
+        return f"the reply is a {type(text).__name__}, not text"
+    if len(text) > max_chars:
+        return f"the reply has {len(text)} characters; the limit is {max_chars}"
+    if not is_printable_text(text):
+        bad = next(ch for ch in text if not (ch.isprintable() or ch in "\n\r\t"))
+        return f"the reply contains a non-printable character {bad!r}"
+    if not text.strip():
+        return "empty reply"
+    return None
+
+
 #: Characters :class:`PrintableText` samples from (membership allows any printable Unicode).
 SAMPLE_CHARSET = "".join(ch for ch in string.printable if ch not in "\x0b\x0c") + "€£¥éüßçñ—…«»中文日本語한국어😀"
 
@@ -234,16 +249,10 @@ class TextProtocol:
     # ---------------------------------------------------------------- free text
     def parse_text(self, text: Any) -> ParsedAction:
         """Read a free-text reply by the rules in the module docstring. Never raises."""
-        if not isinstance(text, str):
-            return self.invalid(f"the reply is a {type(text).__name__}, not text")
-        if len(text) > self.max_chars:
-            return self.invalid(f"the reply has {len(text)} characters; the limit is {self.max_chars}")
-        if not is_printable_text(text):
-            bad = next(ch for ch in text if not (ch.isprintable() or ch in "\n\r\t"))
-            return self.invalid(f"the reply contains a non-printable character {bad!r}")
+        problem = reply_problem(text, self.max_chars)
+        if problem is not None:
+            return self.invalid(problem)
         stripped = text.strip()
-        if not stripped:
-            return self.invalid("empty reply")
 
         whole = _FENCE.fullmatch(stripped)
         candidate = whole.group(1) if whole else stripped
@@ -390,4 +399,4 @@ class AnswerProtocol(TextProtocol):
 
 
 __all__ = ["MAX_ACTION_CHARS", "MAX_PROMPT_CHARS", "SAMPLE_CHARSET", "AnswerProtocol", "ParsedAction", "PrintableText",
-           "TextProtocol", "is_printable_text", "render_prompt"]
+           "TextProtocol", "is_printable_text", "render_prompt", "reply_problem"]

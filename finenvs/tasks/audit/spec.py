@@ -4,23 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan
+from finenvs.tasks.common import indexed_plan
+from finenvs.tasks.spec import BenchSection, Column, TaskSpec
 
 ENV_ID = "FinAudit-v0"
 #: Instances of each split (FinAudit-v0 generates 20 per error kind from the shipped filings).
 SPLIT_SIZES = {"eval": 100, "train": 100}
-
-
-def plan(selection: Selection) -> list[EpisodeSpec]:
-    """Every instance of the split, by index (``live`` runs the eval instances)."""
-    if selection.symbols:
-        raise ValueError(f"{ENV_ID} episodes are chosen by --instances, not --symbols")
-    split = "eval" if selection.split == "live" else selection.split
-    if split not in SPLIT_SIZES:
-        raise ValueError(f"--split {selection.split!r}: {ENV_ID} runs the {' or '.join(SPLIT_SIZES)} instances")
-    kwargs = {**selection.env_kwargs, "split": split}
-    seed = selection.seeds[0]
-    return finish_plan([(ENV_ID, kwargs, int(seed), {"index": i}) for i in range(SPLIT_SIZES[split])], selection)
 
 
 def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
@@ -47,7 +36,7 @@ SPEC = TaskSpec(
     "ACC/SER/EER/CER.",
     entry_point="finenvs.envs.audit:FinAuditEnv",
     kwargs={"split": "eval", "corpus": None, "tasks_file": None},
-    plan=plan,
+    plan=indexed_plan(ENV_ID, SPLIT_SIZES, "instances"),
     episode_metrics=episode_metrics,
     run_metrics=run_metrics,
     columns=(Column("ACC", "ACC %", 100.0, 1), Column("SER", "SER %", 100.0, 1), Column("EER", "EER %", 100.0, 1),

@@ -4,24 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from finenvs.tasks.common import mean
-from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan
+from finenvs.tasks.common import indexed_plan, mean
+from finenvs.tasks.spec import BenchSection, Column, TaskSpec
 
 ENV_ID = "FinQA-v0"
 #: Questions of each split: 150 eval (knowledge and analysis), the published FAB++ questions.
 SPLIT_SIZES = {"eval": 150, "train": 150, "published": 18}
-
-
-def plan(selection: Selection) -> list[EpisodeSpec]:
-    """Every question of the split, by index (``live`` asks the eval questions)."""
-    if selection.symbols:
-        raise ValueError(f"{ENV_ID} episodes are chosen by --instances, not --symbols")
-    split = "eval" if selection.split == "live" else selection.split
-    if split not in SPLIT_SIZES:
-        raise ValueError(f"--split {selection.split!r}: {ENV_ID} runs the {', '.join(SPLIT_SIZES)} questions")
-    kwargs = {**selection.env_kwargs, "split": split}
-    seed = selection.seeds[0]
-    return finish_plan([(ENV_ID, kwargs, int(seed), {"index": i}) for i in range(SPLIT_SIZES[split])], selection)
 
 
 def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
@@ -49,7 +37,7 @@ SPEC = TaskSpec(
     "part by code.",
     entry_point="finenvs.envs.qa:FinQAEnv",
     kwargs={"section": "all", "split": "eval", "as_of": "2026-03-31"},
-    plan=plan,
+    plan=indexed_plan(ENV_ID, SPLIT_SIZES, "questions"),
     episode_metrics=episode_metrics,
     run_metrics=run_metrics,
     columns=(Column("knowledge", "Knowledge"), Column("analysis", "Analysis"), Column("score", "Score")),

@@ -90,6 +90,7 @@ SPEC = TaskSpec(
     tools="report",
     run_options=("symbol", "start", "end", "fee_bps", "chart", "reports"),
     run_printer="finenvs.tasks.report.spec:run_output",
+    judge="finenvs.tasks.report.judge:checklist",
     bench=BenchSection(title="Market Insights", suites=("herculean",), market_tables=True,
                        herculean="Market Insights", herculean_baseline="buy_and_hold",
         herculean_labels=HERCULEAN_SYMBOLS,
