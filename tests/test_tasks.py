@@ -214,6 +214,13 @@ def test_cli_llm_accepts_the_text_id_and_runs_the_family_offline(family, tmp_pat
     assert main(["score", str(tmp_path / "cli")]) == 0
 
 
+def test_evaluate_is_finenvs_llm_in_one_call(tmp_path):
+    from finenvs.evaluation import evaluate
+
+    score = evaluate("FinQA-text-v0", limit=2, out=tmp_path, name="api", progress=False)
+    assert score.reproduced and score.run_metrics()["score"] == 100.0 and len(score.episodes) == 2
+
+
 def test_the_readme_shows_the_agent_matrix_of_the_registered_specs():
     from finenvs.cli import agent_matrix
 
