@@ -18,6 +18,7 @@ FinReport-v0.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import re
 from dataclasses import dataclass
@@ -34,7 +35,6 @@ from finenvs.envs.report_core import (
     SELL,
     STRONG_BUY,
     STRONG_SELL,
-    week_number,
 )
 from finenvs.envs.report_quality import thesis_signals
 from finenvs.envs.report_text import SECTIONS
@@ -183,7 +183,8 @@ def write_report(results: list[Any]) -> str:
     d = wm["display"]
     bars = prices["rows"]
     closes = [row[4] for row in bars]
-    week = [row for row in bars if _same_week(row[0], date)]
+    report_week = _week(date)
+    week = [row for row in bars if _week(row[0]) == report_week]
     week_high, week_low = max(r[2] for r in week), min(r[3] for r in week)
     high_52w, low_52w = max(closes[-252:]), min(closes[-252:])
     sma50 = float(np.mean(closes[-50:]))
@@ -266,8 +267,13 @@ _LABELS = {
 }
 
 
-def _same_week(day: str, report_day: str) -> bool:
-    return bool(week_number(np.datetime64(day, "D")) == week_number(np.datetime64(report_day, "D")))
+def _week(day: str) -> int:
+    """Monday-first week number of an ISO date, as :func:`~finenvs.envs.report_core.week_number` counts it
+    (days since 1970-01-01, a Thursday, plus 3, over 7), without a numpy round trip per row."""
+    return (_dt.date.fromisoformat(day[:10]).toordinal() - _EPOCH_ORDINAL + 3) // 7
+
+
+_EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
 
 
 def _news_lines(symbol: str, date: str, news: dict[str, Any]) -> list[str]:

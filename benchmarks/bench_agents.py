@@ -2,16 +2,16 @@
 
 Usage (from the repository root)::
 
-    python benchmarks/bench_agents.py              # full run (~1 min); writes its section of benchmarks/RESULTS.md
+    python benchmarks/bench_agents.py              # full run (~10 s); writes its section of benchmarks/RESULTS.md
     python benchmarks/bench_agents.py --quick      # smoke run (seconds), prints only unless --out is given
     python benchmarks/bench_agents.py --families trading qa --reps 50 --out /tmp/agents.md
 
 For every registered family (``finenvs.tasks.tasks()``; nothing here names a
 family), its offline agent (``task.make_scripted_agent()``) plays the episodes of
 ``task.plan(Selection(split="eval"))`` from the first one on, each through an
-in-memory ``EpisodeSession`` (``finenvs.evaluation.session``), until ``--reps``
-decisions are timed (when the plan runs out it starts again from its first
-episode). Three things are timed per decision (``time.perf_counter``, GC on):
+in-memory ``EpisodeSession`` (``finenvs.evaluation.session``) whose text env
+comes from an ``EnvPool``, as in the runner, until ``--reps`` decisions are timed
+(when the plan runs out it starts again from its first episode). Three things are timed per decision (``time.perf_counter``, GC on):
 
 (a) the agent's own thinking: ``agent.reply(messages, tools)`` for each assistant
     turn of the decision, summed; the turns are replayed from the decision's
@@ -56,7 +56,7 @@ from results_file import RESULTS, cpu_name, update_section  # noqa: E402
 
 import finenvs  # noqa: E402
 from finenvs.evaluation.llm import RunConfig, SessionPort, decide  # noqa: E402
-from finenvs.evaluation.session import EpisodeSession  # noqa: E402
+from finenvs.evaluation.session import EnvPool, EpisodeSession  # noqa: E402
 from finenvs.tasks import Selection, TaskSpec, tasks  # noqa: E402
 from finenvs.tools.registry import COMMIT_TOOL  # noqa: E402
 
@@ -145,12 +145,17 @@ async def _play(task: TaskSpec, reps: int, out: FamilyTimes) -> None:
     out.agent = type(agent).__name__
     config = RunConfig(env_id=task.env_id)
 
+    # text envs reused across episodes as the runner does (``run_episode`` with an ``EnvPool``)
+    pool = EnvPool(history=config.history, tool_max_chars=config.tool_max_chars)
+
+    def open_session(spec: Any) -> EpisodeSession:
+        return EpisodeSession(spec, history=config.history, tool_max_chars=config.tool_max_chars, env=pool.take(spec))
+
     # warm-up: one untimed decision (imports, data, caches)
-    session = EpisodeSession(plan[0])
-    port = SessionPort(session)
-    decision = await decide(agent, port, session.prompt, config)
+    session = open_session(plan[0])
+    decision = await decide(agent, SessionPort(session), session.prompt, config)
     _commit(session, decision)
-    session.env.close()
+    pool.give(plan[0], session.env)
 
     seen: set[int] = set()
     k = 0
@@ -158,7 +163,7 @@ async def _play(task: TaskSpec, reps: int, out: FamilyTimes) -> None:
         spec = plan[k % len(plan)]
         seen.add(k % len(plan))
         k += 1
-        session = EpisodeSession(spec)
+        session = open_session(spec)
         port = SessionPort(session)
         out.episodes += 1
         while not session.done and len(out.decide) < reps:
@@ -178,7 +183,8 @@ async def _play(task: TaskSpec, reps: int, out: FamilyTimes) -> None:
             out.turns.append(turns)
             out.invalid += not decision.parsed.valid
             out.replay_mismatches += not same
-        session.env.close()
+        pool.give(spec, session.env)
+    pool.close()
     out.distinct_episodes = len(seen)
 
 
@@ -209,7 +215,8 @@ def report(results: list[FamilyTimes], *, command: str, reps: int, began: _dt.da
         f"- Python {platform.python_version()}; finenvs {finenvs.__version__}; gymnasium {gym.__version__}",
         f"- Protocol: per family, the scripted agent (`task.make_scripted_agent()`) plays the eval plan "
         f"(`task.plan(Selection(split=\"eval\"))`) from its first episode until {reps} decisions are timed (the plan "
-        "restarts from its first episode if it runs out), each episode in an in-memory `EpisodeSession`; one "
+        "restarts from its first episode if it runs out), each episode in an in-memory `EpisodeSession` on a text env "
+        "from an `EnvPool` (reused across episodes, as the runner does); one "
         "untimed warm-up decision first; session construction and reset outside every timer; GC on; "
         "`time.perf_counter`. Median and p90 (nearest rank) per decision.",
         "- (a) **agent reply**: `agent.reply(messages, tools)` summed over the decision's assistant turns, "
