@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import typing
@@ -27,6 +28,7 @@ import gymnasium as gym  # noqa: E402
 from finenvs.baselines.rl import ALGOS, common, load_algo  # noqa: E402
 from finenvs.cli import main as cli_main  # noqa: E402
 from finenvs.data.splits import SPLITS  # noqa: E402
+from finenvs.tasks.spec import BenchSection, Column, RLSpec, TaskSpec  # noqa: E402
 
 #: Tiny runs: the env each script is for, and arguments that keep training to a few hundred steps.
 TINY: dict[str, tuple[str, list[str]]] = {
@@ -365,6 +367,102 @@ def test_rules_that_need_more_history_than_the_window_are_left_out(tmp_path):
     assert "momentum" not in names and {"buy_and_hold", "sma_crossover", "rsi_mean_reversion"} <= set(names)
     with pytest.raises(ValueError, match="baseline 'momentum' cannot act"):
         common.check_args("ppo", tiny_ppo_args(tmp_path, env_kwargs={"window": 20}, baselines=("momentum",)))
+
+
+# ---------------------------------------------------------------------------- the family knowledge is in the specs
+#: A comparison of an env id or family with a literal (what generic code must never do).
+FAMILY_BRANCH = re.compile(r"(family|env_id|env_name)\s*(==|!=|in)\s*[\(\[\{]?\s*['\"](Fin[A-Za-z]+-v0|trading|hedging|"
+                           r"report|options|deltahedge|audit|qa)['\"]")
+
+
+def test_the_scripts_never_branch_on_a_family():
+    for path in sorted(Path(common.__file__).parent.glob("*.py")):
+        hits = [n for n, line in enumerate(path.read_text().splitlines(), 1) if FAMILY_BRANCH.search(line)]
+        assert not hits, (path.name, hits)
+
+
+def test_the_rl_envs_are_the_families_with_an_rl_spec():
+    from finenvs.tasks import tasks
+
+    assert common.rl_env_ids() == ["FinTrading-v0", "FinHedging-v0", "FinDeltaHedge-v0"]
+    assert {t.env_id for t in tasks() if t.rl is None} >= {"FinOptions-v0", "FinQA-v0"}
+    with pytest.raises(ValueError, match="FinOptions-v0 has no RL baseline"):
+        common.rl_spec("FinOptions-v0")
+    with pytest.raises(ValueError, match="eval_episodes='everything'"):
+        RLSpec(eval_episodes="everything")
+
+
+def test_which_algorithms_apply_is_read_from_the_env_action_space(tmp_path):
+    assert common.action_kind(gym.spaces.Discrete(3)) == "discrete"
+    assert common.action_kind(gym.spaces.Box(-1.0, 1.0, (1,))) == "box"
+    with pytest.raises(ValueError, match="Discrete or Box"):
+        common.action_kind(gym.spaces.MultiBinary(2))
+    dqn = load_algo("dqn")
+    discrete = {"maturity_days": 20, "action_type": "discrete"}
+    common.check_args("dqn", dqn.Args(env_id="FinDeltaHedge-v0", env_kwargs=discrete, out=str(tmp_path)))
+    with pytest.raises(ValueError, match="dqn cannot act in FinDeltaHedge-v0"):
+        common.check_args("dqn", dqn.Args(env_id="FinDeltaHedge-v0", env_kwargs={"maturity_days": 20}), build_envs=False)
+
+
+class ToyMarket(gym.Env):
+    """Five days of one asset moving +-1%; the observation shows the next move (a toy, not a market)."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, split: str = "train", source: str = "real", synthetic: dict | None = None,
+                 render_mode: str | None = None) -> None:
+        self.split = split
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+        self.action_space = gym.spaces.Discrete(2)  # 0 flat, 1 long
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.moves, self.k, self.equity = self.np_random.choice([-0.01, 0.01], 5), 0, 1.0
+        return np.array([self.moves[0]], np.float32), {"date": f"{self.split} 0", "equity": self.equity}
+
+    def step(self, action):
+        self.equity *= 1.0 + int(action) * self.moves[self.k]
+        self.k += 1
+        done = self.k == len(self.moves)
+        obs = np.array([0.0 if done else self.moves[self.k]], np.float32)
+        return obs, float(np.log(self.equity)), done, False, {"date": f"{self.split} {self.k}", "equity": self.equity}
+
+
+class LongWhenUp:
+    """Long exactly when the shown move is up."""
+
+    def __call__(self, obs: np.ndarray, info: dict) -> int:
+        return int(obs[0] > 0)
+
+
+def test_a_family_with_an_rl_spec_declared_in_this_file_trains_through_finenvs_train(tmp_path, capsys):
+    from finenvs.tasks import register_task, unregister_task
+
+    toy = TaskSpec(
+        family="toyrl", env_id="FinToyRL-v0", text_env_id="FinToyRL-text-v0", description="A toy market.",
+        entry_point=ToyMarket, kwargs={}, plan=lambda selection: [], episode_metrics=lambda env, r, infos: {},
+        run_metrics=lambda episodes: {}, columns=(), scripted_agent="", baselines={"long_when_up": (LongWhenUp, "")},
+        bench=BenchSection(title="Toy", suites=()),
+        rl=RLSpec(eval_episodes="fixed", episode_scores=lambda first, last: {"final": last["equity"]},
+                  run_scores=lambda episodes: {"best_final": max(e["final"] for e in episodes)},
+                  columns=(Column("best_final", "best final", digits=3),)),
+    )
+    register_task(toy)
+    try:
+        rc, out, err = _cli(["train", "--algo", "dqn", "--env", "FinToyRL-v0", "--timesteps", "64", "--out",
+                             str(tmp_path), "--quiet"], capsys)
+        assert rc == 0, err
+        result = _no_nan((tmp_path / "FinToyRL-v0__dqn__s0" / "result.json").read_text())
+        assert "FinToyRL-v0" in common.rl_env_ids()
+    finally:
+        unregister_task("toyrl")
+    for split in ("eval", "live"):
+        block = result["splits"][split]
+        assert [e["start"] for e in block["episodes"]] == [f"{split} 0"]  # "fixed": one episode
+        rule = block["policies"]["long_when_up"]
+        assert rule["per_episode"][0]["final"] == rule["best_final"] > 1.0
+        assert rule["cumulative_return"] == pytest.approx(rule["best_final"] - 1.0)
+    assert "best final" in out and "long_when_up" in out
 
 
 # ---------------------------------------------------------------------------- learning (slow)

@@ -9,6 +9,11 @@ identical across them, so their results compare:
 * :func:`train_env_kwargs` / :func:`eval_env_kwargs`: which data each env sees.
   Training envs read the ``train`` split (2024-01-02..2025-12-31) or synthetic
   paths, never ``eval`` or ``live``;
+* what differs between families is the family's :class:`~finenvs.tasks.spec.RLSpec`
+  (``task_of(env_id).rl``; None: no RL baseline): training defaults, how a synthetic
+  market maps onto env arguments, how evaluation episodes are chosen, the wealth
+  path and any extra scores. Which algorithms apply follows from the env's action
+  space (:func:`action_kind`);
 * :func:`train_monitor`: a tqdm progress bar (SB3's own needs ``rich``) that also
   records the dates the real training envs stepped through and the episode
   returns of ``info["episode"]``;
@@ -21,14 +26,14 @@ identical across them, so their results compare:
 * :func:`write_result`, :func:`summary_table`, :func:`markdown_table`.
 
 Scores (per episode, then the mean over a split's episodes)
-    From the wealth path ``W`` that starts at 1 (``info["equity"]`` of
-    FinTrading-v0 / FinHedging-v0; ``1 + info["pnl"] / S_0`` for FinDeltaHedge-v0,
-    the hedging book on a notional of one initial spot), simple returns
-    ``r_t = W_t / W_{t-1} - 1`` give ``cumulative_return`` (CR), ``sharpe`` (SR,
-    annualised with 252, ``ddof=1``; NaN when undefined, written as JSON ``null``
-    and left out of the mean) and ``max_drawdown`` (MDD, a positive fraction).
-    FinDeltaHedge-v0 adds its own task metrics: mean, std and RMSE of
-    ``info["hedging_error_pct"]`` (the final book value in % of ``S_0``).
+    From the wealth path ``W`` (``RLSpec.wealth``: ``info["equity"]`` unless the
+    family says otherwise, e.g. a hedging book on a notional of one initial spot),
+    simple returns ``r_t = W_t / W_{t-1} - 1`` give ``cumulative_return`` (CR),
+    ``sharpe`` (SR, annualised with 252, ``ddof=1``; NaN when undefined, written as
+    JSON ``null`` and left out of the mean) and ``max_drawdown`` (MDD, a positive
+    fraction). A family adds its own task scores per episode and per split
+    (``RLSpec.episode_scores`` and ``run_scores``, e.g. the hedging error's mean,
+    std and RMSE).
 
 Torch and stable-baselines3 load lazily; without them :func:`require_rl` raises
 ``ImportError`` naming the extra to install (:data:`RL_EXTRA`).
@@ -55,8 +60,10 @@ import gymnasium as gym
 import numpy as np
 
 import finenvs
-from finenvs.baselines.registry import applicable_policies, family_of, make_policy
+from finenvs.baselines.registry import applicable_policies, make_policy
 from finenvs.scoring import cumulative_return, max_drawdown, returns_from_wealth, sharpe_ratio
+from finenvs.tasks import task_of, tasks
+from finenvs.tasks.spec import RLSpec
 
 #: How to install what the RL baselines need.
 RL_EXTRA = "pip install torch==2.13.0 && pip install 'finenvs[rl]'"
@@ -70,23 +77,14 @@ ALGO_ACTION_SPACES: dict[str, tuple[str, ...]] = {
     "sac": ("box",),
     "td3": ("box",),
 }
-#: The envs these baselines train on (their RL spaces are plain Box observations).
-ENV_IDS = ("FinTrading-v0", "FinHedging-v0", "FinDeltaHedge-v0")
 #: Training data: the real ``train`` split, synthetic paths, or both (even env indices real, odd synthetic).
 SOURCES = ("real", "synthetic", "both")
 #: Evaluation splits: the real held-out ``eval`` and ``live`` windows, or fresh ``synthetic`` paths.
 EVAL_SPLITS = ("eval", "live", "synthetic")
 #: Env arguments the scripts set themselves (so a split can never leak into training).
 RESERVED_ENV_KWARGS = ("split", "start", "end", "source", "synthetic", "data", "render_mode", "model_params")
-#: Extra env arguments of training episodes when ``Args.train_kwargs`` is None: random sub-windows
-#: about as long as an evaluation episode, so the agent sees many starts and every symbol.
-TRAIN_DEFAULTS: dict[str, dict[str, Any]] = {
-    "FinTrading-v0": {"episode_length": 63},
-    "FinHedging-v0": {"episode_length": 63},
-    "FinDeltaHedge-v0": {},
-}
 #: Episodes per evaluation split when ``Args.eval_episodes`` is None and the split's episodes are drawn
-#: by seed (synthetic paths, FinDeltaHedge-v0 real windows).
+#: by seed (synthetic paths, random real windows).
 DEFAULT_SEEDED_EPISODES = 50
 #: Keys of the JSON result of every script.
 RESULT_KEYS = ("algo", "env_id", "seed", "timesteps", "args", "train", "splits", "files", "versions")
@@ -97,8 +95,6 @@ POLICY_KEYS = ("cumulative_return", "sharpe", "max_drawdown", "mean_episode_rewa
 #: Metrics the tables show: (key, header, scale, format).
 TABLE_METRICS = (("cumulative_return", "CR %", 100.0, "{:+.2f}"), ("sharpe", "SR", 1.0, "{:+.2f}"),
                  ("max_drawdown", "MDD %", 100.0, "{:.2f}"))
-#: FinDeltaHedge-v0's own metric, shown after CR/SR/MDD when present.
-HEDGE_METRICS = (("hedging_error_pct_rmse", "hedge err RMSE %", 1.0, "{:.2f}"),)
 
 
 # ---------------------------------------------------------------------------- dependencies and checks
@@ -111,25 +107,77 @@ def require_rl() -> None:
             raise ImportError(f"the RL baselines need {module}, which is not installed: {RL_EXTRA}") from exc
 
 
-def action_kind(env_id: str, env_kwargs: dict[str, Any] | None = None) -> str:
-    """``"discrete"`` or ``"box"``: the action space ``env_id`` has with ``env_kwargs``."""
-    if env_id == "FinDeltaHedge-v0":
-        return "discrete" if (env_kwargs or {}).get("action_type") == "discrete" else "box"
-    return "discrete"
+def rl_env_ids() -> list[str]:
+    """The registered envs these baselines train on: those whose task spec has an :class:`RLSpec`."""
+    return [spec.env_id for spec in tasks() if spec.rl is not None]
+
+
+def rl_spec(env_id: str) -> RLSpec:
+    """The :class:`RLSpec` of ``env_id``'s family.
+
+    Raises:
+        KeyError: Not a finenvs env (lists the valid ids).
+        ValueError: The family has no RL baseline (lists the envs that have one).
+    """
+    rl = task_of(env_id).rl
+    if rl is None:
+        raise ValueError(f"{env_id} has no RL baseline; the RL baselines train on {rl_env_ids()}")
+    return rl
+
+
+def action_kind(action_space: gym.Space) -> str:
+    """``"discrete"`` (a ``Discrete`` space) or ``"box"`` (a ``Box``): which algorithms can act in it.
+
+    Raises:
+        ValueError: Any other space (no script handles it).
+    """
+    if isinstance(action_space, gym.spaces.Discrete):
+        return "discrete"
+    if isinstance(action_space, gym.spaces.Box):
+        return "box"
+    raise ValueError(f"the RL baselines act in Discrete or Box action spaces, not {action_space}")
+
+
+def _action_space(env_id: str, env_kwargs: dict[str, Any]) -> gym.Space | None:
+    """The action space of ``env_id`` built with ``env_kwargs``, else with its registry defaults alone.
+
+    Arguments that do not build an env are reported later, with the split they fail
+    for (:func:`check_args` builds every env); None if neither builds.
+    """
+    for kwargs in (env_kwargs, {}):
+        try:
+            env = gym.make(env_id, **{**kwargs, "render_mode": None})
+        except (ValueError, KeyError, TypeError):
+            continue
+        space = env.action_space
+        env.close()
+        return space
+    return None
+
+
+def _check_action_space(algo: str, env_id: str, action_space: gym.Space) -> None:
+    kind = action_kind(action_space)
+    if kind not in ALGO_ACTION_SPACES[algo]:
+        hint = [a for a in ALGOS if kind in ALGO_ACTION_SPACES[a]]
+        space = "a continuous Box action" if kind == "box" else "a Discrete action"
+        raise ValueError(
+            f"{algo} cannot act in {env_id}: it has {space} space and {algo} handles only "
+            f"{' or '.join(ALGO_ACTION_SPACES[algo])} actions; use one of {hint}"
+        )
 
 
 def check_args(algo: str, args: Any, *, build_envs: bool = True) -> None:
     """Raise ``ValueError`` with a clear message for any argument the scripts cannot run with.
 
-    With ``build_envs`` (default) it also builds the training and evaluation envs
-    once, so bad env arguments (an unknown symbol, a window that does not fit a
-    split) fail before any training time is spent.
+    Which algorithms apply follows from the env's action space (:func:`action_kind`),
+    read from one env built with ``env_kwargs``. With ``build_envs`` (default) it
+    also builds the training and evaluation envs once, so bad env arguments (an
+    unknown symbol, a window that does not fit a split) fail before any training
+    time is spent.
     """
     if algo not in ALGOS:
         raise ValueError(f"unknown algo {algo!r}; valid algos: {list(ALGOS)}")
-    family_of(args.env_id)  # KeyError naming the valid ids for a non-finenvs id
-    if args.env_id not in ENV_IDS:
-        raise ValueError(f"{args.env_id} has no RL baseline; the RL baselines train on {list(ENV_IDS)}")
+    rl_spec(args.env_id)  # KeyError naming the valid ids for a non-finenvs id; ValueError without an RL baseline
     if not isinstance(args.env_kwargs, dict):
         raise ValueError(f"env_kwargs={args.env_kwargs!r} must be a dict of env arguments")
     for name, kwargs in (("env_kwargs", args.env_kwargs), ("train_kwargs", args.train_kwargs or {})):
@@ -141,14 +189,9 @@ def check_args(algo: str, args: Any, *, build_envs: bool = True) -> None:
                 f"{name} may not set {reserved}: the scripts choose the split and the data themselves "
                 "(use source=real|synthetic|both, synthetic={...} and eval_splits)"
             )
-    kind = action_kind(args.env_id, args.env_kwargs)
-    if kind not in ALGO_ACTION_SPACES[algo]:
-        hint = [a for a in ALGOS if kind in ALGO_ACTION_SPACES[a]]
-        space = "a continuous Box action" if kind == "box" else "a Discrete action"
-        raise ValueError(
-            f"{algo} cannot act in {args.env_id}: it has {space} space and {algo} handles only "
-            f"{' or '.join(ALGO_ACTION_SPACES[algo])} actions; use one of {hint}"
-        )
+    space = _action_space(args.env_id, args.env_kwargs)
+    if space is not None:
+        _check_action_space(algo, args.env_id, space)
     _positive_int("timesteps", args.timesteps)
     _positive_int("n_envs", args.n_envs)
     if isinstance(args.seed, bool) or not isinstance(args.seed, int) or args.seed < 0:
@@ -170,11 +213,12 @@ def check_args(algo: str, args: Any, *, build_envs: bool = True) -> None:
         if unknown:
             raise ValueError(f"unknown baseline(s) {unknown} for {args.env_id}; valid: {valid}")
     if build_envs:
-        _check_envs(args)
+        _check_envs(algo, args)
 
 
-def _check_envs(args: Any) -> None:
+def _check_envs(algo: str, args: Any) -> None:
     """Build every training and evaluation env once, so bad env arguments fail before training starts."""
+    rl = rl_spec(args.env_id)
     builds = [(f"training env {i}", train_env_kwargs(args, i)) for i in range(min(args.n_envs, 2))]
     builds += [(f"split {split!r}", eval_env_kwargs(args, split)) for split in args.eval_splits]
     spaces: list[tuple[str, Any, Any]] = []
@@ -183,9 +227,10 @@ def _check_envs(args: Any) -> None:
             env = gym.make(args.env_id, **{"render_mode": None, **kwargs})
         except (ValueError, KeyError, TypeError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            if args.env_id == "FinDeltaHedge-v0" and "maturity_days" in str(message):
-                message = f"{message} (maturity_days <= 20 fits every split: env_kwargs={{\"maturity_days\": 20}})"
-            raise ValueError(f"cannot build {args.env_id} for the {what} with {kwargs}: {message}") from exc
+            raise ValueError(f"cannot build {args.env_id} for the {what} with {kwargs}: "
+                             f"{rl.hint(str(message))}") from exc
+        if not spaces:
+            _check_action_space(algo, args.env_id, env.action_space)
         spaces.append((what, env.observation_space, env.action_space))
         for name in args.baselines or ():
             try:
@@ -300,24 +345,10 @@ def parse_args(cls: type, argv: Sequence[str] | None = None, description: str | 
 def synthetic_env_kwargs(env_id: str, spec: dict[str, Any] | None) -> dict[str, Any]:
     """Env arguments of a synthetic market ``{"model": ..., "params": {...}}`` (None: the env's default).
 
-    FinTrading-v0 / FinHedging-v0 take it as ``synthetic=`` (their own spec formats);
-    FinDeltaHedge-v0 maps ``model`` to ``source`` and ``params`` to ``mu``, ``sigma``
-    and ``model_params``.
+    The family's ``RLSpec.synthetic`` maps it (by default the env takes it as
+    ``source="synthetic", synthetic=spec``).
     """
-    if env_id != "FinDeltaHedge-v0":
-        return {"source": "synthetic"} if spec is None else {"source": "synthetic", "synthetic": dict(spec)}
-    spec = dict(spec or {})
-    model = spec.pop("model", "gbm")
-    params = dict(spec.pop("params", None) or {})
-    if spec:
-        raise ValueError(f"unknown synthetic key(s) {sorted(spec)} for {env_id}; valid keys: model, params")
-    out: dict[str, Any] = {"source": model}
-    for key in ("mu", "sigma"):
-        if key in params:
-            out[key] = params.pop(key)
-    if params:
-        out["model_params"] = params
-    return out
+    return rl_spec(env_id).synthetic_kwargs(spec)
 
 
 def real_env_kwargs(split: str) -> dict[str, Any]:
@@ -333,7 +364,7 @@ def is_real_env(args: Any, idx: int) -> bool:
 def train_env_kwargs(args: Any, idx: int) -> dict[str, Any]:
     """Env arguments of training env ``idx``: the ``train`` split or synthetic paths, never eval/live."""
     data = real_env_kwargs("train") if is_real_env(args, idx) else synthetic_env_kwargs(args.env_id, args.synthetic)
-    extra = TRAIN_DEFAULTS.get(args.env_id, {}) if args.train_kwargs is None else args.train_kwargs
+    extra = rl_spec(args.env_id).train_kwargs if args.train_kwargs is None else args.train_kwargs
     return {**args.env_kwargs, **extra, **data}
 
 
@@ -346,21 +377,22 @@ def eval_env_kwargs(args: Any, split: str) -> dict[str, Any]:
 def eval_episodes(env: gym.Env, args: Any, split: str) -> list[tuple[int, dict[str, Any]]]:
     """``(reset seed, reset options)`` of each evaluation episode of a split.
 
-    FinTrading-v0 on a real split: one whole-window episode per symbol of the
-    universe (``eval_episodes`` cycles through them). FinHedging-v0 on a real
-    split: its window and universe are fixed, so one episode. Otherwise (synthetic
-    paths, FinDeltaHedge-v0's random real windows) ``eval_episodes`` seeds
-    (default :data:`DEFAULT_SEEDED_EPISODES`) from ``eval_seed``.
+    A real split played in whole windows (the env has no ``episode_length``) follows
+    the family's ``RLSpec.eval_episodes``: ``"universe"``, one episode per symbol of
+    the env's universe (``eval_episodes`` cycles through them); ``"fixed"``, the
+    window and universe are fixed, so one episode. Otherwise (synthetic paths, random
+    real windows, ``"seeded"``) ``eval_episodes`` seeds (default
+    :data:`DEFAULT_SEEDED_EPISODES`) from ``eval_seed``.
     """
     base = env.unwrapped
-    real = split != "synthetic"
-    if real and args.env_id == "FinTrading-v0" and getattr(base, "episode_length", None) is None:
+    whole = split != "synthetic" and getattr(base, "episode_length", None) is None
+    how = rl_spec(args.env_id).eval_episodes if whole else "seeded"
+    if how == "universe":
         universe = list(base.universe)
         n = args.eval_episodes or len(universe)
         return [(args.eval_seed + i, {"symbol": universe[i % len(universe)]}) for i in range(n)]
-    if real and args.env_id == "FinHedging-v0" and getattr(base, "episode_length", None) is None:
-        return [(args.eval_seed + i, {}) for i in range(args.eval_episodes or 1)]
-    return [(args.eval_seed + i, {}) for i in range(args.eval_episodes or DEFAULT_SEEDED_EPISODES)]
+    default = 1 if how == "fixed" else DEFAULT_SEEDED_EPISODES
+    return [(args.eval_seed + i, {}) for i in range(args.eval_episodes or default)]
 
 
 # ---------------------------------------------------------------------------- training helpers
@@ -467,21 +499,17 @@ def run_dir(args: Any, algo: str) -> Path:
 class _Tape:
     """One episode's wealth path, rewards and identity, from its reset info and step infos."""
 
-    def __init__(self, family: str, seed: int, first: dict[str, Any]) -> None:
-        self.family = family
+    def __init__(self, rl: RLSpec, seed: int, first: dict[str, Any]) -> None:
+        self.rl = rl
         self.seed = seed
         self.first = first
-        self.spot0 = float(first["spot"]) if family == "deltahedge" else None
-        self.wealth = [1.0 if family == "deltahedge" else float(first["equity"])]
+        self.wealth = [rl.wealth_of(first, first)]
         self.reward = 0.0
         self.steps = 0
         self.last: dict[str, Any] = first
 
     def add(self, reward: float, info: dict[str, Any]) -> None:
-        if self.family == "deltahedge":
-            self.wealth.append(1.0 + float(info["pnl"]) / self.spot0)
-        else:
-            self.wealth.append(float(info["equity"]))
+        self.wealth.append(self.rl.wealth_of(self.first, info))
         self.reward += float(reward)
         self.steps += 1
         self.last = info
@@ -506,18 +534,14 @@ class _Tape:
             "max_drawdown": max_drawdown(returns),
             "reward": self.reward,
         }
-        if self.family == "deltahedge":
-            out["hedging_error_pct"] = float(self.last["hedging_error_pct"])
-        if self.family == "hedging":
-            out["pair"] = self.last.get("pair")
-        return out
+        return {**out, **self.rl.scores_of_episode(self.first, self.last)}
 
 
-def _play_rule(env: gym.Env, policy: Any, family: str, seed: int, options: dict[str, Any]) -> _Tape:
+def _play_rule(env: gym.Env, policy: Any, rl: RLSpec, seed: int, options: dict[str, Any]) -> _Tape:
     if hasattr(policy, "reset"):
         policy.reset(seed)
     obs, info = env.reset(seed=seed, options=options or None)
-    tape = _Tape(family, seed, info)
+    tape = _Tape(rl, seed, info)
     while True:
         obs, reward, terminated, truncated, info = env.step(policy(obs, info))
         tape.add(reward, info)
@@ -525,13 +549,13 @@ def _play_rule(env: gym.Env, policy: Any, family: str, seed: int, options: dict[
             return tape
 
 
-def _play_agent(model: Any, venv: Any, family: str, seed: int, options: dict[str, Any]) -> _Tape:
+def _play_agent(model: Any, venv: Any, rl: RLSpec, seed: int, options: dict[str, Any]) -> _Tape:
     """One deterministic episode of ``model`` in a one-env VecEnv (possibly a frozen VecNormalize)."""
     venv.seed(seed)
     if options:
         venv.set_options(options)
     obs = venv.reset()
-    tape = _Tape(family, seed, venv.unwrapped.reset_infos[0])
+    tape = _Tape(rl, seed, venv.unwrapped.reset_infos[0])
     while True:
         action, _ = model.predict(obs, deterministic=True)
         obs, rewards, dones, infos = venv.step(action)
@@ -540,7 +564,7 @@ def _play_agent(model: Any, venv: Any, family: str, seed: int, options: dict[str
             return tape
 
 
-def _aggregate(tapes: list[_Tape]) -> dict[str, Any]:
+def _aggregate(rl: RLSpec, tapes: list[_Tape]) -> dict[str, Any]:
     scores = [t.score() for t in tapes]
 
     def mean(key: str) -> float | None:
@@ -555,12 +579,7 @@ def _aggregate(tapes: list[_Tape]) -> dict[str, Any]:
         "n_episodes": len(scores),
         "per_episode": scores,
     }
-    if tapes and tapes[0].family == "deltahedge":
-        errors = np.array([s["hedging_error_pct"] for s in scores])
-        out["hedging_error_pct_mean"] = float(errors.mean())
-        out["hedging_error_pct_std"] = float(errors.std(ddof=1)) if errors.size > 1 else None
-        out["hedging_error_pct_rmse"] = float(np.sqrt(np.mean(errors**2)))
-    return out
+    return {**out, **(rl.scores_of_run(scores) if scores else {})}
 
 
 def evaluate(
@@ -587,7 +606,7 @@ def evaluate(
     """
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    family = family_of(args.env_id)
+    rl = rl_spec(args.env_id)
     out: dict[str, Any] = {}
     for split in args.eval_splits:
         kwargs = eval_env_kwargs(args, split)
@@ -597,16 +616,16 @@ def evaluate(
         venv = DummyVecEnv([make_env(args.env_id, args.eval_seed, 0, **kwargs)])
         if vecnormalize_path is not None:
             venv = load_frozen_normalization(vecnormalize_path, venv)
-        agent = [_play_agent(model, venv, family, seed, options) for seed, options in episodes]
+        agent = [_play_agent(model, venv, rl, seed, options) for seed, options in episodes]
         venv.close()
         identities = [t.identity() for t in agent]
-        policies = {algo: _aggregate(agent)}
+        policies = {algo: _aggregate(rl, agent)}
         for name in names:
             policy = make_policy(name, args.env_id, env, seed=args.seed)
-            tapes = [_play_rule(env, policy, family, seed, options) for seed, options in episodes]
+            tapes = [_play_rule(env, policy, rl, seed, options) for seed, options in episodes]
             if [t.identity() for t in tapes] != identities:
                 raise RuntimeError(f"baseline {name} did not replay the agent's episodes on split {split!r}")
-            policies[name] = _aggregate(tapes)
+            policies[name] = _aggregate(rl, tapes)
         env.close()
         dates = [d for i in identities for d in (i["start"], i["end"]) if d is not None]
         out[split] = {
@@ -673,8 +692,10 @@ def write_result(path: str | Path, result: dict[str, Any]) -> Path:
 
 # ---------------------------------------------------------------------------- tables
 def _metrics(results: list[dict[str, Any]], split: str) -> tuple[tuple[str, str, float, str], ...]:
+    """CR/SR/MDD, then the family's own columns (``RLSpec.columns``) that the agent's scores have."""
     policy = results[0]["splits"][split]["policies"][results[0]["algo"]]
-    return TABLE_METRICS + tuple(m for m in HEDGE_METRICS if m[0] in policy)
+    own = tuple((c.key, c.label, c.scale, f"{{:.{c.digits}f}}") for c in rl_spec(results[0]["env_id"]).columns)
+    return TABLE_METRICS + tuple(m for m in own if m[0] in policy)
 
 
 def _cells(results: list[dict[str, Any]], split: str, policy: str) -> list[str]:
@@ -741,14 +762,13 @@ def markdown_table(results: list[dict[str, Any]], split: str, label: str | None 
 __all__ = [
     "ALGOS",
     "ALGO_ACTION_SPACES",
-    "ENV_IDS",
+    "DEFAULT_SEEDED_EPISODES",
     "EVAL_SPLITS",
     "POLICY_KEYS",
     "RESULT_KEYS",
     "RL_EXTRA",
     "SOURCES",
     "SPLIT_KEYS",
-    "TRAIN_DEFAULTS",
     "action_kind",
     "baseline_names",
     "check_args",
@@ -762,6 +782,8 @@ __all__ = [
     "parse_args",
     "real_env_kwargs",
     "require_rl",
+    "rl_env_ids",
+    "rl_spec",
     "run_dir",
     "save_normalization",
     "summary_table",

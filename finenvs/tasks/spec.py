@@ -171,6 +171,68 @@ class BenchSection:
     profiles: Mapping[str, str] = field(default_factory=dict)
 
 
+#: How a real evaluation split's episodes are chosen (:attr:`RLSpec.eval_episodes`).
+RL_EVAL_EPISODES = ("universe", "fixed", "seeded")
+
+
+@dataclass(frozen=True)
+class RLSpec:
+    """What the stable-baselines3 baselines (``finenvs train``, ``finenvs.baselines.rl``) need about a family.
+
+    The action kind (Discrete or Box, hence which algorithms apply) is read from the built env's action
+    space, not declared. A family whose ``TaskSpec.rl`` is None has no RL baseline.
+
+    Attributes:
+        train_kwargs: Env arguments of training episodes when a run gives none (``{"episode_length": 63}``:
+            random sub-windows about as long as an evaluation episode).
+        synthetic: ``(market | None) -> env kwargs``: the env arguments of a synthetic market
+            ``{"model": ..., "params": {...}}`` (None: the env's default market). None: the env takes the
+            market itself, ``{"source": "synthetic", "synthetic": market}``.
+        eval_episodes: The episodes of a real evaluation split whose env plays whole windows (no
+            ``episode_length``): ``"universe"`` (one per symbol of ``env.unwrapped.universe``, cycling),
+            ``"fixed"`` (window and universe are fixed: one episode unless more are asked for) or
+            ``"seeded"`` (seeds from ``eval_seed``). Synthetic splits and random sub-windows are seeded.
+        wealth: ``(reset info, info) -> float``: the episode's wealth after a step, starting at the reset
+            info's (``wealth(reset_info, reset_info)``). None: ``info["equity"]``.
+        episode_scores: ``(reset info, last info) -> dict``: JSON-able scores of an episode beside CR/SR/MDD.
+        run_scores: ``(per-episode scores) -> dict``: aggregates of a split's episodes beside the means.
+        columns: Columns of those aggregates the RL tables show after CR/SR/MDD (when a result has them).
+        build_hints: ``{text: hint}``: ``hint`` is appended to an env-building error whose message has ``text``.
+    """
+
+    train_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    synthetic: Callable[[dict[str, Any] | None], dict[str, Any]] | str | None = None
+    eval_episodes: str = "seeded"
+    wealth: Callable[[dict[str, Any], dict[str, Any]], float] | str | None = None
+    episode_scores: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | str | None = None
+    run_scores: Callable[[list[dict[str, Any]]], dict[str, Any]] | str | None = None
+    columns: tuple[Column, ...] = ()
+    build_hints: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.eval_episodes not in RL_EVAL_EPISODES:
+            raise ValueError(f"eval_episodes={self.eval_episodes!r}; choose one of {list(RL_EVAL_EPISODES)}")
+
+    def synthetic_kwargs(self, market: dict[str, Any] | None) -> dict[str, Any]:
+        if self.synthetic is None:
+            return {"source": "synthetic"} if market is None else {"source": "synthetic", "synthetic": dict(market)}
+        return load(self.synthetic)(market)
+
+    def wealth_of(self, reset_info: dict[str, Any], info: dict[str, Any]) -> float:
+        return float(info["equity"]) if self.wealth is None else float(load(self.wealth)(reset_info, info))
+
+    def scores_of_episode(self, reset_info: dict[str, Any], last_info: dict[str, Any]) -> dict[str, Any]:
+        return {} if self.episode_scores is None else dict(load(self.episode_scores)(reset_info, last_info))
+
+    def scores_of_run(self, episodes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        return {} if self.run_scores is None else dict(load(self.run_scores)(list(episodes)))
+
+    def hint(self, message: str) -> str:
+        """``message`` with the hints whose text it contains appended in parentheses."""
+        hints = [hint for text, hint in self.build_hints.items() if text in message]
+        return f"{message} ({'; '.join(hints)})" if hints else message
+
+
 EpisodeMetricsFn = Callable[[Any, dict[str, Any], list[dict[str, Any]]], dict[str, Any]]
 RunMetricsFn = Callable[[list[dict[str, Any]]], dict[str, Any]]
 
@@ -209,6 +271,7 @@ class TaskSpec:
         bench: The family's place in ``finenvs bench``.
         default_decision: ``"default"`` (an invalid reply takes the protocol's documented default) or
             ``"fail"`` (HERCULEAN's rule applies when asked for).
+        rl: What the stable-baselines3 baselines need (``finenvs train``); None: the family has none.
     """
 
     family: str
@@ -231,6 +294,7 @@ class TaskSpec:
     run_printer: str | None = None
     judge: str | None = None
     max_tool_calls: int = 8
+    rl: RLSpec | None = None
 
     @property
     def ids(self) -> tuple[str, str]:
@@ -249,4 +313,5 @@ class TaskSpec:
         return load(self.run_metrics)(list(episodes))
 
 
-__all__ = ["BenchSection", "Column", "EpisodeSpec", "Selection", "TaskSpec", "finish_plan", "load"]
+__all__ = ["RL_EVAL_EPISODES", "BenchSection", "Column", "EpisodeSpec", "RLSpec", "Selection", "TaskSpec",
+           "finish_plan", "load"]

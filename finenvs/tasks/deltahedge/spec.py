@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from finenvs.tasks.common import mean
-from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan
+from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, RLSpec, Selection, TaskSpec, finish_plan
 
 ENV_ID = "FinDeltaHedge-v0"
 #: GBM paths of an agent run (30 daily decisions each); the bench's baselines hedge 200.
@@ -41,6 +41,43 @@ def run_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
             "mean_error": mean(errors), "mean_error_pct": mean([e["hedging_error_pct"] for e in episodes])}
 
 
+def rl_synthetic(market: dict[str, Any] | None) -> dict[str, Any]:
+    """A synthetic market ``{"model", "params"}`` as env arguments: ``model`` is the ``source``, ``params``
+    give ``mu`` and ``sigma`` and the rest ``model_params`` (None: GBM with the env's sigma)."""
+    market = dict(market or {})
+    model = market.pop("model", "gbm")
+    params = dict(market.pop("params", None) or {})
+    if market:
+        raise ValueError(f"unknown synthetic key(s) {sorted(market)} for {ENV_ID}; valid keys: model, params")
+    out: dict[str, Any] = {"source": model}
+    for key in ("mu", "sigma"):
+        if key in params:
+            out[key] = params.pop(key)
+    if params:
+        out["model_params"] = params
+    return out
+
+
+def rl_wealth(reset_info: dict[str, Any], info: dict[str, Any]) -> float:
+    """The hedging book on a notional of one initial spot: ``1 + pnl / S_0``."""
+    return 1.0 + float(info["pnl"]) / float(reset_info["spot"])
+
+
+def rl_episode_scores(reset_info: dict[str, Any], last_info: dict[str, Any]) -> dict[str, Any]:
+    """The final hedging error in % of the initial spot."""
+    return {"hedging_error_pct": float(last_info["hedging_error_pct"])}
+
+
+def rl_run_scores(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean, std (``ddof=1``; None for one episode) and RMSE of the episodes' hedging errors in %."""
+    import numpy as np
+
+    errors = np.array([e["hedging_error_pct"] for e in episodes])
+    return {"hedging_error_pct_mean": float(errors.mean()),
+            "hedging_error_pct_std": float(errors.std(ddof=1)) if errors.size > 1 else None,
+            "hedging_error_pct_rmse": float(np.sqrt(np.mean(errors**2)))}
+
+
 SPEC = TaskSpec(
     family="deltahedge",
     env_id=ENV_ID,
@@ -62,4 +99,7 @@ SPEC = TaskSpec(
     run_printer="finenvs.baselines.deltahedge:run_output",
     bench=BenchSection(title="Delta hedging", suites=("fabpp",), run="finenvs.baselines.deltahedge:run_bench",
                        markdown="finenvs.baselines.deltahedge:bench_markdown"),
+    rl=RLSpec(synthetic=rl_synthetic, wealth=rl_wealth, episode_scores=rl_episode_scores, run_scores=rl_run_scores,
+              columns=(Column("hedging_error_pct_rmse", "hedge err RMSE %"),),
+              build_hints={"maturity_days": 'maturity_days <= 20 fits every split: env_kwargs={"maturity_days": 20}'}),
 )

@@ -10,7 +10,7 @@ from finenvs.tasks.common import (
     market_episode_metrics,
     market_run_metrics,
 )
-from finenvs.tasks.spec import BenchSection, EpisodeSpec, Selection, TaskSpec, finish_plan
+from finenvs.tasks.spec import BenchSection, EpisodeSpec, RLSpec, Selection, TaskSpec, finish_plan
 
 ENV_ID = "FinHedging-v0"
 
@@ -36,6 +36,11 @@ def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, 
     return metrics
 
 
+def rl_episode_scores(reset_info: dict[str, Any], last_info: dict[str, Any]) -> dict[str, Any]:
+    """The pair the episode traded."""
+    return {"pair": last_info.get("pair")}
+
+
 SPEC = TaskSpec(
     family="hedging",
     env_id=ENV_ID,
@@ -56,4 +61,5 @@ SPEC = TaskSpec(
     run_options=("symbols", "start", "end", "fee_bps", "chart"),
     bench=BenchSection(title="Hedging", suites=("herculean",), market_tables=True, universe=True, herculean="Hedging",
                        herculean_columns=HERCULEAN_MARKET_COLUMNS),
+    rl=RLSpec(train_kwargs={"episode_length": 63}, eval_episodes="fixed", episode_scores=rl_episode_scores),
 )

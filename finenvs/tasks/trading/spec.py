@@ -9,7 +9,7 @@ from finenvs.tasks.common import (
     market_run_metrics,
     symbol_plan,
 )
-from finenvs.tasks.spec import BenchSection, TaskSpec
+from finenvs.tasks.spec import BenchSection, RLSpec, TaskSpec
 
 ENV_ID = "FinTrading-v0"
 #: The four stocks of HERCULEAN's Table 2 and 3 (its Trading workflow): the default plan of an agent run.
@@ -50,4 +50,5 @@ SPEC = TaskSpec(
                                                 "h_max_drawdown": v["MDD"] / 100}
                                             for s, v in HERCULEAN_PUBLISHED_BUY_AND_HOLD.items()}},
     ),
+    rl=RLSpec(train_kwargs={"episode_length": 63}, eval_episodes="universe"),
 )
