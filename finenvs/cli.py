@@ -120,10 +120,12 @@ def _parser() -> argparse.ArgumentParser:
     llm.add_argument("--name", help="run folder name (default: UTC timestamp)")
     llm.add_argument("--resume", type=Path, help="continue an interrupted run folder (its run.json gives the setup)")
     llm.add_argument("--quiet", action="store_true", help="no progress bar")
+    _judge_arguments(llm)
 
     score = sub.add_parser("score", help="re-score a run folder offline from its trajectories")
     score.add_argument("run_dir", type=Path, help="a folder written by `finenvs llm` or `finenvs mcp`")
     score.add_argument("--json", action="store_true", help="print the score as JSON")
+    _judge_arguments(score)
 
     mcp = sub.add_parser("mcp", help="serve one episode of any env over MCP (stdio): its tools and commit_action")
     mcp.add_argument("--env", default="FinTrading-v0", help="env id, base or text variant (default: FinTrading-v0)")
@@ -186,6 +188,28 @@ def _selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) 
                         "FinHedging-v0: the universe (default: its 8 stocks)")
     parser.add_argument("--start", help="window start YYYY-MM-DD (overrides the split's)")
     parser.add_argument("--end", help="window end YYYY-MM-DD (overrides the split's)")
+
+
+def _judge_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of the optional judge model (families whose task spec has a judge: FinReport-v0's reports)."""
+    parser.add_argument("--judge-base-url", help="an OpenAI-compatible endpoint whose model verifies the family's "
+                        "rubric checklist (FinReport-v0); reported in judge.json beside the deterministic score")
+    parser.add_argument("--judge-model", help="the judge's model name")
+    parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
+                        help="env var holding the judge endpoint's key (default: OPENAI_API_KEY)")
+
+
+def _run_judge(args: argparse.Namespace, run_dir: Path) -> None:
+    """Judge a run folder with ``--judge-base-url/--judge-model`` when given; print its table."""
+    if not (args.judge_base_url or args.judge_model):
+        return
+    if not (args.judge_base_url and args.judge_model):
+        raise ValueError("--judge-base-url and --judge-model go together")
+    from finenvs.evaluation.endpoints import OpenAIChatAgent
+    from finenvs.evaluation.judge import judge_run, render_judge_markdown
+
+    judge = OpenAIChatAgent(args.judge_model, args.judge_base_url, api_key_env=args.judge_api_key_env)
+    print(render_judge_markdown(judge_run(run_dir, judge, progress=not getattr(args, "quiet", False))))
 
 
 def _agent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -497,6 +521,7 @@ def _cmd_llm(args: argparse.Namespace) -> int:
     summary = run_llm(config, agent, out=args.out, name=args.name, resume=args.resume, prices=prices,
                       progress=not args.quiet)
     print(terminal_report(score_run(summary.run_dir)))
+    _run_judge(args, summary.run_dir)
     for outcome in summary.outcomes:
         if outcome.status not in ("complete", "skipped"):
             print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
@@ -512,6 +537,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2))
     else:
         print(terminal_report(result))
+    _run_judge(args, args.run_dir)
     return 0 if result.reproduced else 1
 
 
