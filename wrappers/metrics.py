@@ -23,9 +23,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from finenvs.scoring import TRADING_DAYS_PER_YEAR, herculean_metrics, standard_metrics
-
-REQUIRED_INFO = ("date", "equity", "equity_at_decision", "position")
+from finenvs.scoring import TRADING_DAYS_PER_YEAR
+from finenvs.tasks.common import REQUIRED_INFO, curve_metrics
 
 
 class EpisodeMetrics(gym.Wrapper):
@@ -71,15 +70,7 @@ class EpisodeMetrics(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
     def summary(self) -> dict[str, Any]:
-        """Metrics and curves of the episode so far."""
-        herculean_equity = [*self._decision_equity, self._wealth[-1]]
-        return {
-            "standard": standard_metrics(
-                self._wealth, self._positions, periods=self.periods, risk_free=self.risk_free
-            ),
-            "herculean": herculean_metrics(herculean_equity, periods=self.periods),
-            "dates": list(self._dates),
-            "wealth": list(self._wealth),
-            "herculean_equity": herculean_equity,
-            "positions": list(self._positions),
-        }
+        """Metrics and curves of the episode so far (:func:`finenvs.tasks.common.curve_metrics`)."""
+        curves = {"dates": self._dates, "wealth": self._wealth, "decision_equity": self._decision_equity,
+                  "positions": self._positions}
+        return curve_metrics(curves, periods=self.periods, risk_free=self.risk_free)
