@@ -214,6 +214,38 @@ def test_cli_llm_accepts_the_text_id_and_runs_the_family_offline(family, tmp_pat
     assert main(["score", str(tmp_path / "cli")]) == 0
 
 
+@pytest.mark.parametrize("suite", ["herculean", "fabpp"])
+def test_bench_with_a_model_puts_it_beside_the_baselines_in_every_section(chat_server, suite, tmp_path, capsys):
+    """``finenvs bench --base-url --model``: the model is an agent of every family of the suite, in HERCULEAN's
+    Table 2 and 3 layout or FAB++'s aggregate, beside the baselines and the scripted agents."""
+    code = main(["bench", "--suite", suite, "--base-url", chat_server.base_url, "--model", "router", "--symbols",
+                 "AAPL", "--agent-limit", "1", "--out", str(tmp_path), "--name", suite, "--quiet", "--no-plots",
+                 "--no-html"])
+    out = capsys.readouterr().out
+    assert code == 0
+    card = json.loads((tmp_path / suite / "scorecard.json").read_text())
+    families = {t.family for t in SPECS.values() if suite in t.bench.suites}
+    model_runs = [r for r in card["agents"] if r["agent"] == "router"]
+    assert {r["family"] for r in model_runs} == families and all(r["reproduced"] for r in model_runs)
+    assert all(r["metrics"] is not None and len(r["episodes"]) == 1 for r in model_runs)
+    md = (tmp_path / suite / "scorecard.md").read_text()
+    assert all(f"### {SPECS[f].env_id}: agents through the text interface" in md for f in families)
+    if suite == "herculean":
+        for split in ("eval", "live"):
+            tables = card["herculean"][split]
+            assert {t["workflow"] for t in tables} == {"Trading", "Hedging", "Market Insights", "Auditing"} - (
+                {"Auditing"} if split == "live" else set())
+            assert all("router" in [row["agent"] for row in t["rows"]] for t in tables)
+        trading = next(t for t in card["herculean"]["eval"] if t["workflow"] == "Trading")
+        assert [row["agent"] for row in trading["rows"]][:2] == ["buy_and_hold (BL)", "Buy&Hold (published)"]
+        assert "Table 2 (backtest): Trading" in out and "Table 3 (live): Market Insights" in out
+    else:
+        profiles = card["aggregate"]["profiles"]
+        assert {"reference", "naive", "random", "scripted_agent", "router"} <= set(profiles)
+        assert profiles["router"]["overall"] is not None
+        assert "| router " in out
+
+
 def test_evaluate_is_finenvs_llm_in_one_call(tmp_path):
     from finenvs.evaluation import evaluate
 
