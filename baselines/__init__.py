@@ -1,7 +1,9 @@
-"""Baseline policies and evaluation (installed as ``finenvs.baselines``).
+"""Baseline policies (installed as ``finenvs.baselines``).
 
-Rule policies for every task (``finenvs.baselines.trading``), the registry that
-says which apply to which env, the episode runner and ``finenvs bench``.
+Rule policies for every task (``finenvs.baselines.trading``, ...), each family's
+offline scripted chat agent, the RL baselines (``finenvs.baselines.rl``) and the
+registry that says which policies apply to which env. Running them is the
+evaluation layer's job (:mod:`finenvs.evaluation`).
 """
 
 from finenvs.baselines.registry import applicable_policies, make_policy
@@ -14,12 +16,10 @@ from finenvs.baselines.trading import (
     SMACrossover,
     TradingPolicy,
 )
-from finenvs.evaluation.episodes import EpisodeResult, run_episode
 
 __all__ = [
     "AlwaysFlat",
     "BuyAndHold",
-    "EpisodeResult",
     "Momentum",
     "RSIMeanReversion",
     "RandomPolicy",
@@ -27,5 +27,4 @@ __all__ = [
     "TradingPolicy",
     "applicable_policies",
     "make_policy",
-    "run_episode",
 ]

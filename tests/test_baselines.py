@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 import finenvs  # noqa: F401
-from finenvs.baselines import applicable_policies, make_policy, run_episode
+from finenvs.baselines import applicable_policies, make_policy
 from finenvs.baselines.trading import cutler_rsi, relative_prices
 from finenvs.envs.trading_core import BUY, HOLD, SELL
+from finenvs.evaluation.episodes import run_episode
 from finenvs.scoring import herculean_metrics, standard_metrics
 from finenvs.wrappers import EpisodeMetrics
 

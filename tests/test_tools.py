@@ -478,6 +478,31 @@ def test_cap_output_never_returns_more_than_the_cap():
     assert out["truncated"]["fields"]["text"] == {"kept": len(out["text"]), "of": 1000}
 
 
+@pytest.mark.parametrize("keep", ["head", "tail"])
+@pytest.mark.parametrize("seed", range(20))
+def test_cap_output_keeps_the_most_that_fits(keep, seed):
+    """The cut keeps the longest part of the largest field that fits: one more item or character would not."""
+    rng = np.random.default_rng(seed)
+    rows = [[f"2025-01-{1 + i % 28:02d}", float(rng.normal()), int(rng.integers(0, 10**rng.integers(1, 9)))]
+            for i in range(int(rng.integers(50, 400)))]
+    data = {"symbol": "AAPL", "rows": rows, "note": "é中" * int(rng.integers(0, 50))}
+    cap = int(rng.integers(1_000, 9_000))
+    out, cut = cap_output(data, cap, keep)
+
+    def size(d):
+        return len(json.dumps(d, ensure_ascii=False, separators=(",", ":")))
+
+    assert size(out) <= cap
+    if cut:
+        kept = out["truncated"]["fields"]["rows"]["kept"]
+        assert out["rows"] == (rows[:kept] if keep == "head" else rows[len(rows) - kept:])
+        if kept < len(rows):  # one more row, with the marker saying so, does not fit
+            more = json.loads(json.dumps(out))
+            more["rows"] = rows[: kept + 1] if keep == "head" else rows[len(rows) - kept - 1:]
+            more["truncated"]["fields"]["rows"]["kept"] = kept + 1
+            assert size(more) > cap
+
+
 # ---------------------------------------------------------------- indicators against pandas
 def _ta_ema(values: pd.Series, window: int) -> pd.Series:
     """TA-Lib's EMA: pandas' recursive EWM started from the SMA of the first ``window`` finite values."""

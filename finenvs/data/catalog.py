@@ -33,6 +33,7 @@ import numpy as np
 from finenvs.data.asof import AsOfView, LookAheadCounter
 from finenvs.data.documents import FILING_COLUMNS, NEWS_COLUMNS, FilingStore, NewsStore
 from finenvs.data.manifest import Manifest, load_manifest, verify_entry
+from finenvs.data.option_chain import OptionChain, chain_from_frame
 from finenvs.data.schema import PriceSeries, series_from_frame
 from finenvs.errors import DataError, DataFileError, UnknownSymbolError
 
@@ -292,10 +293,8 @@ class Catalog:
             self._filings = FilingStore.from_columns(_object_columns(table))
         return self._filings
 
-    def option_chains(self, symbol: str) -> list[Any]:
+    def option_chains(self, symbol: str) -> list[OptionChain]:
         """Every shipped real chain snapshot of ``symbol``, oldest first (agents read through :meth:`as_of`)."""
-        from finenvs.data.chains import chain_from_frame
-
         with self._lock:
             cached = self._chains.get(symbol)
         if cached is not None:

@@ -1037,6 +1037,13 @@ class FinDeltaHedgeEnv(gym.Env):
     def obs_names() -> tuple[str, ...]:
         return OBS_NAMES
 
+    def named_observation(self) -> dict[str, float]:
+        """The observation at the current step, by name (what the RL agents see; see ``OBS_NAMES``)."""
+        if self._state is None or self._episode is None:
+            raise gym.error.ResetNeeded("call reset() before named_observation()")
+        obs = observe(self._episode, tuple(self._state))
+        return {name: float(obs[i]) for i, name in enumerate(OBS_NAMES)}
+
     def render(self) -> Any:
         if self.render_mode is None:
             gym.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'rgb_array'")

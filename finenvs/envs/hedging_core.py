@@ -63,6 +63,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from finenvs.data.mean_reversion import df_tstat
 from finenvs.data.schema import PriceSeries
 from finenvs.errors import DataError, WindowError
 
@@ -299,28 +300,6 @@ def _rolling_z(values: np.ndarray, lookback: int, rows: np.ndarray) -> np.ndarra
     ok = sd > 0
     out[ok] = (values[rows][ok] - mean[ok]) / sd[ok]
     return out
-
-
-def df_tstat(spread: np.ndarray) -> float:
-    """Dickey-Fuller t-statistic of ``spread`` (regression ``d s_k = a + b s_{k-1}``, t of ``b``).
-
-    More negative = stronger mean reversion. 0 when the regression is degenerate.
-    """
-    lag = spread[:-1]
-    diff = np.diff(spread)
-    m = lag.size
-    if m < 3:
-        return 0.0
-    x = lag - lag.mean()
-    sxx = float(x @ x)
-    if sxx <= 0.0:
-        return 0.0
-    b = float(x @ (diff - diff.mean())) / sxx
-    resid = diff - diff.mean() - b * x
-    s2 = float(resid @ resid) / (m - 2)
-    if s2 <= 0.0:
-        return 0.0
-    return b / math.sqrt(s2 / sxx)
 
 
 def pair_statistics(universe: Universe, t: int, lookback: int) -> np.ndarray:

@@ -450,6 +450,32 @@ class FinOptionsEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before as_of_view()")
         return self._view
 
+    def public_task(self) -> dict[str, Any]:
+        """What an agent may see of the current task (a copy; see the module function :func:`public_task`)."""
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() before public_task()")
+        return copy.deepcopy(public_task(self.task))
+
+    def position_numbers(self, legs: list[Any], contracts: float = 1.0) -> tuple[list[OptionLeg], dict[str, Any]]:
+        """The pricing engine's numbers for ``legs`` x ``contracts`` built from the current task's contracts.
+
+        The scorer's own engine (:func:`~finenvs.envs.options_core.engine_numbers`), so for a bank item
+        that states per-leg Greeks in its question it sums those.
+
+        Returns:
+            The legs as read, and every number the task can ask for.
+
+        Raises:
+            ValueError: A leg that cannot be read or is not on offer, or market inputs the engine refuses.
+        """
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() before position_numbers()")
+        try:
+            parsed = [parse_leg(leg, self.task["market"]["as_of"]) for leg in legs]
+            return parsed, engine_numbers(self.task, parsed, float(contracts))
+        except (AnswerError, PricingError) as exc:
+            raise ValueError(f"cannot analyse this position: {exc}") from None
+
     def text_state(self) -> dict[str, str]:
         """The task as prompt lines: id and kind, market, the items asked, and the full task text."""
         if self.task is None:

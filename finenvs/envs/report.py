@@ -534,6 +534,11 @@ class FinReportEnv(gym.Env):
         info = self._info()
         return REPORT_TEMPLATE.format(symbol=self._symbol, date=info["report_date"] or info["date"])
 
+    @staticmethod
+    def report_sections() -> tuple[str, ...]:
+        """The eight section titles of a report, in order (the report tools list them)."""
+        return SECTIONS
+
     def weekly_metrics(self) -> dict[str, float]:
         """The 16 weekly metrics at the current report close."""
         if self._symbol is None:

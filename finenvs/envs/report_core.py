@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from finenvs.tools.indicators import macd, rsi, sma
+from finenvs.tools.report_metrics import METRIC_BLOCKS, METRIC_NAMES, PERCENT_METRICS, metric_display
 
 RATINGS = ("STRONG_SELL", "SELL", "HOLD", "BUY", "STRONG_BUY")
 STRONG_SELL, SELL, HOLD, BUY, STRONG_BUY = range(5)
@@ -81,16 +82,6 @@ PEER_MAP: dict[str, tuple[str, ...]] = {
     "QQQ": ("SPY",),
 }
 
-METRIC_BLOCKS: dict[str, tuple[str, ...]] = {
-    "single_stock": ("weekly_return", "volatility_20d", "max_daily_move", "volume_change", "dist_52w_high",
-                     "dist_52w_low"),
-    "momentum": ("return_4w", "return_12w", "rsi_14", "macd_histogram", "sma50_gap"),
-    "sector_relative": ("peer_weekly_return", "excess_weekly_return", "beta_60d", "correlation_60d",
-                        "relative_strength_12w"),
-}
-METRIC_NAMES: tuple[str, ...] = tuple(name for block in METRIC_BLOCKS.values() for name in block)
-#: Metrics that are fractions (reported in percent); the others are plain numbers.
-PERCENT_METRICS = frozenset(METRIC_NAMES) - {"rsi_14", "macd_histogram", "beta_60d", "correlation_60d"}
 #: Observation scale: obs = clip(value * scale + shift, -bound, bound); nan -> 0.
 OBS_SCALE: dict[str, tuple[float, float]] = {
     **{name: (10.0, 0.0) for name in PERCENT_METRICS},
@@ -288,19 +279,6 @@ def metrics_vector(metrics: Mapping[str, float], bound: float) -> np.ndarray:
             scale, shift = OBS_SCALE[name]
             out[i] = min(bound, max(-bound, v * scale + shift))
     return out
-
-
-def metric_display(name: str, value: float | None) -> str:
-    """How a metric is written in a report: percent with 2 decimals, or a plain number."""
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    if name in ("volatility_20d", "dist_52w_low"):
-        return f"{100.0 * value:.2f}%"
-    if name in PERCENT_METRICS:
-        return f"{100.0 * value:+.2f}%"
-    if name == "rsi_14":
-        return f"{value:.2f}"
-    return f"{value:+.4f}" if name == "macd_histogram" else f"{value:.3f}"
 
 
 def rating_of(value: Any) -> str | None:

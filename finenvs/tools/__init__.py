@@ -13,6 +13,10 @@ Typical use::
 
 See :mod:`finenvs.tools.registry` for the call contract and
 :mod:`finenvs.tools.market` for the market tools.
+
+Importing this package registers every family's tools: the tool modules imported
+below call :func:`~finenvs.tools.registry.register_tools`, and :class:`ToolBox`
+only looks families up in :data:`TOOLSETS` (the registry never imports a tool module).
 """
 
 from finenvs.tools.market import MARKET_TOOLS  # noqa: E402,I001  (registers the market tools)

@@ -1,13 +1,13 @@
 """Options tools (FinOptions-v0) and delta-hedging tools (FinDeltaHedge-v0).
 
-Toolset ``"options"``: ``get_task`` (the public task,
-:func:`~finenvs.envs.options.public_task`: market, template, outlook, budget,
+Toolset ``"options"``: ``get_task`` (the public task, the env's
+:meth:`~finenvs.envs.options.FinOptionsEnv.public_task`: market, template, outlook, budget,
 contracts, what is asked, the given legs; never a bank item's published answer,
 reference position, errata or notes), ``get_quotes`` (the contracts on offer,
 filtered and paged to fit the size cap) and ``analyze_position`` (the pricing
-engine's numbers for a position built from the contracts on offer: the scorer's
-own engine, so for a bank item that states per-leg Greeks in its question it
-sums those).
+engine's numbers for a position built from the contracts on offer, from the env's
+:meth:`~finenvs.envs.options.FinOptionsEnv.position_numbers`: the scorer's own
+engine, so for a bank item that states per-leg Greeks in its question it sums those).
 
 Toolset ``"deltahedge"``: ``get_hedge_state`` (the named observation at the
 current step, with spot, strike and the book) and ``bs_greeks`` (Black-Scholes
@@ -51,10 +51,8 @@ def _task(ctx: ToolContext) -> dict[str, Any]:
 
 
 def get_task(ctx: ToolContext) -> dict[str, Any]:
-    from finenvs.envs.options import public_task
-
     task = _task(ctx)
-    out = {k: v for k, v in public_task(task).items() if k not in ("prompt", "quotes")}
+    out = {k: v for k, v in ctx.env.public_task().items() if k not in ("prompt", "quotes")}
     out["expiries"] = sorted({q["expiry"] for q in task["quotes"]})
     out["n_quotes"] = len(task["quotes"])
     out["hint"] = "contracts on offer: get_quotes"
@@ -84,17 +82,10 @@ def get_quotes(ctx: ToolContext, expiry: str | None = None, type: str | None = N
 
 
 def analyze_position(ctx: ToolContext, legs: list[Any], contracts: float = 1.0) -> dict[str, Any]:
-    from finenvs.envs.options_core import AnswerError, engine_numbers, parse_leg
-    from finenvs.pricing import PricingError
-
-    task = _task(ctx)
+    _task(ctx)
     if not (math.isfinite(contracts) and contracts > 0):
         raise ValueError(f"contracts must be > 0; got {contracts!r}")
-    try:
-        parsed = [parse_leg(leg, task["market"]["as_of"]) for leg in legs]
-        numbers = engine_numbers(task, parsed, float(contracts))
-    except (AnswerError, PricingError) as exc:
-        raise ValueError(f"cannot analyse this position: {exc}") from None
+    parsed, numbers = ctx.env.position_numbers(legs, float(contracts))
     out: dict[str, Any] = {"legs": [leg.to_json() for leg in parsed], "contracts": float(contracts)}
     for name in POSITION_NUMBERS:
         value = numbers.get(name)
@@ -151,17 +142,14 @@ def _hedge_env(ctx: ToolContext) -> Any:
 
 
 def get_hedge_state(ctx: ToolContext) -> dict[str, Any]:
-    from finenvs.envs.deltahedge import OBS_NAMES, observe
-
     env = _hedge_env(ctx)
     ep, state = env.episode, env.state
     t = state.t
-    obs = observe(ep, tuple(state))
     out = {"step": t, "n_steps": ep.n_steps, "option": env.option, "position": "short one option",
            "spot": ep.spots[t], "strike": ep.strike, "time_to_expiry_years": (ep.n_steps - t) * ep.dt,
            "pricing_vol": ep.pricing_vol, "option_value": ep.values[t], "bs_delta": ep.deltas[t],
            "hedge": state.hedge, "pnl": state.pnl, "costs": state.costs, "cost_bps": env.cost_bps,
-           "hedge_range": [-1.5, 1.5], "observation": {name: float(obs[i]) for i, name in enumerate(OBS_NAMES)}}
+           "hedge_range": [-1.5, 1.5], "observation": env.named_observation()}
     if ep.dates is not None:
         out["date"] = ep.dates[t]
     out["units"] = ("hedge and bs_delta in shares per option; time in trading days / 252; option_value per option; "

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from finenvs.envs.hedging_core import df_tstat
+from finenvs.data.mean_reversion import df_tstat
 from finenvs.errors import FinEnvsError
 from finenvs.tools.market import MARKET_TOOLS
 from finenvs.tools.registry import Tool, ToolContext, register_tools

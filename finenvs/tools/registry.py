@@ -222,7 +222,9 @@ class ToolContext:
         return str(market.symbol)
 
 
-#: task family -> its tools (without commit_action, which comes from the env's protocol)
+#: task family -> its tools (without commit_action, which comes from the env's protocol). The tool
+#: modules register here when the package ``finenvs.tools`` is imported (its ``__init__`` imports them),
+#: which happens before this module can be used; the registry itself never imports a tool module.
 TOOLSETS: dict[str, tuple[Tool, ...]] = {}
 
 
@@ -255,6 +257,27 @@ def _fields(node: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...]
             if isinstance(value, dict):
                 found += _fields(value, (*path, str(key)))
     return found
+
+
+def _longest_fit(full: list[Any] | str, keep: str, budget: int) -> int:
+    """The most items (characters) of ``full`` whose JSON adds at most ``budget`` characters to its empty form,
+    counting the marker's ``kept`` number growing past one digit. Lists are sized item by item, once."""
+    if isinstance(full, str):
+        lo, hi = 0, len(full)
+        while lo < hi:  # the string alone is re-measured, never the whole result
+            mid = (lo + hi + 1) // 2
+            if len(json.dumps(full[:mid], ensure_ascii=False)) - 2 + len(str(mid)) - 1 <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+    kept, used = 0, 0
+    for k, item in enumerate(full if keep == "head" else reversed(full), start=1):
+        used += _json_size(item) + (k > 1)  # the item and its comma
+        if used + len(str(k)) - 1 > budget:
+            break
+        kept = k
+    return kept
 
 
 def cap_output(data: Any, max_chars: int, keep: str = "head") -> tuple[Any, bool]:
@@ -299,15 +322,9 @@ def cap_output(data: Any, max_chars: int, keep: str = "head") -> tuple[Any, bool
                 + "; narrow the request to see the rest"
             )
 
-        lo, hi = 0, total
-        while lo < hi:  # the longest kept length that fits
-            mid = (lo + hi + 1) // 2
-            put(mid)
-            if _json_size(out) <= max_chars:
-                lo = mid
-            else:
-                hi = mid - 1
-        put(lo)
+        put(0)
+        budget = max_chars - _json_size(out)  # what the field may add to its empty form (and the marker's digits)
+        put(_longest_fit(full, keep, budget))
     if _json_size(out) > max_chars:
         raise ValueError(
             f"the result does not fit max_chars={max_chars} even with every list and text emptied; "
@@ -336,8 +353,6 @@ class ToolBox:
         filings: FilingStore | None = None,
         family: str | None = None,
     ) -> None:
-        import finenvs.tools.market  # noqa: F401  (registers the market tools)
-
         self.env = env.unwrapped if hasattr(env, "unwrapped") else env
         family = family or getattr(self.env, "task_family", None)
         if family not in TOOLSETS:

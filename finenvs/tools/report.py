@@ -15,6 +15,7 @@ import numpy as np
 from finenvs.data.asof import to_day
 from finenvs.tools.market import _DATE, _SYMBOL, MARKET_TOOLS
 from finenvs.tools.registry import Tool, ToolContext, register_tools
+from finenvs.tools.report_metrics import METRIC_BLOCKS, metric_display
 
 
 def _report_env(ctx: ToolContext) -> Any:
@@ -25,9 +26,6 @@ def _report_env(ctx: ToolContext) -> Any:
 
 
 def get_weekly_metrics(ctx: ToolContext, symbol: str | None = None, date: str | None = None) -> dict[str, Any]:
-    # imported here: finenvs.envs.report_core itself imports finenvs.tools.indicators
-    from finenvs.envs.report_core import METRIC_BLOCKS, metric_display
-
     env = _report_env(ctx)
     view = ctx.view()
     symbol = symbol or ctx.symbol
@@ -71,10 +69,8 @@ def get_peers(ctx: ToolContext, symbol: str | None = None) -> dict[str, Any]:
 
 
 def get_report_template(ctx: ToolContext) -> dict[str, Any]:
-    from finenvs.envs.report_text import SECTIONS
-
     env = _report_env(ctx)
-    return {"sections": list(SECTIONS), "template": env.report_template(),
+    return {"sections": list(env.report_sections()), "template": env.report_template(),
             "ratings": list(env.position_map), "position_map": dict(env.position_map)}
 
 

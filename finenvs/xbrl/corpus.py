@@ -3,8 +3,9 @@
 ``envs_data/xbrl/<bundle>/`` holds one filing's six files and ``filing.json``
 (company, ticker, form, period end, release date, accession number).
 ``envs_data/xbrl/taxonomy/`` holds the standard-concept table (balance and
-period type) and the US-GAAP 2025 calculation relationships. A user's folder of
-bundles in the same form (with or without ``filing.json``) loads through
+period type) and the US-GAAP 2025 calculation relationships (read by
+:mod:`finenvs.xbrl.taxonomy`, whose names this module re-exports). A user's folder
+of bundles in the same form (with or without ``filing.json``) loads through
 :class:`Corpus` too.
 """
 
@@ -13,82 +14,31 @@ from __future__ import annotations
 import csv
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from finenvs.errors import DataFileError
 from finenvs.xbrl.model import ConceptInfo, Filing
 from finenvs.xbrl.parse import (
     XbrlError,
     count_definition_arcs,
+    load_bundle,
     parse_calculation,
     parse_instance,
     parse_labels,
     parse_presentation,
     parse_schema,
 )
+from finenvs.xbrl.taxonomy import (  # noqa: F401  (the taxonomy tables, re-exported)
+    CONCEPT_COLUMNS,
+    concept_table,
+    shipped_xbrl_dir,
+    taxonomy_calculations,
+    taxonomy_concepts,
+    write_concept_table,
+)
 
 INDEX_NAME = "filing.json"
-CONCEPT_COLUMNS = ("concept", "balance", "period_type", "datatype", "source")
-
-
-def shipped_xbrl_dir() -> Path:
-    """``envs_data/xbrl`` (installed: ``finenvs/envs_data/xbrl``)."""
-    from finenvs.data.manifest import shipped_data_dir
-
-    return shipped_data_dir() / "xbrl"
-
-
-# ---------------------------------------------------------------------- taxonomy tables
-def write_concept_table(path: Path, rows: Iterable[Mapping[str, str]]) -> None:
-    """Write the standard-concept table (sorted by concept)."""
-    ordered = sorted(rows, key=lambda r: r["concept"])
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=CONCEPT_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        for row in ordered:
-            writer.writerow({k: row.get(k, "") for k in CONCEPT_COLUMNS})
-
-
-def concept_table(path: Path) -> dict[str, ConceptInfo]:
-    """Read a concept table written by :func:`write_concept_table`."""
-    if not path.is_file():
-        raise DataFileError(f"{path}: concept table not found")
-    out: dict[str, ConceptInfo] = {}
-    with open(path, newline="") as fh:
-        reader = csv.DictReader(fh)
-        if tuple(reader.fieldnames or ()) != CONCEPT_COLUMNS:
-            raise DataFileError(f"{path}: columns {reader.fieldnames}, expected {list(CONCEPT_COLUMNS)}")
-        for row in reader:
-            out[row["concept"]] = ConceptInfo(
-                row["concept"], row["balance"] or None, row["period_type"] or None, row["datatype"] or None,
-                False, row["source"])
-    return out
-
-
-@functools.lru_cache(maxsize=1)
-def taxonomy_concepts() -> dict[str, ConceptInfo]:
-    """The shipped standard-concept table (us-gaap, srt, dei, ...)."""
-    return concept_table(shipped_xbrl_dir() / "taxonomy" / "concepts.csv")
-
-
-@functools.lru_cache(maxsize=1)
-def taxonomy_calculations() -> dict[str, list[dict[str, Any]]]:
-    """US-GAAP 2025 calculation relationships: ``"us-gaap:X" -> [{"role", "children": [{"child", "weight"}]}]``."""
-    path = shipped_xbrl_dir() / "taxonomy" / "us-gaap-2025_calculation_relationships.json"
-    try:
-        raw = json.loads(path.read_text())
-    except FileNotFoundError as exc:
-        raise DataFileError(f"{path}: taxonomy calculation table not found") from exc
-
-    def name(key: str) -> str:  # "Assets" is us-gaap; "srt_X" / "us-gaap-ebp_X" carry their prefix
-        prefix, _, local = key.partition("_")
-        return f"{prefix}:{local}" if local else f"us-gaap:{key}"
-
-    return {name(parent): [{"role": rel["role"], "children": [{"child": name(c["child"]), "weight": c["weight"]}
-                                                             for c in rel["children"]]} for rel in rels]
-            for parent, rels in raw.items()}
 
 
 def count_rows(path: Path, kind: str) -> int:
@@ -180,8 +130,6 @@ class Corpus:
         """The parsed bundle (cached)."""
         self._check(name)
         if name not in self._cache:
-            from finenvs.xbrl.parse import load_bundle
-
             meta = self.index(name)
             concepts = self._concepts if self._concepts is not None else taxonomy_concepts()
             self._cache[name] = load_bundle(self.root / name, concepts=concepts, ticker=meta.get("ticker", ""),

@@ -46,6 +46,7 @@ from finenvs.xbrl.model import (
     PresentationArc,
     Unit,
 )
+from finenvs.xbrl.taxonomy import taxonomy_concepts
 
 XBRLI = "http://www.xbrl.org/2003/instance"
 LINK = "http://www.xbrl.org/2003/linkbase"
@@ -353,7 +354,7 @@ def load_bundle(
     Args:
         folder: The bundle folder.
         concepts: Taxonomy metadata for concepts the filer's schema does not declare
-            (default: the shipped table, :func:`finenvs.xbrl.corpus.taxonomy_concepts`).
+            (default: the shipped table, :func:`finenvs.xbrl.taxonomy.taxonomy_concepts`).
         ticker: Trading symbol (default: ``dei:TradingSymbol``).
         filed: Release date (``YYYY-MM-DD``) when known.
         name: Bundle name (default: the folder name).
@@ -365,8 +366,6 @@ def load_bundle(
     files = bundle_files(folder)
     folder = Path(folder)
     if concepts is None:
-        from finenvs.xbrl.corpus import taxonomy_concepts
-
         concepts = taxonomy_concepts()
     contexts, units, facts, _ = parse_instance(files["instance"])
     declared, roles = parse_schema(files["schema"])
