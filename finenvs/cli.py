@@ -88,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--concurrency", type=int, default=4, help="an agent's episodes in flight (default: 4)")
     bench.add_argument("--herculean-rule", action="store_true",
                        help="run the model under HERCULEAN's rule (five attempts, then the episode fails: —)")
+    bench.add_argument("--herculean-published", nargs="+", type=Path, default=[],
+                       help="HERCULEAN's published-results JSON (its Table 2 and/or Table 3): their rows join the "
+                       "HERCULEAN tables beside the agents")
     bench.add_argument("--resume", type=Path,
                        help="continue a bench run folder: finished agent episodes are reused, the rest continue")
 
@@ -432,6 +435,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             resume=args.resume,
             herculean_rule=args.herculean_rule,
+            published=args.herculean_published,
         )
     )
     print(terminal_table(card))

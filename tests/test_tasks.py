@@ -214,13 +214,43 @@ def test_cli_llm_accepts_the_text_id_and_runs_the_family_offline(family, tmp_pat
     assert main(["score", str(tmp_path / "cli")]) == 0
 
 
+def published_table(path: Path, live: bool) -> Path:
+    """A small file in HERCULEAN's published-results format (two configurations; one failed: null)."""
+    configs = [{"agent": "ReAct Agent", "model": "m1"}, {"agent": "Codex", "model": "m2"}]
+    trading = {"AAPL": {"CR": [1.5, None], "SR": [0.5, None], "MDD": [4.0, None],
+                        "BL": {"CR": -6.31, "SR": -0.96, "MDD": 11.24}}}
+    doc = {"configs": configs, "trading": trading} if live else {
+        "configs": configs, "raw": {"trading": trading, "auditing": {"ACC": [60.0, 20.0], "SER": [0.0, 0.0],
+                                                                     "EER": [10.0, 0.0], "CER": [30.0, 80.0]}}}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_published_results_load_as_rows_of_their_regime(tmp_path):
+    from finenvs.evaluation.agent_runs import PUBLISHED_BASELINE, load_published
+
+    regime, tables = load_published(published_table(tmp_path / "t2.json", live=False))
+    assert regime == "backtest" and set(tables) == {"Trading", "Auditing"}
+    assert tables["Trading"]["ReAct Agent / m1 (published)"]["AAPL"] == pytest.approx(
+        {"h_cumulative_return": 0.015, "h_sharpe": 0.5, "h_max_drawdown": 0.04})
+    assert tables["Trading"]["Codex / m2 (published)"]["AAPL"] is None  # the paper's "—"
+    assert tables["Trading"][PUBLISHED_BASELINE]["AAPL"]["h_sharpe"] == -0.96
+    assert tables["Auditing"]["Codex / m2 (published)"]["all"]["CER"] == pytest.approx(0.8)
+    assert load_published(published_table(tmp_path / "t3.json", live=True))[0] == "live"
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a HERCULEAN published-results file"):
+        load_published(tmp_path / "bad.json")
+
+
 @pytest.mark.parametrize("suite", ["herculean", "fabpp"])
 def test_bench_with_a_model_puts_it_beside_the_baselines_in_every_section(chat_server, suite, tmp_path, capsys):
     """``finenvs bench --base-url --model``: the model is an agent of every family of the suite, in HERCULEAN's
-    Table 2 and 3 layout or FAB++'s aggregate, beside the baselines and the scripted agents."""
+    Table 2 and 3 layout (with the paper's published rows) or FAB++'s aggregate, beside the baselines and the
+    scripted agents."""
+    published = [str(published_table(tmp_path / "t2.json", False)), str(published_table(tmp_path / "t3.json", True))]
     code = main(["bench", "--suite", suite, "--base-url", chat_server.base_url, "--model", "router", "--symbols",
                  "AAPL", "--agent-limit", "1", "--out", str(tmp_path), "--name", suite, "--quiet", "--no-plots",
-                 "--no-html"])
+                 "--no-html", "--herculean-published", *published])
     out = capsys.readouterr().out
     assert code == 0
     card = json.loads((tmp_path / suite / "scorecard.json").read_text())
@@ -237,8 +267,13 @@ def test_bench_with_a_model_puts_it_beside_the_baselines_in_every_section(chat_s
                 {"Auditing"} if split == "live" else set())
             assert all("router" in [row["agent"] for row in t["rows"]] for t in tables)
         trading = next(t for t in card["herculean"]["eval"] if t["workflow"] == "Trading")
-        assert [row["agent"] for row in trading["rows"]][:2] == ["buy_and_hold (BL)", "Buy&Hold (published)"]
+        agents = [row["agent"] for row in trading["rows"]]
+        assert agents[0] == "buy_and_hold (BL)" and agents[-2:] == ["scripted_agent", "router"]
+        assert {"Buy&Hold (published)", "ReAct Agent / m1 (published)", "Codex / m2 (published)"} <= set(agents)
+        live = next(t for t in card["herculean"]["live"] if t["workflow"] == "Trading")
+        assert "ReAct Agent / m1 (published)" in [row["agent"] for row in live["rows"]]
         assert "Table 2 (backtest): Trading" in out and "Table 3 (live): Market Insights" in out
+        assert "| Codex / m2 (published) | — | — | — |" in out  # the paper's "—" stays "—"
     else:
         profiles = card["aggregate"]["profiles"]
         assert {"reference", "naive", "random", "scripted_agent", "router"} <= set(profiles)

@@ -96,8 +96,64 @@ def agents_markdown(task: TaskSpec, runs: list[dict[str, Any]]) -> list[str]:
             "", *_table(headers, rows), ""]
 
 
+#: HERCULEAN's published-results JSON: its blocks -> the workflows they are, its metrics -> (column key, scale).
+PUBLISHED_BLOCKS = {"trading": "Trading", "hedging": "Hedging", "insights": "Market Insights", "auditing": "Auditing"}
+PUBLISHED_METRICS = {"CR": ("h_cumulative_return", 0.01), "SR": ("h_sharpe", 1.0), "MDD": ("h_max_drawdown", 0.01),
+                     "Score": ("quality", 1.0), "ACC": ("ACC", 0.01), "SER": ("SER", 0.01), "EER": ("EER", 0.01),
+                     "CER": ("CER", 0.01)}
+PUBLISHED_BASELINE = "Buy&Hold (published)"
+
+
+def load_published(path: Path | str) -> tuple[str, dict[str, dict[str, dict[str, dict[str, float | None]]]]]:
+    """Rows of a HERCULEAN published-results file (the paper's Table 2 or Table 3 in its JSON form).
+
+    Returns:
+        ``(regime, {workflow: {row label: {episode label: {column key: value}}}})``, regime ``"backtest"``
+        (a file with a ``raw`` block: Table 2) or ``"live"``; row labels ``"<agent> / <model> (published)"``
+        and :data:`PUBLISHED_BASELINE`; per-symbol blocks are labelled by symbol, the others ``"all"``.
+        A ``null`` (the paper's "—") is kept as None.
+
+    Raises:
+        ValueError: The file is not such a table (names what is missing).
+    """
+    import json
+
+    try:
+        doc = json.loads(Path(path).read_text())
+        configs = [f"{c['agent']} / {c['model']} (published)" for c in doc["configs"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a HERCULEAN published-results file (configs of agent and model): {exc}") from None
+    regime = "backtest" if "raw" in doc else "live"
+    blocks = doc.get("raw", doc)
+
+    def cells(values: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+        out: dict[str, dict[str, float | None]] = {}
+        for metric, (key, scale) in PUBLISHED_METRICS.items():
+            column = values.get(metric)
+            if isinstance(column, list):
+                for label, v in zip(configs, column, strict=False):
+                    out.setdefault(label, {})[key] = None if v is None else float(v) * scale
+            if isinstance(values.get("BL"), dict) and values["BL"].get(metric) is not None:
+                out.setdefault(PUBLISHED_BASELINE, {})[key] = float(values["BL"][metric]) * scale
+        return out
+
+    tables: dict[str, dict[str, dict[str, dict[str, float | None]]]] = {}
+    for block, workflow in PUBLISHED_BLOCKS.items():
+        data = blocks.get(block)
+        if not isinstance(data, dict):
+            continue
+        per_label = all(isinstance(v, dict) for v in data.values())
+        rows: dict[str, dict[str, dict[str, float | None]]] = {}
+        for label, values in (data.items() if per_label else [("all", data)]):
+            for row, metrics in cells(values).items():
+                # every metric null: the paper's "—" (no valid result after five attempts)
+                rows.setdefault(row, {})[label] = None if all(v is None for v in metrics.values()) else metrics
+        tables[workflow] = rows
+    return regime, tables
+
+
 def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baselines: dict[str, Any],
-                     splits: tuple[str, ...]) -> dict[str, Any]:
+                     splits: tuple[str, ...], published: list[Path | str] = ()) -> dict[str, Any]:
     """HERCULEAN's Table 2 (backtest: ``splits[0]``) and Table 3 (live) layout for every agent that ran.
 
     One table per workflow and split: a row per agent (the Buy&Hold baseline and the paper's published rows
@@ -109,7 +165,13 @@ def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baseline
         runs: Agent runs (:func:`run_agent`).
         baselines: ``{family: {split: {label: metrics}}}`` of the Buy&Hold rows.
         splits: The backtest and live splits.
+        published: HERCULEAN published-results files (Table 2 and/or Table 3, :func:`load_published`); their
+            rows join the tables of their regime.
     """
+    from_files: dict[str, dict[str, Any]] = {}
+    for path in published:
+        regime, tables = load_published(path)
+        from_files[splits[0] if regime == "backtest" else splits[-1]] = tables
     out: dict[str, Any] = {}
     for split in splits:
         tables = []
@@ -125,9 +187,13 @@ def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baseline
             rows: list[dict[str, Any]] = []
             for agent, by_label in (baselines.get(task.family, {}).get(split) or {}).items():
                 rows.append({"agent": agent, "cells": by_label})
+            file_rows = (from_files.get(split) or {}).get(task.bench.herculean) or {}
             if split == splits[0]:
                 for agent, by_label in task.bench.published.items():
-                    rows.append({"agent": agent, "cells": dict(by_label)})
+                    if agent not in file_rows:
+                        rows.append({"agent": agent, "cells": dict(by_label)})
+            for agent, by_label in file_rows.items():
+                rows.append({"agent": agent, "cells": dict(by_label)})
             for r in family_runs:
                 cells = ({e["label"]: e["metrics"] for e in r["episodes"]} if per_label else {"all": r["metrics"]})
                 rows.append({"agent": r["agent"], "cells": cells})
@@ -174,5 +240,5 @@ def fabpp_tasks(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, fl
     return out
 
 
-__all__ = ["SCRIPTED", "BenchAgent", "agents_markdown", "fabpp_tasks", "herculean_markdown", "herculean_tables",
+__all__ = ["PUBLISHED_BASELINE", "SCRIPTED", "BenchAgent", "load_published", "agents_markdown", "fabpp_tasks", "herculean_markdown", "herculean_tables",
            "run_agent", "slug"]

@@ -91,6 +91,8 @@ class BenchConfig:
         concurrency: Episodes of an agent in flight at once.
         resume: A bench run folder to continue: agent runs that finished are reused, the rest continue.
         herculean_rule: Run the model under HERCULEAN's rule (five attempts, then the episode fails, "—").
+        published: HERCULEAN's published-results files (its Table 2 and Table 3 as JSON) whose rows join the
+            HERCULEAN tables beside the agents.
     """
 
     split: str = "eval"
@@ -115,6 +117,7 @@ class BenchConfig:
     concurrency: int = 4
     resume: Path | None = None
     herculean_rule: bool = False
+    published: list[Path] = field(default_factory=list)
 
     @property
     def has_model(self) -> bool:
@@ -660,6 +663,10 @@ def run_bench(config: BenchConfig) -> Scorecard:
         if symbol not in catalog.symbols("core"):
             raise KeyError(f"unknown symbol {symbol!r}; valid symbols: {catalog.symbols('core')}")
     bench_agents = _bench_agents(config)  # a bad endpoint or A2A URL fails here
+    for path in config.published:  # a bad published-results file fails here
+        from finenvs.evaluation.agent_runs import load_published
+
+        load_published(path)
     began = time.perf_counter()
     run_dir = _run_dir(config)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -707,7 +714,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
         from finenvs.evaluation.agent_runs import herculean_tables
 
         baselines = herculean_baselines(herculean_specs, agent_runs, splits, config, catalog)
-        herculean = herculean_tables(herculean_specs, agent_runs, baselines, splits)
+        herculean = herculean_tables(herculean_specs, agent_runs, baselines, splits, config.published)
     fabpp = [t for t in specs if t.bench.fabpp_sections]
     aggregate_record = section_aggregate(fabpp, sections, agent_runs, config.weights, errors) if fabpp else None
     lo, hi = SPLITS[config.split]

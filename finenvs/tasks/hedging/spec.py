@@ -60,6 +60,7 @@ SPEC = TaskSpec(
     run_printer="finenvs.tasks.common:market_run_output",
     run_options=("symbols", "start", "end", "fee_bps", "chart"),
     bench=BenchSection(title="Hedging", suites=("herculean",), market_tables=True, universe=True, herculean="Hedging",
+                       herculean_per_label=False,
                        herculean_columns=HERCULEAN_MARKET_COLUMNS),
     rl=RLSpec(train_kwargs={"episode_length": 63}, eval_episodes="fixed", episode_scores=rl_episode_scores),
 )
