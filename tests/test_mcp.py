@@ -140,3 +140,33 @@ def test_stdio_server_from_the_cli_plays_a_whole_episode(tmp_path):
     steps = [r for r in read_trajectories(tmp_path / "stdio" / "trajectories.jsonl")[0] if r["type"] == "step"]
     assert len(steps) == len(replies) == 60
     assert score_run(tmp_path / "stdio").reproduced
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--env", "FinNope-v0"], "unknown env 'FinNope-v0'"),
+    (["--env", "FinAudit-v0", "--instance", "100"], "instances [100] are out of range"),
+])
+def test_a_refused_episode_reaches_the_mcp_client_as_an_error_result(tmp_path, args, message):
+    """An MCP client that starts ``finenvs mcp`` with bad arguments gets the reason, not a closed connection."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "finenvs.cli", "mcp", *args, "--out",
+                                                                 str(tmp_path)], env=dict(os.environ))
+
+    async def go():
+        async with Client(params) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            return names, await client.call_tool("get_observation", {})
+
+    names, result = run(go())
+    assert names == ["get_observation"] and result.is_error
+    assert message in result.structured_content["error"] and not any(tmp_path.iterdir())
+
+
+def test_print_config_gives_a_ready_mcp_json_entry(tmp_path):
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "finenvs.cli", "mcp", "--env", "FinQA-v0", "--instance", "3",
+                           "--print-config", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    entry = json.loads(proc.stdout)["mcpServers"]["finenvs-qa"]
+    assert os.path.isabs(entry["command"]) and entry["args"][:3] == ["mcp", "--env", "FinQA-v0"]
+    assert entry["args"][entry["args"].index("--instance") + 1] == "3" and not any(tmp_path.iterdir())
