@@ -458,7 +458,9 @@ def _cmd_data_verify(args: argparse.Namespace) -> int:
         for sym, s in series.items():
             print(f"{args.file}: {sym}: ok ({len(s)} rows, {s.dates[0]}..{s.dates[-1]})")
         return 0
-    result = verify_data(args.data_dir)
+    from finenvs.xbrl.corpus import ROW_COUNTERS
+
+    result = verify_data(args.data_dir, row_counters=ROW_COUNTERS)
     for line in result.checked:
         print(line)
     for problem in result.problems:

@@ -57,6 +57,24 @@ def test_shipped_data_verifies():
     assert len(result.checked) == len(load_manifest().entries)
 
 
+def test_the_xbrl_layer_recounts_its_files_when_it_passes_its_counters(data_copy):
+    from finenvs.xbrl.corpus import ROW_COUNTERS
+
+    xbrl = [e for e in load_manifest(data_copy).entries if e.kind in ROW_COUNTERS]
+    assert xbrl
+    plain = verify_data(data_copy)
+    assert plain.ok and sum("not recounted" in line for line in plain.checked) == len(xbrl)
+    full = verify_data(data_copy, row_counters=ROW_COUNTERS)
+    assert full.ok and not any("not recounted" in line for line in full.checked)
+    manifest_path = data_copy / "MANIFEST.json"
+    doc = json.loads(manifest_path.read_text())
+    entry = next(item for item in doc["files"] if item["file"] == xbrl[0].file)
+    entry["rows"] += 1  # the manifest now disagrees with the file's own count
+    manifest_path.write_text(json.dumps(doc))
+    problems = verify_data(data_copy, row_counters=ROW_COUNTERS).problems
+    assert [p for p in problems if xbrl[0].file in p and "rows, the manifest says" in p]
+
+
 @pytest.fixture()
 def data_copy(tmp_path: Path) -> Path:
     dest = tmp_path / "envs_data"

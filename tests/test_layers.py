@@ -37,11 +37,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("finenvs.errors", "finenvs.envs_data"),
     # pure shared pieces: metrics, text protocols and chat types, option pricing
     ("finenvs.scoring", "finenvs.text", "finenvs.pricing"),
-    # the XBRL library: file parsing, taxonomy, corpora, calculation checks, audit instances (it reads
-    # no data layer; the data layer counts the shipped XBRL files' rows with it)
-    ("finenvs.xbrl",),
-    # the data layer: manifest, catalog, date lock, documents, chains, splits, synthetic markets
+    # the data layer: manifest, catalog, date lock, documents, chains, splits, synthetic markets (it parses no
+    # XBRL: whoever verifies the corpus passes the XBRL layer's row counters)
     ("finenvs.data",),
+    # the XBRL library: file parsing, taxonomy, corpora, calculation checks, audit instances
+    ("finenvs.xbrl",),
     # question banks, built from the data layer and the XBRL corpus
     ("finenvs.qa",),
     # date-locked tools and the tool registry

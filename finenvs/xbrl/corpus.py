@@ -86,6 +86,12 @@ def file_kind(path: Path) -> str:
     return "instance"
 
 
+#: Row counters of the manifest's XBRL kinds, for :func:`finenvs.data.manifest.verify_data` (the data layer
+#: does not parse XBRL: whoever verifies the corpus passes these).
+ROW_COUNTERS = {"xbrl": lambda path: count_rows(path, file_kind(path)),
+                "taxonomy": lambda path: count_rows(path, file_kind(path))}
+
+
 # ---------------------------------------------------------------------- corpora
 class Corpus:
     """A folder of bundles, loaded lazily and cached per bundle.
