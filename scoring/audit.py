@@ -27,12 +27,13 @@ of the concept fact's declared decimals (``decimals=-6``: 500,000; ``INF``:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from finenvs.text import safe_json
 
 #: The four classes, in the order they are checked (pass last).
 CLASSES = ("structural", "extraction", "calculation", "pass")
@@ -44,8 +45,6 @@ _SCALES = {"thousand": 1e3, "thousands": 1e3, "k": 1e3, "million": 1e6, "million
            "mm": 1e6, "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12, "trillions": 1e12,
            "t": 1e12}
 _NUMBER = re.compile(r"^([+-]?)(\d+(?:,\d{3})*(?:\.\d*)?|\d*\.\d+|\d+)(?:[eE]([+-]?\d+))?\s*([a-zA-Z]*)$")
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
-_OBJECT = re.compile(r"\{[^{}]*\}")
 
 
 class AnswerFormatError(ValueError):
@@ -108,6 +107,9 @@ class AuditAnswer:
 
 def _object(action: Any) -> dict[str, Any]:
     if isinstance(action, dict):
+        problem = safe_json.check_value(action, allow_non_finite=True)
+        if problem is not None:
+            raise AnswerFormatError(f"the answer breaks a limit: {problem}")
         return action
     if isinstance(action, bytes):
         try:
@@ -119,31 +121,25 @@ def _object(action: Any) -> dict[str, Any]:
     text = action.strip()
     if not text:
         raise AnswerFormatError("empty answer")
-    candidates = [text]
-    fenced = _FENCE.findall(text)
-    if fenced:
-        candidates = fenced[-1:]
-    for candidate in candidates:
-        try:
-            obj = json.loads(candidate)
-        except ValueError:
+    fenced = [block for block in safe_json.fenced_blocks(text) if block.startswith("{")]
+    why = ""
+    for candidate in fenced[-1:] or [text]:
+        obj, problem = safe_json.try_loads(candidate, allow_non_finite=True)
+        if problem is not None:
+            why = f" ({problem})"
             continue
         if isinstance(obj, dict):
             return obj
         raise AnswerFormatError(f"the answer is JSON {type(obj).__name__}, not an object")
-    embedded = []
-    for chunk in _OBJECT.findall(text):
-        try:
-            obj = json.loads(chunk)
-        except ValueError:
-            continue
-        if isinstance(obj, dict):
-            embedded.append(obj)
+    try:
+        embedded = safe_json.objects(text, allow_non_finite=True)
+    except safe_json.JSONLimitError as exc:
+        raise AnswerFormatError(str(exc)) from None
     if len(embedded) == 1:
         return embedded[0]
     if len(embedded) > 1:
         raise AnswerFormatError(f"the reply holds {len(embedded)} JSON objects; give exactly one")
-    raise AnswerFormatError("the answer is not parseable JSON")
+    raise AnswerFormatError(f"the answer is not parseable JSON{why}")
 
 
 def parse_answer(action: Any) -> AuditAnswer:

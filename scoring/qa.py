@@ -48,6 +48,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from finenvs.text import safe_json
+
 KINDS = ("number", "percent", "choice", "bool", "date", "sequence")
 DEFAULT_REL_TOL = 0.01
 #: Powers of ten that a unit slip explains (percent vs fraction, thousands, millions, billions).
@@ -62,7 +64,9 @@ _QUANTITY = re.compile(
     r"(?:\s*(?P<scale>(?i:trillions?|billions?|millions?|thousands?|bn|mm|mn|tn)|[kmbtKMBT])(?![A-Za-z]))?"
     r"\s*(?P<pct>%|percent\b|pct\b)?\s*(?P<close>\))?"
 )
-_ANSWER_LINE = re.compile(r"^[ \t>*_#-]*(?:final[ \t]+)?answer[ \t*_]*[:=][ \t*_]*(?P<text>.*?)[ \t*_]*$",
+# possessive runs, and the answer's trailing emphasis stripped in code: a lazy ``.*?`` before ``[ \t*_]*$``
+# rescans the line's tail from every position (quadratic in a line of spaces)
+_ANSWER_LINE = re.compile(r"^[ \t>*_#-]*+(?:final[ \t]++)?answer[ \t*_]*+[:=][ \t*_]*+(?P<text>.*)$",
                           re.IGNORECASE | re.MULTILINE)
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%b %d, %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y", "%b %d %Y", "%B %d %Y")
 
@@ -187,23 +191,11 @@ class QAOutcome:
 
 # --------------------------------------------------------------------------- finding the final answer
 def _json_objects(text: str) -> list[Any]:
-    """Top-level JSON objects in ``text`` (fenced blocks first; then any balanced object)."""
-    decoder = json.JSONDecoder()
-    found: list[Any] = []
-    for source in (text,):  # fenced blocks are part of the text: one scan finds objects inside and outside them
-        i = 0
-        while True:
-            i = source.find("{", i)
-            if i < 0:
-                break
-            try:
-                obj, end = decoder.raw_decode(source, i)
-            except (ValueError, RecursionError):
-                i += 1
-                continue
-            found.append(obj)
-            i = end
-    return found
+    """Top-level JSON objects in ``text`` (inside fenced blocks or not: one linear scan finds both)."""
+    try:
+        return safe_json.objects(text, allow_non_finite=True)
+    except safe_json.JSONLimitError as exc:
+        raise AnswerError(str(exc)) from None
 
 
 def _canonical(x: Any) -> Any:
@@ -230,6 +222,9 @@ def final_answer(action: Any) -> tuple[Any, str]:
         AnswerError: No final answer, or several that disagree.
     """
     if isinstance(action, dict):
+        problem = safe_json.check_value(action, allow_non_finite=True)
+        if problem is not None:
+            raise AnswerError(f"the answer breaks a limit: {problem}")
         return (action["answer"] if "answer" in action else action), "dict"
     if isinstance(action, bytes):
         try:
@@ -246,7 +241,7 @@ def final_answer(action: Any) -> tuple[Any, str]:
         if any(not _same(a, answers[0]) for a in answers[1:]):
             raise AnswerError(f"{len(answers)} conflicting final answers in the reply; give one")
         return answers[0], "json"
-    lines = [m.group("text").strip() for m in _ANSWER_LINE.finditer(text)]
+    lines = [m.group("text").rstrip(" \t*_").strip() for m in _ANSWER_LINE.finditer(text)]
     lines = [line for line in lines if line]
     if lines:
         if any(_normal_text(line) != _normal_text(lines[0]) for line in lines[1:]):

@@ -38,7 +38,6 @@ Book (the agent is short one option and hedges it with ``h`` shares)
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -61,6 +60,7 @@ from finenvs.data.synthetic import (
 from finenvs.envs.validation import check_choice, check_render_mode
 from finenvs.errors import UnknownSymbolError, WindowError
 from finenvs.pricing import bsm_greeks
+from finenvs.text import safe_json
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, TextProtocol, reply_problem
 
 OPTIONS = ("call", "put")
@@ -412,12 +412,7 @@ class HedgeProtocol(TextProtocol):
         candidate = whole.group(1) if whole else stripped
         not_json = None
         if candidate.startswith("{"):
-            try:
-                obj = json.loads(candidate)
-            except ValueError as exc:
-                obj, not_json = None, str(exc)[:80]
-            except RecursionError:
-                obj, not_json = None, "nested too deeply"
+            obj, not_json = safe_json.try_loads(candidate, allow_non_finite=True)
             if isinstance(obj, dict):
                 keys = {k.lower(): k for k in obj if isinstance(k, str)}
                 key = keys.get("hedge", keys.get("action"))

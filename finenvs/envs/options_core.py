@@ -51,7 +51,6 @@ item list. Nothing here raises on an agent's answer.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +59,7 @@ import numpy as np
 
 from finenvs.pricing import PricingError, bsm_greeks, bsm_price
 from finenvs.pricing.strategy import Leg, Position
+from finenvs.text import safe_json
 
 KINDS = ("pricing", "greeks", "strategy", "attribution", "sizing")
 DIMENSIONS = ("pnl", "greeks", "strategy", "risk")
@@ -182,6 +182,9 @@ def parse_answer(text: Any) -> dict[str, Any]:
     last ``}`` is parsed.
     """
     if isinstance(text, dict):
+        problem = safe_json.check_value(text, allow_non_finite=True)
+        if problem is not None:
+            raise AnswerError(f"the answer breaks a limit: {problem}")
         answer = dict(text)
     else:
         if isinstance(text, bytes):
@@ -193,10 +196,9 @@ def parse_answer(text: Any) -> dict[str, Any]:
             raise AnswerError("no JSON object found in the answer")
         if end <= start:
             raise AnswerError("malformed JSON: the object opened with '{' is never closed")
-        try:
-            answer = json.loads(text[start:end + 1])
-        except json.JSONDecodeError as exc:
-            raise AnswerError(f"malformed JSON: {exc.msg} at character {exc.pos}") from exc
+        answer, problem = safe_json.try_loads(text[start:end + 1], allow_non_finite=True)
+        if problem is not None:
+            raise AnswerError(f"malformed JSON: {problem}")
         if not isinstance(answer, dict):
             raise AnswerError("the answer must be a JSON object")
     nested = answer.pop("numbers", None)

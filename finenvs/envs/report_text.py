@@ -93,11 +93,13 @@ Rating: <the same rating as section 2>
 - Bear case: <price target>
 """
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,4})\s+(.*?)\s*#*\s*$")
-_BOLD_LINE = re.compile(r"^\s{0,3}(\*\*|__)(.+?)\1\s*:?\s*$")
+# Headings are matched on the line with its trailing whitespace, '#'s and ':' already cut in code
+# (:func:`_title_of`): a lazy title followed by ``\s*#*\s*$`` rescans the line's tail from every position.
+_HEADING = re.compile(r"^\s{0,3}(#{1,4})\s++(.*)$")
+_BOLD_LINE = re.compile(r"^\s{0,3}(\*\*|__)(.+?)\1$")
 _NUMBERING = re.compile(r"^(?:section\s+)?(?:\d{1,2}|[ivx]{1,4})\s*[.):-]\s*", re.IGNORECASE)
 _RATING_LINE = re.compile(
-    r"(?:^|[\s*_>|(\[])(?:investment\s+|final\s+|overall\s+)?rating\s*[*_`]*\s*([:=：|]|is\b|-)\s*[*_`\"']*\s*"
+    r"(?:^|[\s*_>|(\[])(?:investment\s++|final\s++|overall\s++)?rating\s*+[*_`]*+\s*+([:=：|]|is\b|-)\s*+[*_`\"']*+\s*+"
     r"(strong[\s_-]*(?:buy|sell)\b|[A-Za-z][A-Za-z-]*)",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -174,6 +176,17 @@ def decode_report(report: Any) -> tuple[str, str | None]:
     return report, None
 
 
+def _title_of(line: str) -> str | None:
+    """The title of a Markdown heading (``## 2. Title ##``) or a bold line (``**Title**:``), or None."""
+    heading = _HEADING.match(line)
+    if heading is not None:
+        return heading.group(2).rstrip().rstrip("#").rstrip()
+    bare = line.rstrip()
+    bare = bare[:-1].rstrip() if bare.endswith(":") else bare
+    bold = _BOLD_LINE.match(bare)
+    return bold.group(2) if bold is not None else None
+
+
 def parse_report(report: Any) -> ParsedReport:
     """Split a report into its eight sections and read its rating (see module doc; never raises)."""
     text, problem = decode_report(report)
@@ -183,8 +196,8 @@ def parse_report(report: Any) -> ParsedReport:
     current: int | None = None
     bodies: dict[int, list[str]] = {}
     for line in text.splitlines():
-        match = _HEADING.match(line) or _BOLD_LINE.match(line)
-        key = _SECTION_KEYS.get(_norm_title(match.group(2))) if match else None
+        title = _title_of(line)
+        key = _SECTION_KEYS.get(_norm_title(title)) if title is not None else None
         if key is not None:
             parsed.order.append(key)
             current = key if key not in bodies else -1  # a duplicate's body is not read as the section

@@ -15,6 +15,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from finenvs.text import safe_json
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -82,10 +84,8 @@ def tool_results(turn: list[dict[str, Any]]) -> dict[str, Any]:
             names[call.get("id")] = (call.get("function") or {}).get("name")
         if msg.get("role") == "tool":
             name = names.get(msg.get("tool_call_id"))
-            try:
-                out[name] = json.loads(msg.get("content") or "null")
-            except ValueError:
-                out[name] = {"error": "unreadable tool result"}
+            value, problem = safe_json.try_loads(str(msg.get("content") or "null"), allow_non_finite=True)
+            out[name] = {"error": "unreadable tool result"} if problem is not None else value
     return out
 
 
@@ -120,17 +120,12 @@ def call_results(messages: list[dict[str, Any]]) -> dict[str, Any]:
     for msg in messages:
         for call in msg.get("tool_calls") or []:
             function = call.get("function") or {}
-            try:
-                arguments = json.loads(function.get("arguments") or "{}")
-            except ValueError:
-                continue
-            if isinstance(arguments, dict):
+            arguments, problem = safe_json.try_loads(str(function.get("arguments") or "{}"), allow_non_finite=True)
+            if problem is None and isinstance(arguments, dict):
                 calls[call.get("id")] = call_key(str(function.get("name")), arguments)
         if msg.get("role") == "tool" and msg.get("tool_call_id") in calls:
-            try:
-                out[calls[msg["tool_call_id"]]] = json.loads(msg.get("content") or "null")
-            except ValueError:
-                out[calls[msg["tool_call_id"]]] = {"error": "unreadable tool result"}
+            value, problem = safe_json.try_loads(str(msg.get("content") or "null"), allow_non_finite=True)
+            out[calls[msg["tool_call_id"]]] = {"error": "unreadable tool result"} if problem is not None else value
     return out
 
 

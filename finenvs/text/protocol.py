@@ -38,18 +38,47 @@ from typing import Any
 
 from gymnasium import spaces
 
+from finenvs.text import safe_json
+
 #: Longest reply a text env accepts (characters). Longer replies are invalid, not truncated.
 MAX_ACTION_CHARS = 16_384
 #: Longest prompt a text env emits (characters).
 MAX_PROMPT_CHARS = 32_768
+#: Longest ``commit_action`` arguments accepted as JSON text (characters).
+MAX_ARGUMENT_CHARS = 65_536
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
 _EMBEDDED = re.compile(r"\{[^{}]*\"action\"\s*:\s*\"([^\"]*)\"[^{}]*\}", re.IGNORECASE)
+# A marker is found where its keyword starts, then checked to begin its line (:func:`marker_values`): a
+# leading ``^[\s>*_#`-]*`` would rescan every following line from every line start (quadratic).
 _MARKER = re.compile(
-    r"^[\s>*_#`-]*(?:final\s+)?(?:action|decision|answer)\s*[*_`]*\s*[:=]\s*[*_`\"']*\s*([A-Za-z_][A-Za-z0-9_./-]*)",
-    re.IGNORECASE | re.MULTILINE,
+    r"(?:final\s++)?(?:action|decision|answer)\s*+[*_`]*+\s*+[:=]\s*+[*_`\"']*+\s*+([A-Za-z_][A-Za-z0-9_./-]*+)",
+    re.IGNORECASE,
 )
+_LINE_LEAD = frozenset(" \t\r\f\v>*_#`-")
 _WORD_STRIP = " \t\r\n*_`'\".!:;,()[]{}<>"
+
+
+def starts_line(text: str, at: int, lead: frozenset[str] = _LINE_LEAD) -> bool:
+    """Whether only ``lead`` characters stand between the start of ``at``'s line and ``at``.
+
+    Walks back over the run of lead characters only (each run precedes one position), so checking
+    every match of a pattern stays linear in the text.
+    """
+    i = at
+    while i > 0:
+        ch = text[i - 1]
+        if ch == "\n":
+            return True
+        if ch not in lead and not ch.isspace():
+            return False
+        i -= 1
+    return True
+
+
+def marker_values(pattern: re.Pattern[str], text: str) -> list[str]:
+    """Group 1 of each match of ``pattern`` that begins its line (after markdown lead characters)."""
+    return [m.group(1) for m in pattern.finditer(text) if starts_line(text, m.start())]
 
 
 @dataclass(frozen=True)
@@ -76,8 +105,8 @@ class ParsedAction:
 
 
 def is_printable_text(text: str) -> bool:
-    """Printable Unicode, plus newline, carriage return and tab."""
-    return all(ch.isprintable() or ch in "\n\r\t" for ch in text)
+    """Printable Unicode, plus newline, carriage return and tab (C-speed string methods only)."""
+    return text.isprintable() or text.replace("\n", "").replace("\r", "").replace("\t", "").isprintable()
 
 
 def reply_problem(text: Any, max_chars: int) -> str | None:
@@ -227,13 +256,9 @@ class TextProtocol:
 
     def parse_commit(self, arguments: Any) -> ParsedAction:
         """Read ``commit_action`` arguments (a dict or a JSON string). Never raises."""
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                return self.invalid(f"commit_action arguments are not JSON ({exc.msg})")
-        if not isinstance(arguments, dict):
-            return self.invalid(f"commit_action arguments must be a JSON object, got {type(arguments).__name__}")
+        arguments, problem = AnswerProtocol.commit_arguments(arguments)
+        if problem is not None:
+            return self.invalid(problem)
         value = arguments.get("action")
         if not isinstance(value, str):
             return self.invalid(
@@ -257,10 +282,7 @@ class TextProtocol:
         whole = _FENCE.fullmatch(stripped)
         candidate = whole.group(1) if whole else stripped
         if candidate.startswith("{"):
-            try:
-                obj = json.loads(candidate)
-            except ValueError:
-                obj = None
+            obj, _ = safe_json.try_loads(candidate, allow_non_finite=True)
             if isinstance(obj, dict):
                 keys = {k.lower(): k for k in obj if isinstance(k, str)}
                 if "action" not in keys:
@@ -279,7 +301,7 @@ class TextProtocol:
         if embedded_words:
             return self._ok(embedded_words.pop(), "json")
 
-        markers = {w for w in (self._lookup(v) for v in _MARKER.findall(text)) if w is not None}
+        markers = {w for w in (self._lookup(v) for v in marker_values(_MARKER, text)) if w is not None}
         if len(markers) > 1:
             return self.invalid(f"ambiguous: action lines {sorted(markers)} disagree")
         if markers:
@@ -356,10 +378,7 @@ class AnswerProtocol(TextProtocol):
 
     def commit_for(self, parsed: ParsedAction) -> dict[str, Any]:
         """The answer as ``commit_action`` arguments: its JSON object, or ``{"answer": text}``."""
-        try:
-            obj = json.loads(parsed.action) if isinstance(parsed.action, str) else None
-        except (ValueError, RecursionError):
-            obj = None
+        obj = safe_json.try_loads(parsed.action)[0] if isinstance(parsed.action, str) else None
         return obj if isinstance(obj, dict) else {"answer": parsed.action}
 
     def check(self, answer: Any) -> str | None:  # pragma: no cover - every subclass overrides it
@@ -372,20 +391,38 @@ class AnswerProtocol(TextProtocol):
 
     @staticmethod
     def commit_arguments(arguments: Any) -> tuple[Any, str | None]:
-        """``commit_action`` arguments as an object, or why they are not one."""
+        """``commit_action`` arguments as an object, or ``({}, why they are not one)``.
+
+        A string is parsed by :func:`finenvs.text.safe_json.loads`; a decoded value is checked against
+        the same limits (depth, number size), so what comes back is safe to walk and score. NaN and
+        infinities pass: each protocol's own check names the field that is not finite.
+        """
         if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                return arguments, f"commit_action arguments are not JSON ({exc.msg})"
-            except RecursionError:
-                return arguments, "commit_action arguments are nested too deeply"
+            if len(arguments) > MAX_ARGUMENT_CHARS:
+                return {}, f"commit_action arguments have {len(arguments)} characters; the limit is {MAX_ARGUMENT_CHARS}"
+            if not arguments.strip():
+                return {}, None
+            arguments, problem = safe_json.try_loads(arguments, allow_non_finite=True)
+            if problem is not None:
+                return {}, f"commit_action arguments are not JSON ({problem})"
+        elif arguments is None:
+            arguments = {}
         if not isinstance(arguments, dict):
-            return arguments, "commit_action arguments must be a JSON object"
+            return {}, f"commit_action arguments must be a JSON object, not a {type(arguments).__name__}"
+        problem = safe_json.check_value(arguments, allow_non_finite=True)  # each protocol checks its numbers
+        if problem is not None:
+            return {}, f"commit_action arguments break a limit: {problem}"
         return arguments, None
 
     def parse_text(self, text: Any) -> ParsedAction:
         if isinstance(text, dict):
+            problem = safe_json.check_value(text, allow_non_finite=True)
+            if problem is None:
+                written = json.dumps(text, default=str)
+                if len(written) > self.max_chars:
+                    problem = f"the answer has {len(written)} characters of JSON; the limit is {self.max_chars}"
+            if problem is not None:
+                return ParsedAction("", "ANSWER", f"the answer object breaks a limit: {problem}", "default")
             return self.answer(text, "json")
         # a reply that is not read carries no answer: the action is "", which scores 0 wherever it goes
         if not isinstance(text, str):

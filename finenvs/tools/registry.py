@@ -33,13 +33,16 @@ from typing import Any
 from finenvs.data.asof import AsOfView
 from finenvs.data.documents import FilingStore, NewsStore
 from finenvs.errors import FinEnvsError
-from finenvs.text.protocol import ParsedAction, TextProtocol
+from finenvs.text import safe_json
+from finenvs.text.protocol import MAX_ARGUMENT_CHARS, ParsedAction, TextProtocol
 
 #: Default cap on a tool result, in characters of JSON.
 DEFAULT_MAX_CHARS = 8_000
 #: Smallest cap a ToolBox accepts: every tool's fixed fields plus a truncation marker fit in it.
 MIN_MAX_CHARS = 1_000
 COMMIT_TOOL = "commit_action"
+#: Longest error message a result carries (characters); messages never echo more of the input.
+MAX_ERROR_CHARS = 1_000
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
@@ -96,9 +99,10 @@ def validate_arguments(value: Any, schema: dict[str, Any], path: str = "argument
             if name not in value:
                 return f"{path} is missing the required field {name!r}"
         if schema.get("additionalProperties", True) is False:
-            extra = sorted(str(k) for k in value if k not in props)
+            extra = [k for k in value if k not in props]
             if extra:
-                return f"{path} has unknown field(s) {extra}; valid fields: {sorted(props)}"
+                shown = sorted(k[:40] if isinstance(k, str) else _short(k, 40) for k in extra[:10]) + ([f"... {len(extra) - 10} more"] if len(extra) > 10 else [])
+                return f"{path} has unknown field(s) {shown}; valid fields: {sorted(props)}"
         for name, sub in props.items():
             if name in value:
                 problem = validate_arguments(value[name], sub, f"{path}.{name}" if path != "arguments" else name)
@@ -108,7 +112,19 @@ def validate_arguments(value: Any, schema: dict[str, Any], path: str = "argument
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
+    """A bounded picture of ``value`` (never more than ``limit`` characters; huge or deep values are named, not
+    written)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"<an integer of {value.bit_length()} bits>"
+    if isinstance(value, str):
+        text = repr(value[:limit])
+    elif isinstance(value, (list, tuple, dict)):
+        text = f"<a {type(value).__name__} of {len(value)} item(s)>"
+    else:
+        try:
+            text = repr(value)
+        except Exception:  # a hostile object's repr: name its type only
+            text = f"<a {type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -170,10 +186,25 @@ class ToolResult:
     look_ahead: int = 0
     seconds: float = 0.0
     commit: ParsedAction | None = None
+    #: Cap on :meth:`text` (the ToolBox's ``max_chars``).
+    max_chars: int = DEFAULT_MAX_CHARS
 
     def text(self) -> str:
-        """The JSON the agent reads (compact, Unicode kept)."""
-        return json.dumps(self.data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+        """The JSON the agent reads (compact, Unicode kept), at most ``max_chars`` characters.
+
+        Non-finite numbers are written as ``null`` (JSON has no NaN); a result that would still be longer
+        than the cap (only possible for a custom tool that bypasses :func:`cap_output`) is replaced by a
+        truncation object naming its size.
+        """
+        try:
+            text = json.dumps(self.data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+        except ValueError:  # NaN/inf somewhere: null them
+            text = json.dumps(_finite(self.data), ensure_ascii=False, separators=(",", ":"), default=str)
+        except RecursionError:
+            text = json.dumps({"error": "the result is nested too deeply to write"})
+        if len(text) <= self.max_chars:
+            return text
+        return safe_json.dumps_capped(self.data, self.max_chars, ensure_ascii=False, separators=(",", ":"))
 
     def record(self) -> dict[str, Any]:
         """JSON-able summary for a trajectory."""
@@ -189,6 +220,16 @@ class ToolResult:
         if self.commit is not None:
             out["commit"] = {"action": self.commit.name, "invalid": self.commit.invalid}
         return out
+
+
+def _finite(data: Any) -> Any:
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(v) for v in data]
+    return data
 
 
 @dataclass
@@ -403,27 +444,34 @@ class ToolBox:
             counter = None
         before = counter.attempts if counter is not None else 0
         result = self._call(name, arguments, has_episode=counter is not None)
+        result.max_chars = self.max_chars
         if counter is not None:
             result.look_ahead = counter.attempts - before
         result.seconds = time.perf_counter() - began
         return result
 
     def _call(self, name: Any, arguments: Any, *, has_episode: bool) -> ToolResult:
-        shown = str(name)[:80]
         if not isinstance(name, str) or name not in self.tools:
+            shown = name[:80] if isinstance(name, str) else _short(name, 80)
             return _error(shown, None, f"unknown tool {shown!r}; available tools: {self.names}")
         tool = self.tools[name]
         if arguments is None:
             arguments = {}
         if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                return _error(name, None, f"arguments of {name} are not valid JSON ({exc})")
-            except RecursionError:
-                return _error(name, None, f"arguments of {name} are nested too deeply")
+            if len(arguments) > MAX_ARGUMENT_CHARS:
+                return _error(name, None, f"arguments of {name} have {len(arguments)} characters; the limit is "
+                              f"{MAX_ARGUMENT_CHARS}")
+            arguments, problem = (safe_json.try_loads(arguments, allow_non_finite=True) if arguments.strip()
+                                  else ({}, None))
+            if problem is not None:
+                return _error(name, None, f"arguments of {name} are not valid JSON ({problem})")
         if not isinstance(arguments, dict):
             return _error(name, None, f"arguments of {name} must be a JSON object, got {type(arguments).__name__}")
+        problem = safe_json.check_value(arguments, allow_non_finite=True)  # the schema names a non-finite field
+        if problem is None and json_size(arguments) > MAX_ARGUMENT_CHARS:
+            problem = f"{json_size(arguments)} characters of JSON; the limit is {MAX_ARGUMENT_CHARS}"
+        if problem is not None:
+            return _error(name, None, f"arguments of {name} break a limit: {problem}")
         if name == COMMIT_TOOL:  # lenient by design: case and synonyms are the protocol's to judge
             parsed = self.protocol.parse_commit(arguments)
             data = {"accepted": parsed.valid, "action": parsed.name}
@@ -441,10 +489,10 @@ class ToolBox:
         try:
             data = tool.func(self.context, **kwargs)
         except (FinEnvsError, ValueError, KeyError) as exc:
-            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            return _error(name, arguments, str(message))
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            return _error(name, arguments, _message(message))
         except Exception as exc:  # a bug must not end an agent's run: record it
-            return _error(name, arguments, f"internal error in {name}: {type(exc).__name__}: {exc}")
+            return _error(name, arguments, f"internal error in {name}: {type(exc).__name__}: {_message(exc)}")
         try:
             data, truncated = cap_output(data, self.max_chars, tool.keep)
         except ValueError as exc:
@@ -453,7 +501,19 @@ class ToolBox:
         return ToolResult(name, arguments, True, data, truncated=truncated)
 
 
+def _message(value: Any) -> str:
+    """An exception's message (or a KeyError's key), at most :data:`MAX_ERROR_CHARS` characters."""
+    if isinstance(value, BaseException):
+        try:
+            value = str(value)
+        except Exception:  # str() of an exception holding a huge integer raises
+            value = f"{type(value).__name__}"
+    text = value if isinstance(value, str) else _short(value, MAX_ERROR_CHARS)
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 30] + f"... [{len(text)} characters]"
+
+
 def _error(name: str, arguments: dict[str, Any] | None, message: str) -> ToolResult:
+    message = _message(message)
     return ToolResult(name, arguments, False, {"error": message}, message)
 
 
@@ -476,6 +536,7 @@ class ToolUsage:
 __all__ = [
     "COMMIT_TOOL",
     "DEFAULT_MAX_CHARS",
+    "MAX_ERROR_CHARS",
     "MIN_MAX_CHARS",
     "TOOLSETS",
     "Tool",
