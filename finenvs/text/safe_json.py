@@ -156,11 +156,14 @@ def object_spans(text: str, *, max_depth: int = MAX_DEPTH) -> list[tuple[int, in
     (prose braces such as ``{ I think }`` do not open one); inside it, JSON strings are skipped and
     braces counted. A span nested deeper than ``max_depth`` is not a candidate (its shallower parts
     are). A string left open ends the scan.
+
+    Raises:
+        JSONLimitError: More than :data:`MAX_CANDIDATES` outermost candidates.
     """
     spans: list[tuple[int, int, int]] = []  # (start, end, depth)
     stack: list[int] = []
     deepest: list[int] = []  # the deepest level reached inside each open span
-    pos, n = 0, len(text)
+    pos, n, outermost = 0, len(text), 0
     while pos < n:
         if not stack:  # outside a candidate only a candidate's start matters
             m = _OBJECT_START.search(text, pos)
@@ -188,6 +191,10 @@ def object_spans(text: str, *, max_depth: int = MAX_DEPTH) -> list[tuple[int, in
             inner = deepest.pop()
             if inner <= max_depth:
                 spans.append((start, at + 1, len(stack)))
+            if not stack:
+                outermost += 1
+                if outermost > MAX_CANDIDATES:
+                    raise JSONLimitError(f"more than {MAX_CANDIDATES} JSON objects or object-like spans in the text")
             if deepest:
                 deepest[-1] = max(deepest[-1], inner + 1)
     spans.sort()

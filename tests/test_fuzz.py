@@ -1,0 +1,244 @@
+"""Fuzz: hostile replies and tool arguments never raise, never echo unbounded input, never take super-linear time.
+
+Over every registered text env (its protocol's ``parse_text``/``parse_commit``, a full env step) and every
+tool of its toolset: hypothesis strategies from :mod:`hostile` (deep nesting, huge numbers, surrogates,
+control characters, marker floods, near-miss JSON, valid-looking answers with wrong types) and a fixed
+adversarial corpus at each protocol's length limit.
+
+The time bound here is a safety net against a quadratic or exponential parser (those take seconds to
+minutes on these inputs), not a performance target: the 10 ms target is measured in
+``benchmarks/bench_parse.py``. ``-m slow`` runs a larger corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import gymnasium as gym
+import pytest
+from hostile import floods, hostile_arguments, hostile_json, hostile_text
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import finenvs  # noqa: F401  (registers the envs)
+from finenvs.tasks import tasks
+from finenvs.text import safe_json
+from finenvs.tools.registry import DEFAULT_MAX_CHARS
+
+FAMILIES = [spec.family for spec in tasks()]
+#: A generous ceiling on one parse (the benchmark's worst case is a few ms): only a super-linear parser hits it.
+PARSE_CEILING = 0.5
+#: The longest reason a parser records (it names, never echoes, the input).
+MAX_REASON = 1_000
+
+FAST = settings(max_examples=40, deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.function_scoped_fixture])
+SLOW = settings(FAST, max_examples=1_500)
+
+
+@pytest.fixture(scope="module")
+def text_envs():
+    envs = {}
+    for spec in tasks():
+        env = gym.make(spec.text_env_id)
+        env.reset(seed=0)
+        envs[spec.family] = env
+    yield envs
+    for env in envs.values():
+        env.close()
+
+
+def _wrapper(env):
+    while not hasattr(env, "protocol"):
+        env = env.env
+    return env
+
+
+def _check_parsed(parsed, text=None):
+    assert parsed.invalid is None or (isinstance(parsed.invalid, str) and len(parsed.invalid) <= MAX_REASON), \
+        parsed.invalid[:200]
+    assert isinstance(parsed.name, str) and len(parsed.name) <= MAX_REASON
+    json.dumps(parsed.invalid)  # recordable
+
+
+def _parse_all_ways(protocol, text):
+    began = time.perf_counter()
+    parsed = protocol.parse_text(text)
+    elapsed = time.perf_counter() - began
+    _check_parsed(parsed)
+    if isinstance(text, str):
+        _check_parsed(protocol.parse_commit(text))
+    return elapsed
+
+
+# ----------------------------------------------------------------------------- the fixed corpus
+@pytest.mark.parametrize("family", FAMILIES)
+def test_adversarial_corpus_parses_in_bounded_time(text_envs, family):
+    protocol = _wrapper(text_envs[family]).protocol
+    slowest = max((_parse_all_ways(protocol, text), name) for name, text in floods(protocol.max_chars))
+    assert slowest[0] < PARSE_CEILING, slowest
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_adversarial_corpus_steps_the_env(text_envs, family):
+    """Corpus replies go through a full env step (scorers included): a finite reward, a recordable info."""
+    env = text_envs[family]
+    protocol = _wrapper(env).protocol
+    for name, text in floods(protocol.max_chars)[::4]:  # every fourth: the step, not the parse, is under test
+        env.reset(seed=0)
+        _, reward, _, _, info = env.step(text)
+        assert math.isfinite(reward), (name, reward)
+        reason = info.get("invalid_action")
+        assert reason is None or len(reason) <= MAX_REASON, (name, reason[:100])
+        json.dumps(info, default=str)
+
+
+# ----------------------------------------------------------------------------- hypothesis: replies
+@pytest.mark.parametrize("family", FAMILIES)
+@FAST
+@given(text=hostile_text())
+def test_hostile_replies_never_raise(text_envs, family, text):
+    protocol = _wrapper(text_envs[family]).protocol
+    assert _parse_all_ways(protocol, text) < PARSE_CEILING
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@FAST
+@given(value=hostile_json())
+def test_hostile_commit_values_never_raise(text_envs, family, value):
+    """A commit's arguments as a decoded value (what an MCP client or a dict action sends)."""
+    protocol = _wrapper(text_envs[family]).protocol
+    for arguments in (value, {"action": value}, {"answer": value}, {"hedge": value}, {"report": value},
+                      {"reported_value": value, "calculated_value": value}, {"legs": value, "contracts": value}):
+        _check_parsed(protocol.parse_commit(arguments))
+    _check_parsed(protocol.parse_text(value))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(FAST, max_examples=10)
+@given(text=hostile_text())
+def test_hostile_replies_step_every_env(text_envs, family, text):
+    env = text_envs[family]
+    env.reset(seed=1)
+    _, reward, _, _, info = env.step(text)
+    assert math.isfinite(reward)
+    json.dumps(info, default=str)
+
+
+# ----------------------------------------------------------------------------- hypothesis: tools
+def _tool_params(family):
+    spec = next(s for s in tasks() if s.family == family)
+    env = gym.make(spec.text_env_id)
+    toolbox = _wrapper(env).toolbox
+    return [(name, list(tool.parameters.get("properties", {}))) for name, tool in toolbox.tools.items()]
+
+
+TOOLS = [(family, name, props) for family in FAMILIES for name, props in _tool_params(family)]
+
+
+@pytest.mark.parametrize(("family", "tool", "props"), TOOLS, ids=[f"{f}-{t}" for f, t, _ in TOOLS])
+@settings(FAST, max_examples=12)
+@given(data=st.data())
+def test_hostile_tool_arguments_are_bounded_results(text_envs, family, tool, props, data):
+    arguments = data.draw(hostile_arguments(props))
+    env = _wrapper(text_envs[family])
+    result = env.call_tool(tool, arguments)
+    text = result.text()
+    assert len(text) <= DEFAULT_MAX_CHARS
+    json.loads(text)
+    assert result.error is None or len(result.error) <= MAX_REASON
+    json.dumps(result.record(), default=str)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_hostile_tool_names_and_argument_texts(text_envs, family):
+    env = _wrapper(text_envs[family])
+    for name in (10 ** 5000, None, ["x"] * 1000, "x" * 100_000, "\ud800", "", {"a": 1}):
+        result = env.call_tool(name, {})
+        assert not result.ok and len(result.text()) <= DEFAULT_MAX_CHARS
+    tool = next(iter(env.toolbox.tools))
+    for _, text in floods(70_000):
+        result = env.call_tool(tool, text)
+        assert len(result.text()) <= DEFAULT_MAX_CHARS and (result.error is None or len(result.error) <= MAX_REASON)
+
+
+# ----------------------------------------------------------------------------- the JSON reader itself
+@FAST
+@given(text=hostile_text(8_000))
+def test_safe_json_raises_only_its_own_error(text):
+    try:
+        safe_json.loads(text)
+    except safe_json.JSONLimitError as exc:
+        assert len(str(exc)) <= 200
+    found = []
+    try:
+        found = safe_json.objects(text)
+    except safe_json.JSONLimitError:
+        pass
+    for obj in found:
+        assert safe_json.check_value(obj) is None
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("[" * 5_000, "nested deeper"),
+    ("[" * 33 + "]" * 33, "nested deeper"),
+    ("9" * 5_000, "out of range"),
+    ("1e999", "out of range"),
+    ("NaN", "not a finite number"),
+    ('{"a": ', "Expecting value"),
+])
+def test_safe_json_limits(text, reason):
+    with pytest.raises(safe_json.JSONLimitError, match=reason):
+        safe_json.loads(text)
+
+
+def test_safe_json_reads_what_json_reads_within_the_limits():
+    doc = {"a": [1, 2.5, -3e10, "x\u00e9", None, True, {"b": [[[]]]}], "c": "\ud800"}
+    text = json.dumps(doc)
+    assert safe_json.loads(text) == doc
+    assert safe_json.loads("[" * 32 + "]" * 32) is not None
+    assert safe_json.objects(f"I think {text} and {{ prose }} then ```json\n{{\"answer\": 5}}\n```") == [doc, {"answer": 5}]
+    assert safe_json.objects('{ I think {"answer": 5} }') == [{"answer": 5}]
+    assert safe_json.objects('{"x": oops, {"y": 1}}') == [{"y": 1}]
+    assert safe_json.loads("NaN", allow_non_finite=True) != safe_json.loads("NaN", allow_non_finite=True)
+
+
+def test_safe_json_check_value_measures_any_depth_without_recursion():
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert "nested deeper" in safe_json.check_value(deep)
+    assert "out of range" in safe_json.check_value({"a": 10 ** 5000})
+    assert safe_json.check_value({"a": float("nan")}) is not None
+    assert safe_json.check_value({"a": float("nan")}, allow_non_finite=True) is None
+    assert "not a string" in safe_json.check_value({1: 2})
+
+
+@pytest.mark.parametrize("limit", [100, 1_000, 8_000])
+def test_dumps_capped_never_exceeds_its_limit(limit):
+    for value in ({"x": "a" * 50_000}, {"x": "\u00e9\"\\" * 20_000}, list(range(100_000)), "short"):
+        text = safe_json.dumps_capped(value, limit)
+        assert len(text) <= limit
+        json.loads(text)
+
+
+# ----------------------------------------------------------------------------- the larger corpus
+@pytest.mark.slow
+@pytest.mark.parametrize("family", FAMILIES)
+@SLOW
+@given(text=hostile_text(16_384))
+def test_hostile_replies_never_raise_large_corpus(text_envs, family, text):
+    protocol = _wrapper(text_envs[family]).protocol
+    assert _parse_all_ways(protocol, text) < PARSE_CEILING
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("family", "tool", "props"), TOOLS, ids=[f"{f}-{t}" for f, t, _ in TOOLS])
+@settings(SLOW, max_examples=300)
+@given(data=st.data())
+def test_hostile_tool_arguments_large_corpus(text_envs, family, tool, props, data):
+    result = _wrapper(text_envs[family]).call_tool(tool, data.draw(hostile_arguments(props)))
+    assert len(result.text()) <= DEFAULT_MAX_CHARS
