@@ -242,3 +242,24 @@ def test_hostile_replies_never_raise_large_corpus(text_envs, family, text):
 def test_hostile_tool_arguments_large_corpus(text_envs, family, tool, props, data):
     result = _wrapper(text_envs[family]).call_tool(tool, data.draw(hostile_arguments(props)))
     assert len(result.text()) <= DEFAULT_MAX_CHARS
+
+
+# ----------------------------------------------------------------------------- the base (RL) envs
+BAD_RL_ACTIONS = {"huge-int": 10 ** 5000, "big-int": 10 ** 400, "nan": float("nan"), "surrogate": "\ud800",
+                  "none": None, "long-list": [1] * 10_000, "dict": {"legs": "x"}, "nested": [[1], [1, 2]],
+                  "int64-overflow": 2 ** 63, "bool": True}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_base_envs_refuse_actions_outside_their_space_with_a_short_value_error(family):
+    """The RL envs follow Gymnasium: an action outside the space is the caller's bug, a ValueError; its message
+    names the action in a bounded form (a 5,000-digit integer cannot even be printed)."""
+    spec = next(s for s in tasks() if s.family == family)
+    env = gym.make(spec.env_id)
+    for name, action in BAD_RL_ACTIONS.items():
+        env.reset(seed=0)
+        try:
+            env.step(action)
+        except ValueError as exc:
+            assert len(str(exc)) <= 400, (name, str(exc)[:100])
+    env.close()

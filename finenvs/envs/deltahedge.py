@@ -57,7 +57,7 @@ from finenvs.data.synthetic import (
     MertonParams,
     SyntheticSpec,
 )
-from finenvs.envs.validation import check_choice, check_render_mode
+from finenvs.envs.validation import check_choice, check_render_mode, shown
 from finenvs.errors import UnknownSymbolError, WindowError
 from finenvs.pricing import bsm_greeks
 from finenvs.text import safe_json
@@ -913,20 +913,23 @@ class FinDeltaHedgeEnv(gym.Env):
                 k = None
             if k is None or not 0 <= k < self.n_bins:
                 raise ValueError(
-                    f"invalid action {action!r}: FinDeltaHedge-v0 (action_type='discrete') takes an integer "
+                    f"invalid action {shown(action)}: FinDeltaHedge-v0 (action_type='discrete') takes an integer "
                     f"in [0, {self.n_bins - 1}], bin k meaning hedge ratio "
                     f"np.linspace(-1.5, 1.5, {self.n_bins})[k]"
                 )
             return self._bin_values[k]
         if _is_real(action):
-            value = float(action)
+            try:
+                value = float(action)
+            except OverflowError:  # an integer beyond any float: out of range like any other
+                value = math.nan
         elif _is_scalar_array(action, "fiu"):
             value = float(action.reshape(-1)[0])
         else:
             value = math.nan
         if not -MAX_HEDGE <= value <= MAX_HEDGE:  # NaN fails too
             raise ValueError(
-                f"invalid action {action!r}: FinDeltaHedge-v0 (action_type='box') takes a hedge ratio in "
+                f"invalid action {shown(action)}: FinDeltaHedge-v0 (action_type='box') takes a hedge ratio in "
                 f"[-{MAX_HEDGE}, {MAX_HEDGE}] (shares per option), as a float32 array of shape (1,)"
             )
         return value

@@ -38,7 +38,7 @@ from finenvs.envs.hedging_core import (
     transition,
 )
 from finenvs.envs.hedging_text import hedging_protocol
-from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
+from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction, shown
 from finenvs.errors import UnknownSymbolError
 from finenvs.text.protocol import ParsedAction
 
@@ -382,12 +382,12 @@ class FinHedgingEnv(gym.Env):
             a = int(action.reshape(-1)[0])
         else:
             raise ValueError(
-                f"invalid action {action!r} of type {type(action).__name__}; FinHedging-v0 takes an integer in "
+                f"invalid action {shown(action)} of type {type(action).__name__}; FinHedging-v0 takes an integer in "
                 f"[0, {self.action_space.n - 1}]: a pair index on the selection step, then "
                 "0 LONG_SHORT, 1 SHORT_LONG, 2 HOLD, 3 CLOSE"
             )
         if not 0 <= a < self.action_space.n:
-            raise ValueError(f"invalid action {a}: outside Discrete({self.action_space.n})")
+            raise ValueError(f"invalid action {shown(a)}: outside Discrete({self.action_space.n})")
         return a
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:

@@ -39,7 +39,7 @@ from finenvs.envs.options_core import (
     stated_answer,
 )
 from finenvs.envs.options_tasks import make_task
-from finenvs.envs.validation import check_choice, check_render_mode
+from finenvs.envs.validation import check_choice, check_render_mode, shown
 from finenvs.pricing import PricingError, bsm_price
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
 
@@ -505,14 +505,17 @@ class FinOptionsEnv(gym.Env):
         return stated_answer(legs, contracts, engine_numbers(task, legs, contracts))
 
     def _check_rl_action(self, action: Any) -> np.ndarray:
-        arr = np.asarray(action)
+        try:
+            arr = np.asarray(action)
+        except (ValueError, OverflowError, TypeError):  # ragged or unconvertible: shown as given
+            arr = np.asarray(None)
         if arr.shape != (5,) or not np.issubdtype(arr.dtype, np.integer):
             if arr.shape == (5,) and np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) \
                     and np.all(arr == np.round(arr)):
                 arr = arr.astype(np.int64)
             else:
                 raise ValueError(f"an RL action is 5 integers {list(self.action_space.nvec)} (template, centre, "
-                                 f"width, expiry, size); got {str(action)[:80]!r}")
+                                 f"width, expiry, size); got {shown(action)}")
         if not self.action_space.contains(arr.astype(self.action_space.dtype)):
             raise ValueError(f"action {arr.tolist()} is outside MultiDiscrete({self.action_space.nvec.tolist()})")
         return arr

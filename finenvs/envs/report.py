@@ -53,7 +53,7 @@ from finenvs.envs.trading_core import (
     make_episode,
     transition_to,
 )
-from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
+from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction, shown
 from finenvs.errors import UnknownSymbolError, WindowError
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText, TextProtocol
 
@@ -441,7 +441,7 @@ class FinReportEnv(gym.Env):
             rating = rating_of(int(action))
             if rating is not None:
                 return rating, None, None
-        raise ValueError(f"invalid action {str(action)[:80]!r} of type {type(action).__name__}; FinReport-v0 takes an "
+        raise ValueError(f"invalid action {shown(action)} of type {type(action).__name__}; FinReport-v0 takes an "
                          f"integer rating in {dict(enumerate(RATINGS))} (a report, with action_mode='report')")
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:

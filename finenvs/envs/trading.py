@@ -31,7 +31,7 @@ from finenvs.envs.trading_core import (
     transition,
 )
 from finenvs.envs.trading_text import TRADING_PROTOCOL
-from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
+from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction, shown
 from finenvs.errors import UnknownSymbolError
 
 SOURCES = ("real", "synthetic")
@@ -365,11 +365,11 @@ class FinTradingEnv(gym.Env):
             a = int(action.reshape(-1)[0])
         else:
             raise ValueError(
-                f"invalid action {action!r} of type {type(action).__name__}; FinTrading-v0 takes an integer "
+                f"invalid action {shown(action)} of type {type(action).__name__}; FinTrading-v0 takes an integer "
                 "in {0: SELL, 1: HOLD, 2: BUY}"
             )
         if not 0 <= a <= 2:
-            raise ValueError(f"invalid action {a}; FinTrading-v0 takes an integer in {{0: SELL, 1: HOLD, 2: BUY}}")
+            raise ValueError(f"invalid action {shown(a)}; FinTrading-v0 takes an integer in {{0: SELL, 1: HOLD, 2: BUY}}")
         return a
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:

@@ -15,6 +15,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 
 from finenvs.data.synthetic import BarParams
+from finenvs.envs.validation import shown
 
 MARL_EXTRA = "pip install 'finenvs[marl]'"
 
@@ -52,11 +53,11 @@ def parse_action(agent: str, action: Any, env_name: str) -> int:
         a = int(action.reshape(-1)[0])
     else:
         raise ValueError(
-            f"invalid action {action!r} of type {type(action).__name__} for agent {agent!r}; "
+            f"invalid action {shown(action)} of type {type(action).__name__} for agent {agent!r}; "
             f"{env_name} takes an integer in {ACTION_DOC}"
         )
     if not 0 <= a < N_ACTIONS:
-        raise ValueError(f"invalid action {a} for agent {agent!r}; {env_name} takes an integer in {ACTION_DOC}")
+        raise ValueError(f"invalid action {shown(a)} for agent {agent!r}; {env_name} takes an integer in {ACTION_DOC}")
     return a
 
 
