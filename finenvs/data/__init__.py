@@ -12,13 +12,22 @@ from finenvs.data.asof import AsOfView, LookAheadAttempt, LookAheadCounter, to_d
 from finenvs.data.catalog import (
     DEFAULT_DATASET,
     Catalog,
+    CatalogRebuiltWarning,
     cache_dir,
     default_catalog,
     ensure_catalog,
     load_prices,
+    verify_catalog,
 )
 from finenvs.data.manifest import Manifest, load_manifest, shipped_data_dir, verify_data
-from finenvs.data.schema import REQUIRED_COLUMNS, PriceSeries, check_ohlcv, series_from_frame
+from finenvs.data.schema import (
+    PRICE_MAX,
+    PRICE_MIN,
+    REQUIRED_COLUMNS,
+    PriceSeries,
+    check_ohlcv,
+    series_from_frame,
+)
 from finenvs.data.splits import SPLITS, split_bounds, window_indices
 from finenvs.data.synthetic import (
     BarParams,
@@ -31,11 +40,14 @@ from finenvs.data.synthetic import (
 
 __all__ = [
     "DEFAULT_DATASET",
+    "PRICE_MAX",
+    "PRICE_MIN",
     "REQUIRED_COLUMNS",
     "SPLITS",
     "AsOfView",
     "BarParams",
     "Catalog",
+    "CatalogRebuiltWarning",
     "GBMParams",
     "HestonParams",
     "LookAheadAttempt",
@@ -55,6 +67,7 @@ __all__ = [
     "simulate",
     "split_bounds",
     "to_day",
+    "verify_catalog",
     "verify_data",
     "window_indices",
 ]

@@ -7,14 +7,24 @@ into a cache directory, then only ever opened read-only:
   ``~/.cache/finenvs``);
 * file name: ``catalog-<first 16 hex of the MANIFEST sha256>-v<schema>.duckdb``, so
   a changed manifest gives a new file and the catalog is rebuilt;
-* concurrency: each builder writes a private temporary file and publishes it with
-  an atomic ``os.replace``; two processes starting at once both build, the last
-  rename wins, and neither can observe a half-written catalog.
+* concurrency: each builder writes a private temporary file in the cache
+  directory (``.<catalog stem>.<host>.<pid>.<token>.building.duckdb``) and
+  publishes it with an atomic ``os.replace``; two processes starting at once both
+  build, the last rename wins, and neither can observe a half-written catalog.
+  A temporary left by a build that was killed is removed by the next
+  :func:`ensure_catalog` once its process is gone (same host) or it is older
+  than ``STALE_BUILD_SECONDS``;
+* integrity: the build records, per table, its row count and a checksum of its
+  content computed in DuckDB SQL (``bit_xor`` and ``sum`` of ``hash(row)``), and
+  the manifest digest. Opening recomputes them (about 20 ms on the shipped data); a
+  catalog whose content no longer matches (edited in place, truncated, corrupt) is
+  rebuilt with one :class:`CatalogRebuiltWarning`.
+  :func:`verify_catalog` (``finenvs data verify``) reports each table.
 
 Tables: ``prices(dataset, symbol, date, open, high, low, close, volume)``,
 ``rates(series, date, value)``, ``news(id, symbol, published_at, ...)``,
 ``filing_sections(filing_id, symbol, form, filed, section, ...)``, ``files(...)``
-(the manifest) and ``meta(key, value)``.
+(the manifest), ``meta(key, value)`` and ``checksums(table_name, rows, checksum)``.
 
 Envs copy the arrays they need (:meth:`Catalog.series`) and keep no connection,
 so they pickle and fork. Agent-facing reads go through :meth:`Catalog.as_of`.
@@ -23,8 +33,15 @@ so they pickle and fork. Agent-facing reads go through :meth:`Catalog.as_of`.
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import socket
+import sys
 import threading
+import time
 import uuid
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +49,36 @@ import numpy as np
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
 from finenvs.data.documents import FILING_COLUMNS, NEWS_COLUMNS, FilingStore, NewsStore
-from finenvs.data.manifest import Manifest, load_manifest, verify_entry
+from finenvs.data.manifest import Manifest, VerifyResult, load_manifest, verify_entry
 from finenvs.data.option_chain import OptionChain, chain_from_frame
-from finenvs.data.schema import PriceSeries, series_from_frame
+from finenvs.data.schema import (
+    PRICE_FIELDS,
+    PriceSeries,
+    SymbolColumn,
+    column_map,
+    frame_columns,
+    series_from_frame,
+    split_by_symbol,
+)
 from finenvs.errors import DataError, DataFileError, UnknownSymbolError
 
 OPTION_COLUMNS = ("symbol", "snapshot_date", "expiry", "option_type", "strike", "bid", "ask", "last",
                   "implied_vol", "volume", "open_interest", "spot")
 
-CATALOG_SCHEMA_VERSION = 3
+CATALOG_SCHEMA_VERSION = 4  # 4: checksums table
 DEFAULT_DATASET = "core"
 ENV_VAR = "FINENVS_DATA"
+#: A build temporary older than this is removed even when its process cannot be checked (other host, Windows).
+STALE_BUILD_SECONDS = 3600
+_BUILD_SUFFIX = ".building.duckdb"
+# .<catalog stem>.<host>.<pid>.<token>.building.duckdb[.wal|.tmp]; builds before schema 4 had no host part
+_BUILD_NAME = re.compile(
+    r"\.catalog-[^.]+\.(?:(?P<host>.+)\.)?(?P<pid>\d+)\.(?P<token>[0-9a-f]+)\.building\.duckdb(?:\.wal|\.tmp)?"
+)
+
+
+class CatalogRebuiltWarning(UserWarning):
+    """An existing catalog failed its integrity check and was rebuilt from the shipped files."""
 
 
 def cache_dir() -> Path:
@@ -122,11 +158,31 @@ def _build(manifest: Manifest, dest: Path) -> None:
         con.execute("CREATE TABLE meta(key VARCHAR, value VARCHAR)")
         con.executemany(
             "INSERT INTO meta VALUES (?, ?)",
-            [["manifest_sha256", manifest.digest], ["schema_version", str(CATALOG_SCHEMA_VERSION)]],
+            [["manifest_sha256", manifest.digest], ["schema_version", str(CATALOG_SCHEMA_VERSION)],
+             ["duckdb_version", duckdb.__version__]],
         )
+        tables = [row[0] for row in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY table_name"
+        ).fetchall()]
+        con.execute("CREATE TABLE checksums(table_name VARCHAR, rows BIGINT, checksum VARCHAR)")
+        con.executemany("INSERT INTO checksums VALUES (?, ?, ?)",
+                        [[name, rows, checksum] for name, (rows, checksum) in _table_checksums(con, tables).items()])
         con.execute("CHECKPOINT")
     finally:
         con.close()
+
+
+def _table_checksums(con: Any, tables: list[str]) -> dict[str, tuple[int, str]]:
+    """Row count and content checksum of each table, in one query.
+
+    The checksum is ``bit_xor`` and ``sum`` of DuckDB's ``hash`` of every row: it
+    does not depend on row order and changes with any value (the sum also sees a
+    duplicated row, which the XOR alone would cancel).
+    """
+    parts = [f"SELECT '{name}' AS t, count(*) AS n, bit_xor(hash(x)) AS h, sum(hash(x)) AS s FROM \"{name}\" x"
+             for name in tables]
+    rows = con.execute(" UNION ALL ".join(parts)).fetchall()
+    return {t: (int(n), f"{0 if h is None else int(h):016x}-{0 if s is None else int(s)}") for t, n, h, s in rows}
 
 
 _EMPTY_DOC_TABLES = {
@@ -137,25 +193,149 @@ _EMPTY_DOC_TABLES = {
 }
 
 
-def _is_valid_catalog(path: Path, manifest: Manifest) -> bool:
+def _check_catalog(path: Path, manifest: Manifest) -> tuple[list[tuple[str, int]], list[str]]:
+    """``(intact tables with their rows, problems)`` of the catalog file at ``path`` for ``manifest``."""
     import duckdb
 
     try:
         con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error:
-        return False
+    except duckdb.Error as exc:
+        return [], [f"cannot be opened ({exc})"]
     try:
-        row = con.execute("SELECT value FROM meta WHERE key = 'manifest_sha256'").fetchone()
-        return row is not None and row[0] == manifest.digest
-    except duckdb.Error:
-        return False
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'manifest_sha256'").fetchone()
+            built_by = con.execute("SELECT value FROM meta WHERE key = 'duckdb_version'").fetchone()
+            recorded = {t: (int(n), c) for t, n, c in
+                        con.execute("SELECT table_name, rows, checksum FROM checksums").fetchall()}
+            present = {r[0] for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+        except duckdb.Error as exc:
+            return [], [f"has no readable meta or checksums table ({exc})"]
+        if row is None or row[0] != manifest.digest:
+            found = "none" if row is None else f"{row[0][:16]}..."
+            return [], [f"was built from another manifest (recorded {found}, {manifest.root / 'MANIFEST.json'} is "
+                        f"{manifest.digest[:16]}...)"]
+        problems = [f"table {t}: missing" for t in sorted(set(recorded) - present)]
+        problems += [f"table {t}: not in the recorded build" for t in sorted(present - set(recorded) - {"checksums"})]
+        try:
+            actual = _table_checksums(con, sorted(set(recorded) & present))
+        except duckdb.Error as exc:
+            return [], [*problems, f"cannot be read ({exc})"]
+        intact: list[tuple[str, int]] = []
+        for table, (rows, checksum) in sorted(actual.items()):
+            want_rows, want_checksum = recorded[table]
+            if rows != want_rows:
+                problems.append(f"table {table}: {rows} rows, the build recorded {want_rows}")
+            elif checksum != want_checksum:
+                problems.append(f"table {table}: content checksum differs from the one recorded at build "
+                                f"(row count {rows} unchanged: values were edited)")
+            else:
+                intact.append((table, rows))
+        if problems and built_by is not None and built_by[0] != duckdb.__version__:
+            note = f" (built with duckdb {built_by[0]}, running {duckdb.__version__}: its hash may differ)"
+            problems = [p + note for p in problems]
+        return intact, problems
     finally:
         con.close()
 
 
-def ensure_catalog(manifest: Manifest | None = None, directory: Path | None = None) -> Path:
-    """Return the path of a valid catalog for ``manifest``, building it if needed.
+def catalog_problems(path: Path, manifest: Manifest) -> list[str]:
+    """What is wrong with the catalog file at ``path`` for ``manifest`` (empty when it is intact).
 
+    Checks that it opens, that it records this manifest's digest, and that every
+    table recorded at build time is present with its row count and checksum, and
+    no other table was added.
+    """
+    return _check_catalog(path, manifest)[1]
+
+
+def _is_valid_catalog(path: Path, manifest: Manifest) -> bool:
+    return not catalog_problems(path, manifest)
+
+
+def verify_catalog(manifest: Manifest | None = None, directory: Path | None = None) -> VerifyResult:
+    """Check the built catalog of ``manifest`` table by table (``finenvs data verify``).
+
+    Each intact table is a line of ``checked``, each difference one of
+    ``problems``. A catalog not built yet is not a problem: it is built, checked,
+    on first use. Nothing is repaired here; the next :func:`ensure_catalog`
+    rebuilds a catalog that fails.
+    """
+    manifest = manifest if manifest is not None else load_manifest()
+    path = catalog_path(manifest, directory)
+    result = VerifyResult()
+    if not path.is_file():
+        result.checked.append(f"cache {path}: not built yet (built from the files above on first use)")
+        return result
+    intact, problems = _check_catalog(path, manifest)
+    result.checked += [f"cache {path.name}: table {t}: ok ({n} rows, checksum as recorded)" for t, n in intact]
+    result.problems += [f"cache {path}: {p}; the next open rebuilds it" for p in problems]
+    return result
+
+
+def _host() -> str:
+    """This host's name as it appears in build temporaries (letters, digits and '-')."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_builds(directory: Path, now: float | None = None) -> list[Path]:
+    """Delete build temporaries in ``directory`` whose builder is gone; returns what was removed.
+
+    A temporary is stale when its process (named in the file name) no longer
+    runs on this host, or when it is older than :data:`STALE_BUILD_SECONDS`
+    (the only test for a temporary of another host, and on Windows, where a
+    process cannot be probed safely).
+    """
+    now = time.time() if now is None else now
+    host = _host()
+    removed: list[Path] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        match = _BUILD_NAME.fullmatch(name)
+        if match is None:
+            continue
+        path = directory / name
+        try:
+            age = now - path.stat().st_mtime
+        except OSError:
+            continue
+        local = match["host"] in (None, host) and sys.platform != "win32"
+        if age <= STALE_BUILD_SECONDS and not (local and not _pid_alive(int(match["pid"]))):
+            continue
+        try:
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except FileNotFoundError:
+            continue  # another process cleaned it first
+        removed.append(path)
+    return removed
+
+
+def ensure_catalog(manifest: Manifest | None = None, directory: Path | None = None) -> Path:
+    """Return the path of an intact catalog for ``manifest``, building it if needed.
+
+    An existing file is checked with :func:`catalog_problems` (about 20 ms on the
+    shipped data; a :class:`Catalog` checks once, and a process shares
+    :func:`default_catalog`); one that fails is rebuilt with a
+    :class:`CatalogRebuiltWarning` naming the first problem. Stale build
+    temporaries of the cache directory are removed (:func:`remove_stale_builds`).
     Safe to call from several processes at once (atomic publish, see module doc).
 
     Raises:
@@ -166,8 +346,17 @@ def ensure_catalog(manifest: Manifest | None = None, directory: Path | None = No
     """
     manifest = manifest if manifest is not None else load_manifest()
     target = catalog_path(manifest, directory)
-    if target.is_file() and _is_valid_catalog(target, manifest):
-        return target
+    remove_stale_builds(target.parent)
+    if target.is_file():
+        problems = catalog_problems(target, manifest)
+        if not problems:
+            return target
+        warnings.warn(
+            f"finenvs: data catalog {target} failed its integrity check ({problems[0]}"
+            f"{f'; {len(problems) - 1} more' if len(problems) > 1 else ''}); rebuilding it from {manifest.root}",
+            CatalogRebuiltWarning,
+            stacklevel=2,
+        )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -175,7 +364,7 @@ def ensure_catalog(manifest: Manifest | None = None, directory: Path | None = No
             f"cannot create the catalog cache directory {target.parent} ({exc}); "
             f"set {ENV_VAR} to a writable directory"
         ) from exc
-    tmp = target.parent / f".{target.stem}.{os.getpid()}.{uuid.uuid4().hex}.building.duckdb"
+    tmp = target.parent / f".{target.stem}.{_host()}.{os.getpid()}.{uuid.uuid4().hex[:16]}{_BUILD_SUFFIX}"
     try:
         _build(manifest, tmp)
         os.replace(tmp, target)
@@ -183,6 +372,9 @@ def ensure_catalog(manifest: Manifest | None = None, directory: Path | None = No
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
             if leftover.exists():
                 leftover.unlink()
+        spill = tmp.with_name(tmp.name + ".tmp")
+        if spill.is_dir():
+            shutil.rmtree(spill, ignore_errors=True)
     return target
 
 
@@ -361,12 +553,17 @@ def default_catalog() -> Catalog:
         return cat
 
 
+#: Rows per chunk when a CSV is read: memory stays at the parsed arrays plus one chunk.
+CSV_CHUNK_ROWS = 65_536
+
+
 def load_prices(data: Any, symbol: str | None = None) -> dict[str, PriceSeries]:
     """Load a user's own prices through the same schema checks as the shipped data.
 
     Args:
         data: Path to a CSV or Parquet file, or a pandas DataFrame, in the finenvs
-            schema (``[symbol,] date, open, high, low, close, volume``; adjusted prices).
+            schema (``[symbol,] date, open, high, low, close, volume``; adjusted prices;
+            see :mod:`finenvs.data.schema` for every rule, including the valid price range).
         symbol: Name for data without a ``symbol`` column (default: the file stem).
 
     Returns:
@@ -374,7 +571,9 @@ def load_prices(data: Any, symbol: str | None = None) -> dict[str, PriceSeries]:
 
     Raises:
         DataFileError: Missing, unreadable or unsupported file.
-        DataError: Schema broken (names the file and row).
+        DataError: Schema broken: a missing or duplicated column, an empty cell, a
+            value that is not a number or a date, a price outside the valid range, a
+            negative volume, unsorted or duplicated dates (names the file, row and column).
     """
     import pandas as pd
 
@@ -384,21 +583,81 @@ def load_prices(data: Any, symbol: str | None = None) -> dict[str, PriceSeries]:
     if not path.is_file():
         raise DataFileError(f"{path}: price file not found")
     suffix = path.suffix.lower()
+    if suffix not in (".csv", ".parquet", ".pq"):
+        raise DataFileError(f"{path}: unsupported file type {suffix!r}; use .csv or .parquet")
+    name = symbol if symbol is not None else path.stem
     try:
-        if suffix == ".csv":
-            frame = pd.read_csv(path)
-        elif suffix in (".parquet", ".pq"):
-            import duckdb
-
-            con = duckdb.connect()
-            try:
-                frame = con.execute("SELECT * FROM read_parquet(?)", [str(path)]).df()
-            finally:
-                con.close()
-        else:
-            raise DataFileError(f"{path}: unsupported file type {suffix!r}; use .csv or .parquet")
-    except DataFileError:
+        table = _read_csv(path, name) if suffix == ".csv" else _read_parquet(path, name)
+    except DataError:
         raise
     except Exception as exc:  # parser errors of pandas/duckdb: report as a file problem
         raise DataFileError(f"{path}: cannot be read ({type(exc).__name__}: {exc})") from exc
-    return series_from_frame(frame, source=str(path), symbol=symbol if symbol is not None else path.stem)
+    if len(table["date"]) == 0:
+        raise DataError(f"{path}: the table has no rows")
+    return split_by_symbol(table, str(path), copy=False)  # the arrays were made here, for this
+
+
+def _read_csv(path: Path, symbol: str) -> dict[str, Any]:
+    """A CSV's columns as arrays, read in chunks of :data:`CSV_CHUNK_ROWS` rows (checked as in :func:`frame_columns`)."""
+    import csv
+
+    import pandas as pd
+
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+        header = next(csv.reader(fh), [])
+    column_map(header, str(path), need_symbol=False)  # duplicated names: pandas would rename them silently
+    labels = pd.read_csv(path, nrows=0).columns
+    text_columns = {label: str for label in labels if str(label).strip().lower() in ("symbol", "date")}
+    chunks = pd.read_csv(path, chunksize=CSV_CHUNK_ROWS, dtype=text_columns)
+    return _concat_chunks(chunks, str(path), symbol, empty=lambda: pd.read_csv(path, nrows=0, dtype=text_columns))
+
+
+def _read_parquet(path: Path, symbol: str) -> dict[str, Any]:
+    """A Parquet file's schema columns (only those are read), in chunks, checked as in :func:`frame_columns`."""
+    import duckdb
+
+    con = duckdb.connect(config={"threads": 1})  # one reader thread: a third less memory, and small files anyway
+    try:
+        # the file's own column names: duckdb's reader renames duplicates (close, close_1)
+        raw = [row[0] for row in con.execute(
+            "SELECT name FROM parquet_schema(?) WHERE num_children IS NULL OR num_children = 0", [str(path)]
+        ).fetchall()]
+        column_map(raw, str(path), need_symbol=False)
+        labels = [row[0] for row in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(path)]).fetchall()]
+        wanted = column_map(labels, str(path), need_symbol=False)
+        select = ", ".join('"' + str(label).replace('"', '""') + '"' for label in wanted.values())
+        result = con.execute(f"SELECT {select} FROM read_parquet(?)", [str(path)])
+        vectors = max(1, CSV_CHUNK_ROWS // 2048)
+
+        def chunks() -> Any:
+            while len(chunk := result.fetch_df_chunk(vectors)):
+                yield chunk
+
+        return _concat_chunks(chunks(), str(path), symbol, empty=lambda: result.df())
+    finally:
+        con.close()
+
+
+def _concat_chunks(chunks: Any, source: str, symbol: str, *, empty: Callable[[], Any]) -> dict[str, Any]:
+    """Columns of consecutive DataFrame chunks of one file, converted chunk by chunk and joined.
+
+    Row numbers in errors count from the file's first data row; symbols keep one
+    code across chunks. ``empty()`` (a frame with the file's columns) is checked when
+    there is no chunk at all.
+    """
+    registry: dict[str, int] = {}
+    parts: list[dict[str, Any]] = []
+    first = 0
+    for chunk in chunks:
+        parts.append(frame_columns(chunk, source=source, symbol=symbol, first_row=first, registry=registry))
+        first += len(chunk)
+    if not parts:
+        parts.append(frame_columns(empty(), source=source, symbol=symbol))
+    table: dict[str, Any] = {}
+    for key in ("date", *PRICE_FIELDS):  # one column at a time, dropping its chunks as it goes
+        table[key] = np.concatenate([part.pop(key) for part in parts])
+    if isinstance(parts[0]["symbol"], SymbolColumn):
+        table["symbol"] = SymbolColumn(np.concatenate([part["symbol"].codes for part in parts]), list(registry))
+    else:
+        table["symbol"] = symbol
+    return table

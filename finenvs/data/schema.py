@@ -4,10 +4,19 @@ Schema (one row per symbol and trading day)
 
 | column | type | rule |
 |---|---|---|
-| ``symbol`` | str | optional in single-symbol files (the caller names the symbol) |
-| ``date`` | date | ISO ``YYYY-MM-DD``; strictly increasing within a symbol (sorted, unique) |
-| ``open``, ``high``, ``low``, ``close`` | float | finite and > 0; ``high >= max(open, close)``; ``low <= min(open, close)`` |
+| ``symbol`` | str | optional in single-symbol files (the caller names the symbol); never empty |
+| ``date`` | date | ISO 8601 ``YYYY-MM-DD`` (a time of day is dropped); strictly increasing within a symbol (sorted, unique) |
+| ``open``, ``high``, ``low``, ``close`` | float | finite, within ``[PRICE_MIN, PRICE_MAX]`` = ``[1e-6, 1e9]``; ``high >= max(open, close)``; ``low <= min(open, close)`` |
 | ``volume`` | float | finite and >= 0 (0 allowed for indices) |
+
+Each schema column appears once (names match case-insensitively, surrounding
+spaces ignored); other columns are ignored. A cell that is empty or not a number
+is an error, never a NaN carried along. The price range keeps what an env derives
+from one bar to the next finite: a share count (equity / price), its value at
+another price, a ratio of two prices (at most 1e15) and its log, so each step's
+reward (with 1e-300 and 1e300 in one series, a long position held through the
+jump would earn NaN rewards). Rewards and features depend only on price ratios,
+so a series outside the range can be rescaled by a constant without changing them.
 
 Prices are split- and dividend-adjusted. Nothing is imputed or forward-filled:
 the trading calendar of a symbol is exactly the dates present.
@@ -16,7 +25,7 @@ the trading calendar of a symbol is exactly the dates present.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,6 +33,9 @@ from finenvs.errors import DataError
 
 PRICE_FIELDS = ("open", "high", "low", "close", "volume")
 REQUIRED_COLUMNS = ("date", *PRICE_FIELDS)
+#: Smallest and largest valid price (see the module doc).
+PRICE_MIN = 1e-6
+PRICE_MAX = 1e9
 
 
 def _readonly(values: Any, dtype: Any) -> np.ndarray:
@@ -138,25 +150,28 @@ class PriceSeries:
         ]
 
 
-def check_ohlcv(series: PriceSeries, *, source: str, rows: np.ndarray | None = None) -> None:
+def check_ohlcv(series: PriceSeries, *, source: str, rows: np.ndarray | slice | None = None) -> None:
     """Check every schema invariant of one symbol's bars.
 
     Args:
         series: The bars to check.
         source: File or object name used in the error message.
-        rows: Position of each bar in its file (0-based), for the message; default
-            ``0..n-1``.
+        rows: Position of each bar in its file (0-based): an array, or a slice of
+            consecutive rows; default ``0..n-1``.
 
     Raises:
         DataError: At the first offending row, naming source, 1-based row, symbol,
-            date and the rule broken. Rows are numbered as data rows of the file
-            (header excluded).
+            date, the column and the rule broken. Rows are numbered as data rows of
+            the file (header excluded).
     """
     n = len(series)
     sym = series.symbol
 
     def _fail(i: int, date: Any, problem: str) -> DataError:
-        row = int(rows[i]) if rows is not None else i
+        if isinstance(rows, slice):
+            row = (rows.start or 0) + i
+        else:
+            row = int(rows[i]) if rows is not None else i
         return DataError(f"{source}: row {row + 1} ({sym} {date}): {problem}")
 
     if n == 0:
@@ -176,14 +191,25 @@ def check_ohlcv(series: PriceSeries, *, source: str, rows: np.ndarray | None = N
             raise _fail(i, dates[i], f"{what}: dates must be sorted and unique")
     o, h, lo, c, v = series.open, series.high, series.low, series.close, series.volume
     for name, col in (("open", o), ("high", h), ("low", lo), ("close", c)):
-        bad = ~np.isfinite(col) | (col <= 0)
+        with np.errstate(invalid="ignore"):
+            bad = ~((col >= PRICE_MIN) & (col <= PRICE_MAX))  # NaN fails both comparisons
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise _fail(i, dates[i], f"{name}={float(col[i])!r} is not a positive finite price")
-    bad = ~np.isfinite(v) | (v < 0)
+            x = float(col[i])
+            if np.isnan(x):
+                problem = f"{name}=nan is missing or not a number"
+            elif not np.isfinite(x) or x <= 0:
+                problem = f"{name}={x!r} is not a positive finite price"
+            else:
+                problem = (f"{name}={x!r} is outside the valid price range [{PRICE_MIN:g}, {PRICE_MAX:g}] "
+                           "(rescale the series: rewards and features depend only on price ratios)")
+            raise _fail(i, dates[i], problem)
+    bad = ~(np.isfinite(v) & (v >= 0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise _fail(i, dates[i], f"volume={float(v[i])!r} is not a finite number >= 0")
+        x = float(v[i])
+        problem = "volume=nan is missing or not a number" if np.isnan(x) else f"volume={x!r} is not a finite number >= 0"
+        raise _fail(i, dates[i], problem)
     bad = h < np.maximum(o, c)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -198,6 +224,123 @@ def check_ohlcv(series: PriceSeries, *, source: str, rows: np.ndarray | None = N
         )
 
 
+class SymbolColumn(NamedTuple):
+    """The symbol of every row as a code into ``names`` (names in order of first appearance)."""
+
+    codes: np.ndarray
+    names: list[str]
+
+
+def column_map(columns: Any, source: str, *, need_symbol: bool) -> dict[str, Any]:
+    """Map each schema column name to the table's own label of it.
+
+    Names match case-insensitively with surrounding spaces ignored.
+
+    Raises:
+        DataError: A schema column is missing, or appears more than once (names
+            the labels); ``symbol`` is required when ``need_symbol``.
+    """
+    labels: dict[str, list[Any]] = {}
+    for label in columns:
+        labels.setdefault(str(label).strip().lower(), []).append(label)
+    for name in ("symbol", *REQUIRED_COLUMNS):
+        found = labels.get(name, [])
+        if len(found) > 1:
+            raise DataError(
+                f"{source}: column {name!r} appears {len(found)} times ({', '.join(repr(str(x)) for x in found)}); "
+                "each schema column must appear exactly once"
+            )
+    missing = [c for c in REQUIRED_COLUMNS if c not in labels]
+    if missing:
+        raise DataError(
+            f"{source}: missing column(s) {missing}; the schema is "
+            f"{['symbol (optional)', *REQUIRED_COLUMNS]}, found {[str(c) for c in columns]}"
+        )
+    if need_symbol and "symbol" not in labels:
+        raise DataError(f"{source}: no 'symbol' column; pass symbol=... to name the series")
+    return {name: labels[name][0] for name in ("symbol", *REQUIRED_COLUMNS) if name in labels}
+
+
+def frame_columns(
+    frame: Any,
+    *,
+    source: str,
+    symbol: str | None = None,
+    first_row: int = 0,
+    registry: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """Convert a DataFrame (or one chunk of a file) into checked column arrays.
+
+    Args:
+        frame: pandas DataFrame in the schema.
+        source: Name for error messages.
+        symbol: Symbol of a frame without a ``symbol`` column.
+        first_row: Row number (0-based) of the frame's first row in its file.
+        registry: Symbol -> code, shared by the chunks of one file (codes in order
+            of first appearance); a new one when None.
+
+    Returns:
+        ``{"symbol": str | SymbolColumn, "date": datetime64[D], "open".."volume": float64}``;
+        a float column may be a view of the frame's own memory.
+
+    Raises:
+        DataError: A missing or duplicated column, an empty symbol, a date that is
+            not ISO 8601, or a cell that is not a number (names source, row, column).
+    """
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise DataError(f"{source}: expected a pandas DataFrame, got {type(frame).__name__}")
+    names = column_map(frame.columns, source, need_symbol=symbol is None)
+
+    def _row_error(mask: np.ndarray, what: str, column: Any) -> DataError:
+        i = int(np.flatnonzero(mask)[0])
+        return DataError(f"{source}: row {first_row + i + 1}: {what}: {column.iloc[i]!r}")
+
+    out: dict[str, Any] = {}
+    if "symbol" in names:
+        raw = frame[names["symbol"]]
+        text = raw.astype(str).str.strip()
+        empty = raw.isna().to_numpy() | (text == "").to_numpy()
+        if empty.any():
+            raise _row_error(empty, "symbol is missing or empty", raw)
+        codes, uniques = pd.factorize(text.to_numpy(dtype=object))
+        registry = {} if registry is None else registry
+        lookup = np.array([registry.setdefault(str(u), len(registry)) for u in uniques], dtype=np.int32)
+        out["symbol"] = SymbolColumn(lookup[codes], list(registry))
+    else:
+        out["symbol"] = str(symbol)
+    raw = frame[names["date"]]
+    if pd.api.types.is_bool_dtype(raw.dtype) or pd.api.types.is_numeric_dtype(raw.dtype):
+        raise DataError(f"{source}: column 'date' holds numbers ({raw.dtype}); write dates as YYYY-MM-DD")
+    if pd.api.types.is_datetime64_any_dtype(raw.dtype):
+        parsed = raw
+    else:
+        try:
+            parsed = pd.to_datetime(raw, format="ISO8601", errors="coerce")
+        except (TypeError, ValueError) as exc:  # mixed time zones and the like
+            raise DataError(f"{source}: column 'date' cannot be read as ISO 8601 dates: {exc}") from exc
+    if getattr(parsed.dt, "tz", None) is not None:
+        parsed = parsed.dt.tz_localize(None)
+    bad = parsed.isna().to_numpy()
+    if bad.any():
+        raise _row_error(bad, "date is missing or unparsable (write dates as YYYY-MM-DD)", raw)
+    out["date"] = parsed.to_numpy().astype("datetime64[D]")
+    for field in PRICE_FIELDS:
+        raw = frame[names[field]]
+        if pd.api.types.is_bool_dtype(raw.dtype):
+            raise DataError(f"{source}: column {field!r} holds true/false values, not numbers")
+        if pd.api.types.is_numeric_dtype(raw.dtype):
+            values = raw.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+            unreadable = np.isnan(values) & raw.notna().to_numpy()
+            if unreadable.any():
+                raise _row_error(unreadable, f"{field} is not a number", raw)
+        out[field] = values
+    return out
+
+
 def series_from_frame(frame: Any, *, source: str, symbol: str | None = None) -> dict[str, PriceSeries]:
     """Split a DataFrame in the finenvs schema into checked per-symbol series.
 
@@ -209,58 +352,78 @@ def series_from_frame(frame: Any, *, source: str, symbol: str | None = None) -> 
         symbol: Symbol for a frame without a ``symbol`` column.
 
     Returns:
-        Mapping symbol -> PriceSeries, in order of first appearance.
+        Mapping symbol -> PriceSeries, in order of first appearance. The series
+        own their arrays (nothing is shared with ``frame``).
 
     Raises:
-        DataError: Missing columns, no symbol, or an invariant broken (names the row).
+        DataError: Missing or duplicated columns, no symbol, a cell that is not a
+            number or a date, or an invariant broken (names the row and column).
     """
-    import pandas as pd
-
-    if not isinstance(frame, pd.DataFrame):
-        raise DataError(f"{source}: expected a pandas DataFrame, got {type(frame).__name__}")
-    lower = {str(c).strip().lower(): c for c in frame.columns}
-    missing = [c for c in REQUIRED_COLUMNS if c not in lower]
-    if missing:
-        raise DataError(
-            f"{source}: missing column(s) {missing}; the schema is "
-            f"{['symbol (optional)', *REQUIRED_COLUMNS]}, found {list(frame.columns)}"
-        )
-    if "symbol" in lower:
-        symbols = frame[lower["symbol"]].astype(str).to_numpy()
-    elif symbol is not None:
-        symbols = np.full(len(frame), str(symbol), dtype=object)
-    else:
-        raise DataError(f"{source}: no 'symbol' column; pass symbol=... to name the series")
-    try:
-        dates = pd.to_datetime(frame[lower["date"]], errors="coerce").to_numpy().astype("datetime64[D]")
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{source}: column 'date' cannot be read as dates: {exc}") from exc
-    columns = {}
-    for field in PRICE_FIELDS:
-        col = pd.to_numeric(frame[lower[field]], errors="coerce").to_numpy(dtype=np.float64)
-        columns[field] = col
-    if len(frame) == 0:
+    table = frame_columns(frame, source=source, symbol=symbol)
+    if len(table["date"]) == 0:
         raise DataError(f"{source}: the table has no rows")
-    return split_by_symbol({"symbol": symbols, "date": dates, **columns}, source)
+    return split_by_symbol(table, source)
 
 
-def split_by_symbol(table: dict[str, Any], source: str) -> dict[str, PriceSeries]:
-    """Group a long table (``symbol``, ``date`` and the price columns, as arrays) by symbol.
+def _float_column(values: Any) -> np.ndarray:
+    if isinstance(values, np.ma.MaskedArray):  # a NULL read from a database is missing, not its fill value
+        return values.astype(np.float64).filled(np.nan)
+    return np.asarray(values, dtype=np.float64)
 
-    File order is kept within a symbol, and each symbol's bars are checked with
+
+def _date_column(values: Any) -> np.ndarray:
+    if isinstance(values, np.ma.MaskedArray):
+        values = values.astype("datetime64[D]").filled(np.datetime64("NaT"))
+    return np.asarray(values).astype("datetime64[D]", copy=False)
+
+
+def _symbol_groups(symbols: Any, n: int, source: str) -> list[tuple[str, slice | np.ndarray]]:
+    """``(symbol, rows)`` per symbol in order of first appearance; rows a slice when consecutive."""
+    if isinstance(symbols, str):
+        return [(symbols, slice(0, n))]
+    if isinstance(symbols, SymbolColumn):
+        codes, names = np.asarray(symbols.codes), list(symbols.names)
+    else:
+        import pandas as pd
+
+        values = symbols.filled(None) if isinstance(symbols, np.ma.MaskedArray) else symbols
+        codes, uniques = pd.factorize(np.asarray(values, dtype=object))
+        names = [str(u) for u in uniques]
+    missing = codes < 0
+    if missing.any():
+        raise DataError(f"{source}: row {int(np.flatnonzero(missing)[0]) + 1}: symbol is missing")
+    if len(names) == 1:
+        return [(names[0], slice(0, n))]
+    groups: list[tuple[str, slice | np.ndarray]] = []
+    for k, name in enumerate(names):
+        rows = np.flatnonzero(codes == k)
+        if rows.size and rows[-1] - rows[0] + 1 == rows.size:
+            groups.append((name, slice(int(rows[0]), int(rows[-1]) + 1)))
+        else:
+            groups.append((name, rows))
+    return groups
+
+
+def split_by_symbol(table: dict[str, Any], source: str, *, copy: bool = True) -> dict[str, PriceSeries]:
+    """Group a long table by symbol into checked series.
+
+    ``table`` holds ``symbol`` (one name for every row, a :class:`SymbolColumn`,
+    or an array of names), ``date`` and the price columns as arrays. File order
+    is kept within a symbol, each series gets read-only copies of its rows
+    (``copy=False``: read-only views where a symbol's rows are consecutive, for
+    arrays the caller made and drops), and each is checked with
     :func:`check_ohlcv`; errors name the table's own row numbers.
     """
-    symbols = np.asarray(table["symbol"]).astype(str)
-    dates = np.asarray(table["date"])
+    dates = _date_column(table["date"])
+    columns = [_float_column(table[field]) for field in PRICE_FIELDS]
     out: dict[str, PriceSeries] = {}
-    for sym in dict.fromkeys(symbols.tolist()):
-        rows = np.flatnonzero(symbols == sym)
-        series = PriceSeries.from_arrays(
-            sym,
-            dates[rows],
-            *(np.asarray(table[field])[rows] for field in PRICE_FIELDS),
-            validate=False,
-        )
+    for sym, rows in _symbol_groups(table["symbol"], len(dates), source):
+        parts = []
+        for col in (dates, *columns):
+            part = col[rows].copy() if copy and isinstance(rows, slice) else col[rows]  # fancy indexing copies
+            part.setflags(write=False)
+            parts.append(part)
+        series = PriceSeries(sym, *parts)
         check_ohlcv(series, source=source, rows=rows)
         out[sym] = series
     return out

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.signal import lfilter
 
 from finenvs.data.schema import PriceSeries
 from finenvs.errors import DataError
@@ -250,6 +249,8 @@ def simulate(
     shocks = rng.standard_normal(n_days) * bars.volume_noise
     # AR(1) log-volume level u_i = volume_ar * u_{i-1} + shock_i from u_{-1} = 0, as a recursive filter
     # (the same multiply-add per day as the loop it replaces, in C)
+    from scipy.signal import lfilter  # here, not at import: scipy.signal costs ~60 MB and 0.5 s to import
+
     u = lfilter([1.0], [1.0, -bars.volume_ar], shocks)
     volume = bars.volume_mean * np.exp(u + bars.volume_beta * (np.abs(day_ret) / sigma_day - 0.8))
     dates = np.busday_offset(np.datetime64(bars.start_date, "D"), np.arange(n_days), roll="forward")

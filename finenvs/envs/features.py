@@ -30,35 +30,49 @@ ROLLING = 20
 #: First row index with every feature defined.
 WARMUP = ROLLING - 1
 FEATURE_BOUND = 10.0
+_STD_BLOCK = 65_536  # windows per std call: each row is reduced on its own, so blocks give the same bits
 
 
 def compute_features(series: PriceSeries) -> np.ndarray:
     """Feature matrix of shape (len(series), N_FEATURES), float32, read-only.
 
-    Rows ``< WARMUP`` are NaN (not enough history).
+    Rows ``< WARMUP`` are NaN (not enough history). Each column is computed in
+    float64, clipped and only then stored as float32, one column at a time (a
+    float64 matrix of a million bars would be a 48 MB temporary).
     """
     n = len(series)
     o, h, lo, c = series.open, series.high, series.low, series.close
-    out = np.full((n, N_FEATURES), np.nan, dtype=np.float64)
-    if n >= 2:
-        out[1:, 0] = np.log(c[1:] / c[:-1])
-        out[1:, 1] = np.log(o[1:] / c[:-1])
-    out[:, 2] = np.log(h / lo)
+    feats = np.empty((n, N_FEATURES), dtype=np.float32)
+
+    def _store(j: int, col: np.ndarray) -> None:
+        col[:WARMUP] = np.nan
+        np.clip(col, -FEATURE_BOUND, FEATURE_BOUND, out=col)
+        feats[:, j] = col
+
+    for j, ratio in ((0, c), (1, o)):  # log return, overnight gap
+        col = np.full(n, np.nan)
+        if n >= 2:
+            col[1:] = np.log(ratio[1:] / c[:-1])
+        _store(j, col)
+    _store(2, np.log(h / lo))
     span = h - lo
     with np.errstate(divide="ignore", invalid="ignore"):
         loc = np.where(span > 0, 2.0 * (c - lo) / np.where(span > 0, span, 1.0) - 1.0, 0.0)
-    out[:, 3] = loc
+    _store(3, loc)
+    z = np.full(n, np.nan)
+    trend = np.full(n, np.nan)
     if n >= ROLLING:
         lv = np.log1p(series.volume)
         win = sliding_window_view(lv, ROLLING)
         mean = win.mean(axis=1)
-        sd = win.std(axis=1)
+        sd = np.empty_like(mean)
+        for b in range(0, sd.shape[0], _STD_BLOCK):  # std materialises its window block: bound it
+            sd[b : b + _STD_BLOCK] = win[b : b + _STD_BLOCK].std(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            z = np.where(sd > 0, (lv[WARMUP:] - mean) / np.where(sd > 0, sd, 1.0), 0.0)
-        out[WARMUP:, 4] = z
-        out[WARMUP:, 5] = np.log(c[WARMUP:] / sliding_window_view(c, ROLLING).mean(axis=1))
-    out[:WARMUP] = np.nan
-    np.clip(out, -FEATURE_BOUND, FEATURE_BOUND, out=out)
-    feats = out.astype(np.float32)
+            z[WARMUP:] = np.where(sd > 0, (lv[WARMUP:] - mean) / np.where(sd > 0, sd, 1.0), 0.0)
+        del lv, win, mean, sd
+        trend[WARMUP:] = np.log(c[WARMUP:] / sliding_window_view(c, ROLLING).mean(axis=1))
+    _store(4, z)
+    _store(5, trend)
     feats.setflags(write=False)
     return feats

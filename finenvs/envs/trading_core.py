@@ -38,9 +38,11 @@ Rewards
 
 from __future__ import annotations
 
+import array
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -56,6 +58,11 @@ RUIN_LOG_RETURN = math.log(1e-9)
 DSR_MIN_VARIANCE = 1e-12
 FILLS = ("close", "next_open")
 REWARDS = ("log_return", "dsr")
+#: Above this many rows a market keeps its per-day values compactly (prices in an ``array.array``, dates
+#: formatted when read) and an episode builds its observation templates ``OBS_BLOCK_ROWS`` at a time, so
+#: memory stays proportional to the bars (a million bars: ~100 MB, not ~1 GB). The shipped series are shorter.
+COMPACT_ROWS = 50_000
+OBS_BLOCK_ROWS = 4_096
 
 
 @dataclass(frozen=True)
@@ -90,38 +97,113 @@ class MarketData:
     ``features`` is row-aligned with ``dates`` (see :mod:`finenvs.envs.features`);
     ``flat_features`` is the same memory raveled for fast window slices;
     ``open_values``/``close_values`` hold the prices as Python floats (a tuple
-    read is several times cheaper than a numpy scalar read in the step loop).
+    read is several times cheaper than a numpy scalar read in the step loop;
+    above ``COMPACT_ROWS`` rows an ``array.array``, which also reads Python
+    floats); ``date_strings`` the ISO dates (above ``COMPACT_ROWS`` formatted when read).
     """
 
     symbol: str
     dates: np.ndarray
-    date_strings: tuple[str, ...]
+    date_strings: Sequence[str]
     open: np.ndarray
     close: np.ndarray
     features: np.ndarray
     flat_features: np.ndarray
-    open_values: tuple[float, ...]
-    close_values: tuple[float, ...]
+    open_values: Sequence[float]
+    close_values: Sequence[float]
 
     @classmethod
     def from_series(cls, series: PriceSeries) -> MarketData:
         feats = compute_features(series)
         flat = feats.reshape(-1)
         flat.setflags(write=False)
+        compact = len(series) > COMPACT_ROWS
         return cls(
             symbol=series.symbol,
             dates=series.dates,
-            date_strings=tuple(np.datetime_as_string(series.dates, unit="D").tolist()),
+            date_strings=(DateStrings(series.dates) if compact
+                          else tuple(np.datetime_as_string(series.dates, unit="D").tolist())),
             open=series.open,
             close=series.close,
             features=feats,
             flat_features=flat,
-            open_values=tuple(series.open.tolist()),
-            close_values=tuple(series.close.tolist()),
+            open_values=_float_values(series.open, compact),
+            close_values=_float_values(series.close, compact),
         )
 
     def __len__(self) -> int:
         return int(self.dates.shape[0])
+
+
+def _float_values(values: np.ndarray, compact: bool) -> Sequence[float]:
+    if not compact:
+        return tuple(values.tolist())
+    out = array.array("d")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    return out
+
+
+class DateStrings(Sequence[str]):
+    """ISO ``YYYY-MM-DD`` strings of a long date array, formatted when read.
+
+    Reads give what ``np.datetime_as_string(dates, unit="D")`` gives, as ``str``;
+    a tuple of a million such strings would hold about 64 MB of Python objects.
+    """
+
+    __slots__ = ("_dates",)
+
+    def __init__(self, dates: np.ndarray) -> None:
+        self._dates = dates
+
+    def __len__(self) -> int:
+        return int(self._dates.shape[0])
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(np.datetime_as_string(self._dates[index], unit="D").tolist())
+        return str(np.datetime_as_string(self._dates[index], unit="D"))
+
+
+def _obs_templates(flat_features: np.ndarray, window: int, start: int, end: int, lo: int, hi: int) -> np.ndarray:
+    """Observation templates of decision days ``start + lo .. start + hi - 1`` (float32, read-only)."""
+    n = window * N_FEATURES
+    first = start + lo
+    # window k of the raveled features ends at day (first + k): a strided view, copied once
+    windows = sliding_window_view(flat_features, n)[(first + 1) * N_FEATURES - n :: N_FEATURES][: hi - lo]
+    table = np.zeros((hi - lo, n + N_SCALARS), dtype=np.float32)
+    table[:, :n] = windows
+    span = end - start
+    table[:, n + 1] = (end - np.arange(first, start + hi)) / span if span > 0 else 0.0
+    table.setflags(write=False)
+    return table
+
+
+class ObservationBlocks:
+    """``Episode.obs_rows`` of a long episode: the same rows, built ``OBS_BLOCK_ROWS`` at a time when first read.
+
+    Holds one block (the latest read); ``blocks[k]`` equals row ``k`` of the full
+    table :func:`make_episode` builds for shorter episodes.
+    """
+
+    __slots__ = ("_flat", "_window", "_start", "_end", "_rows", "_cached")
+
+    def __init__(self, flat_features: np.ndarray, window: int, start: int, end: int) -> None:
+        self._flat, self._window, self._start, self._end = flat_features, window, start, end
+        self._rows = end - start + 1
+        self._cached: tuple[int, np.ndarray] = (-1, np.empty((0, 0), dtype=np.float32))
+
+    def __len__(self) -> int:
+        return self._rows
+
+    def __getitem__(self, k: int) -> np.ndarray:
+        block = k // OBS_BLOCK_ROWS
+        cached = self._cached  # one read, one write: safe without a lock
+        if cached[0] != block:
+            lo = block * OBS_BLOCK_ROWS
+            cached = (block, _obs_templates(self._flat, self._window, self._start, self._end, lo,
+                                            min(lo + OBS_BLOCK_ROWS, self._rows)))
+            self._cached = cached
+        return cached[1][k - block * OBS_BLOCK_ROWS]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -135,18 +217,19 @@ class Episode:
     the feature window ending at that day (rows ``<= start + k`` only), the time
     remaining, and zeros for the position scalars, which ``observe`` fills in
     when a position is open. Precomputing the templates at reset makes each
-    observation one row copy, whatever the window length.
+    observation one row copy, whatever the window length; an episode of more
+    than ``COMPACT_ROWS`` days reads them from :class:`ObservationBlocks`.
     """
 
     market: MarketData
     params: TradingParams
     start: int
     end: int
-    obs_rows: np.ndarray
+    obs_rows: Any  # np.ndarray, or ObservationBlocks for a long episode
     symbol: str
-    date_strings: tuple[str, ...]
-    open_values: tuple[float, ...]
-    close_values: tuple[float, ...]
+    date_strings: Sequence[str]
+    open_values: Sequence[float]
+    close_values: Sequence[float]
     n_obs_features: int
     fee: float
     short_target: int
@@ -157,17 +240,13 @@ class Episode:
 
 def make_episode(market: MarketData, params: TradingParams, start: int, end: int) -> Episode:
     """Bundle a market, the params and the episode's rows ``start..end`` into its constants."""
-    n = params.window * N_FEATURES
     rows = end - start + 1
     if start - params.window + 1 < 0 or end >= len(market) or rows < 1:
         raise ValueError(f"episode rows {start}..{end} need {params.window} rows of features before them")
-    # window k of the raveled features ends at day (start + k): a strided view, copied once
-    windows = sliding_window_view(market.flat_features, n)[(start + 1) * N_FEATURES - n :: N_FEATURES][:rows]
-    table = np.zeros((rows, n + N_SCALARS), dtype=np.float32)
-    table[:, :n] = windows
-    span = end - start
-    table[:, n + 1] = (end - np.arange(start, end + 1)) / span if span > 0 else 0.0
-    table.setflags(write=False)
+    if rows > COMPACT_ROWS:
+        table: Any = ObservationBlocks(market.flat_features, params.window, start, end)
+    else:
+        table = _obs_templates(market.flat_features, params.window, start, end, 0, rows)
     return Episode(
         market=market,
         params=params,
