@@ -87,13 +87,13 @@ def measure(reps: int, n_soups: int, tool_texts: int) -> list[dict]:
         protocol = wrapper.protocol
         corpus = [(n, t) for n, t in floods(protocol.max_chars) if len(t) <= protocol.max_chars]
         corpus += soups(protocol.max_chars, n_soups)
-        parse = [(timed(lambda t=t: protocol.parse_text(t), reps), n) for n, t in corpus]
-        commit = [(timed(lambda t=t: protocol.parse_commit(t), reps), n) for n, t in corpus]
+        parse = [(timed(lambda t=t, p=protocol: p.parse_text(t), reps), n) for n, t in corpus]
+        commit = [(timed(lambda t=t, p=protocol: p.parse_commit(t), reps), n) for n, t in corpus]
         peer = [(timed(lambda t=t: json.loads(t), reps), n) for n, t in corpus]
         tools = []
         for name in wrapper.toolbox.tools:
             for label, text in corpus[:tool_texts]:
-                tools.append((timed(lambda name=name, text=text: wrapper.call_tool(name, text), 1), f"{name}/{label}"))
+                tools.append((timed(lambda name=name, text=text, w=wrapper: w.call_tool(name, text), 1), f"{name}/{label}"))
         worst = max(parse)
         rows.append({
             "family": spec.family, "env_id": spec.text_env_id, "limit": protocol.max_chars, "replies": len(corpus),

@@ -12,7 +12,13 @@
 
 Bad input (unknown env, policy, symbol, split or date; unreadable data) prints
 one line ``finenvs: error: ...`` and exits with code 2; ``data verify`` exits 1
-when a data file fails its checks.
+when a data file or a table of the built catalog cache fails its checks. ``score`` exits 0 when the run reproduces, 3
+when it is incomplete (an interrupted run to resume) and 1 when it does not
+reproduce or was changed after it was written. An unexpected error prints one
+line and exits 1 (``finenvs --debug ...`` or ``FINENVS_DEBUG=1`` shows its
+traceback). Ctrl-C in any command prints one line, what was saved and how to
+continue (``llm``: ``interrupted: 12 of 40 episodes finished (..) saved in DIR;
+resume with: finenvs llm --resume DIR``), and exits 130.
 """
 
 from __future__ import annotations
@@ -25,18 +31,23 @@ from typing import Any
 
 EXIT_USAGE = 2
 EXIT_DATA_INVALID = 1
+#: An unforeseen error (a bug): one line, or the traceback with ``--debug`` / ``FINENVS_DEBUG=1``.
+EXIT_INTERNAL = 1
+#: Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # one line, exit 2 (argparse prints usage too)
-        self.print_usage(sys.stderr)
-        print(f"finenvs: error: {message}", file=sys.stderr)
+    def error(self, message: str) -> Any:  # one line, exit 2 (argparse would print the usage too)
+        print(f"finenvs: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="finenvs", description="Gymnasium environments for financial agents.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an unexpected error (also: FINENVS_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     listing = sub.add_parser("list", help="list the registered environments")
@@ -125,7 +136,8 @@ def _parser() -> argparse.ArgumentParser:
     llm.add_argument("--quiet", action="store_true", help="no progress bar")
     _judge_arguments(llm)
 
-    score = sub.add_parser("score", help="re-score a run folder offline from its trajectories")
+    score = sub.add_parser("score", help="check and re-score a run folder offline from its trajectories; exit 0 "
+                           "reproduced, 3 incomplete, 1 not reproduced or tampered")
     score.add_argument("run_dir", type=Path, help="a folder written by `finenvs llm` or `finenvs mcp`")
     score.add_argument("--json", action="store_true", help="print the score as JSON")
     _judge_arguments(score)
@@ -166,7 +178,7 @@ def _parser() -> argparse.ArgumentParser:
 
     data = sub.add_parser("data", help="data tools")
     data_sub = data.add_subparsers(dest="data_command", parser_class=_Parser)
-    verify = data_sub.add_parser("verify", help="check hashes and invariants of the shipped (or a user's) data")
+    verify = data_sub.add_parser("verify", help="check hashes and invariants of the shipped (or a user's) data, and the built catalog cache")
     verify.add_argument("--file", type=Path, help="check a user CSV/Parquet file instead of the shipped data")
     verify.add_argument("--symbol", help="symbol of a file without a symbol column (default: file stem)")
     verify.add_argument("--data-dir", type=Path, help="folder with a MANIFEST.json (default: shipped data)")
@@ -458,17 +470,27 @@ def _cmd_data_verify(args: argparse.Namespace) -> int:
         for sym, s in series.items():
             print(f"{args.file}: {sym}: ok ({len(s)} rows, {s.dates[0]}..{s.dates[-1]})")
         return 0
+    from finenvs.data.catalog import verify_catalog
+    from finenvs.data.manifest import load_manifest
+    from finenvs.errors import DataError
     from finenvs.xbrl.corpus import ROW_COUNTERS
 
     result = verify_data(args.data_dir, row_counters=ROW_COUNTERS)
-    for line in result.checked:
+    try:  # the built cache too, table by table
+        cache = verify_catalog(load_manifest(args.data_dir))
+    except DataError:  # no readable manifest: verify_data has reported it
+        cache = None
+    for line in result.checked + (cache.checked if cache else []):
         print(line)
-    for problem in result.problems:
+    for problem in result.problems + (cache.problems if cache else []):
         print(f"FAILED {problem}", file=sys.stderr)
-    if not result.ok:
-        print(f"finenvs: data verify: {len(result.problems)} file(s) failed", file=sys.stderr)
+    if not result.ok or (cache is not None and not cache.ok):
+        failed = [f"{len(result.problems)} file(s)"] if result.problems else []
+        failed += [f"{len(cache.problems)} catalog cache check(s)"] if cache and cache.problems else []
+        print(f"finenvs: data verify: {' and '.join(failed)} failed", file=sys.stderr)
         return EXIT_DATA_INVALID
-    print(f"all {len(result.checked)} files verified")
+    tables = sum(": table " in line for line in cache.checked) if cache else 0
+    print(f"all {len(result.checked)} files verified" + (f", and all {tables} tables of the catalog cache" if tables else ""))
     return 0
 
 
@@ -544,7 +566,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     else:
         print(terminal_report(result))
     _run_judge(args, args.run_dir)
-    return 0 if result.reproduced else 1
+    return result.exit_code  # 0 reproduced, 3 incomplete (resumable), 1 not reproduced or tampered
 
 
 def _mcp_arguments(args: argparse.Namespace) -> list[str]:
@@ -593,52 +615,143 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``finenvs`` command."""
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.version:
-        import finenvs
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.command == "list":
+        return _cmd_list(args.markdown)
+    if args.command == "run":
+        return _cmd_run(args)
+    if args.command == "bench":
+        return _cmd_bench(args)
+    if args.command == "llm":
+        return _cmd_llm(args)
+    if args.command == "score":
+        return _cmd_score(args)
+    if args.command == "mcp":
+        return _cmd_mcp(args)
+    if args.command == "train":
+        return _cmd_train(args)
+    if args.command == "data":
+        if args.data_command == "verify":
+            return _cmd_data_verify(args)
+        parser.error("data needs a subcommand: verify")
+    parser.print_help()
+    return EXIT_USAGE
 
-        print(finenvs.__version__)
-        return 0
-    from finenvs.errors import DataError, FinEnvsError
+
+def _one_line(message: Any, limit: int = 2_000) -> str:
+    text = " ".join(str(message).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _error(message: Any) -> None:
+    print(f"finenvs: error: {_one_line(message)}", file=sys.stderr)
+
+
+def _episodes_saved(run_dir: Path) -> tuple[int, int, int] | None:
+    """``(finished episodes, planned episodes, decisions)`` recorded in an LLM run folder, or None if it has none."""
+    from finenvs.evaluation.session import read_trajectories
 
     try:
-        if args.command == "list":
-            return _cmd_list(args.markdown)
-        if args.command == "run":
-            return _cmd_run(args)
-        if args.command == "bench":
-            return _cmd_bench(args)
-        if args.command == "llm":
-            return _cmd_llm(args)
-        if args.command == "score":
-            return _cmd_score(args)
-        if args.command == "mcp":
-            return _cmd_mcp(args)
-        if args.command == "train":
-            return _cmd_train(args)
-        if args.command == "data":
-            if args.data_command == "verify":
-                return _cmd_data_verify(args)
-            parser.error("data needs a subcommand: verify")
-        parser.print_help()
-        return EXIT_USAGE
-    except DataError as exc:
-        print(f"finenvs: error: {exc}", file=sys.stderr)
-        return EXIT_DATA_INVALID if args.command == "data" else EXIT_USAGE
-    except (FinEnvsError, ValueError, KeyError, FileNotFoundError, FileExistsError, ImportError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"finenvs: error: {message}", file=sys.stderr)
-        return EXIT_USAGE
+        planned = len(json.loads((run_dir / "run.json").read_text()).get("episodes") or [])
+        records, _ = read_trajectories(run_dir / "trajectories.jsonl")
+    except (OSError, ValueError):
+        return None
+    finished = {r.get("episode") for r in records if r.get("type") == "episode" and r.get("status") in
+                ("complete", "failed")}
+    return len(finished), planned, sum(r.get("type") == "step" for r in records)
+
+
+def _newest(parent: Path, marker: str, since: float) -> Path | None:
+    """The newest folder under ``parent`` holding ``marker`` and written since ``since`` (a run this command began)."""
+    try:
+        found = [p.parent for p in Path(parent).glob(f"*/{marker}") if p.stat().st_mtime >= since - 1]
+    except OSError:
+        return None
+    return max(found, key=lambda p: p.stat().st_mtime, default=None)
+
+
+def _interrupted(args: argparse.Namespace, began: float) -> str:
+    """The one line a Ctrl-C prints: what the command saved and how to continue."""
+    command = getattr(args, "command", None)
+    if command == "llm":
+        run_dir = args.resume or (args.out / args.name if args.name else None)
+        saved = _episodes_saved(run_dir) if run_dir is not None else None
+        if saved is None:
+            return "interrupted: finenvs llm stopped before its run folder was written; nothing to resume"
+        done, planned, steps = saved
+        return (f"interrupted: {done} of {planned} episodes finished ({steps} decisions) saved in {run_dir}; "
+                f"resume with: finenvs llm --resume {run_dir}")
+    if command == "bench":
+        bench_dir = args.resume or _newest(args.out, "bench.json", began)
+        if bench_dir is None:
+            return "interrupted: finenvs bench stopped before its folder was written; nothing to resume"
+        runs = [saved for run in sorted(Path(bench_dir).glob("agents/*/*/run.json"))
+                if (saved := _episodes_saved(run.parent)) is not None]
+        done, planned = sum(r[0] for r in runs), sum(r[1] for r in runs)
+        return (f"interrupted: {done} of {planned} agent episodes saved in {bench_dir} (baselines re-run); "
+                f"resume with: finenvs bench --resume {bench_dir} (and the same agent flags)")
+    if command == "mcp":
+        run_dir = _newest(args.out, "run.json", began)
+        saved = _episodes_saved(run_dir) if run_dir is not None else None
+        if saved is None:
+            return "interrupted: finenvs mcp stopped before the episode began; nothing saved"
+        return f"interrupted: the MCP episode stopped after {saved[2]} decisions, saved in {run_dir} (incomplete)"
+    return f"interrupted: finenvs {command or ''} stopped; nothing to resume".replace("  ", " ")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``finenvs`` command.
+
+    Exit codes: 0 done; 1 a check failed (``data verify``, ``score``) or an unexpected error; 2 bad input; 3
+    ``score`` of an incomplete run; 130 interrupted (Ctrl-C). Every failure prints one line on stderr; with
+    ``--debug`` or ``FINENVS_DEBUG=1`` an unexpected error prints its traceback too. A Ctrl-C prints what was
+    saved and how to resume.
+    """
+    import os
+    import time
+
+    began = time.time()
+    args = argparse.Namespace(command=None)
+    debug = os.environ.get("FINENVS_DEBUG", "").lower() not in ("", "0", "false", "no")
+    try:
+        parser = _parser()
+        args = parser.parse_args(argv)
+        debug = debug or args.debug
+        if args.version:
+            import finenvs
+
+            print(finenvs.__version__)
+            return 0
+        if args.command == "llm" and args.resume is None and not args.name:  # named now: a Ctrl-C can point at it
+            import datetime as _dt
+
+            args.name = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        from finenvs.errors import DataError, FinEnvsError
+
+        try:
+            return _dispatch(parser, args)
+        except DataError as exc:
+            _error(exc)
+            return EXIT_DATA_INVALID if args.command == "data" else EXIT_USAGE
+        except (FinEnvsError, ValueError, KeyError, FileNotFoundError, FileExistsError, ImportError) as exc:
+            _error(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+            return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(_interrupted(args, began), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `finenvs list | head`: the reader left; say nothing more
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (Python flushes stdout at exit)
+        return EXIT_INTERNAL
     except Exception as exc:  # gymnasium errors (unknown id, ...) and anything unforeseen: one line
         import gymnasium as gym
 
         if isinstance(exc, gym.error.Error):
-            print(f"finenvs: error: {exc}", file=sys.stderr)
+            _error(exc)
             return EXIT_USAGE
-        raise
+        if debug:
+            raise
+        _error(f"unexpected {type(exc).__name__}: {exc} (run with --debug or FINENVS_DEBUG=1 for the traceback)")
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

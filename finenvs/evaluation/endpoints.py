@@ -6,8 +6,8 @@ surface as :class:`EndpointError` with a kind the runner acts on:
 
 * ``transient`` — connection refused or reset, timeout, HTTP 408/409/429/5xx:
   retried with backoff;
-* ``malformed`` — a 200 reply the client cannot read (not JSON, no choices):
-  recorded as an invalid step;
+* ``malformed`` — a 200 reply the client cannot read (not JSON, nested too
+  deep, a number too long to convert, no choices): recorded as an invalid step;
 * ``permanent`` — any other HTTP error (bad request, auth, unknown model):
   recorded as an invalid step.
 """
@@ -135,7 +135,9 @@ class OpenAIChatAgent:
             retry_after = _retry_after(getattr(exc, "response", None))
             kind = "transient" if status in TRANSIENT_STATUS or status >= 500 else "permanent"
             raise EndpointError(kind, _short(str(exc)), status=status, retry_after=retry_after) from exc
-        except (openai.APIResponseValidationError, ValueError, TypeError) as exc:
+        except (openai.APIResponseValidationError, ValueError, TypeError, RecursionError, OverflowError) as exc:
+            # RecursionError: a body nested deeper than the JSON decoder recurses ("[[[[..."); ValueError includes
+            # an integer literal of more than 4,300 digits
             raise EndpointError("malformed", f"unreadable reply: {_short(str(exc))}") from exc
         return _reply_from_response(response)
 

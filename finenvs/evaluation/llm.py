@@ -52,10 +52,13 @@ from finenvs.evaluation.session import (
     TrajectoryWriter,
     jsonable,
     read_trajectories,
+    record_chain_head,
     run_metadata,
+    verify_chain,
     write_run_json,
 )
 from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, task_of
+from finenvs.text import safe_json
 from finenvs.text.chat import ChatAgent
 from finenvs.text.protocol import ParsedAction, TextProtocol
 from finenvs.tools.registry import COMMIT_TOOL
@@ -516,6 +519,11 @@ async def run_llm_async(
                 f"{files.root}: the run's episodes differ from this configuration; resume with the same env, "
                 "symbols, split, env arguments and seeds (they are in run.json)"
             )
+        check = verify_chain(files.trajectories, meta)  # a resumed run continues the chain: it must hold
+        if check.problems:
+            raise ValueError(f"{files.root}: cannot resume a run folder changed after it was written: "
+                             f"{check.problems[0]} (finenvs score {files.root} lists what differs)")
+        genesis = meta["integrity"]["genesis"] if check.chained else None
         records, _ = read_trajectories(files.trajectories, repair=True)
         steps, complete = _group_steps(records)
         meta["status"] = "running"
@@ -528,9 +536,10 @@ async def run_llm_async(
         root.mkdir(parents=True)
         files = RunFiles(root)
         meta = _run_meta(config, agent, prices, root)
+        genesis = meta["integrity"]["genesis"]
         steps, complete = {}, set()
     write_run_json(files.run, meta)
-    writer = TrajectoryWriter(files.trajectories)
+    writer = TrajectoryWriter(files.trajectories, genesis=genesis)
     pool = EnvPool(history=config.history, tool_max_chars=config.tool_max_chars)
     semaphore = asyncio.Semaphore(config.concurrency)
     bar = tqdm(total=0, unit="decision", desc=f"finenvs llm {agent.name}", disable=not progress or None)
@@ -568,6 +577,7 @@ async def run_llm_async(
                                  "message": o.message} for o in outcomes]
         if status == "interrupted":
             meta["note"] = f"interrupted; continue with: finenvs llm --resume {files.root}"
+        record_chain_head(meta, writer)
         write_run_json(files.run, meta)
 
 
@@ -597,10 +607,10 @@ class McpPort:
         return self._specs
 
     async def call_tool(self, name: str, arguments: str) -> str:
-        try:
-            args = json.loads(arguments) if arguments and arguments.strip() else {}
-        except ValueError as exc:
-            return json.dumps({"error": f"arguments of {name} are not valid JSON ({exc})"})
+        args, problem = (safe_json.try_loads(arguments, allow_non_finite=True) if arguments and arguments.strip()
+                         else ({}, None))
+        if problem is not None:
+            return json.dumps({"error": f"arguments of {name} are not valid JSON ({problem})"})
         if not isinstance(args, dict):
             return json.dumps({"error": f"arguments of {name} must be a JSON object"})
         result = await self.client.call_tool(name, args)
@@ -638,10 +648,7 @@ async def drive_mcp_episode(
         decision = await decide(agent, port, data["observation"], config, rng=rng, sleep=sleep)
         arguments: Any = None
         if decision.commit_arguments is not None:
-            try:
-                arguments = json.loads(decision.commit_arguments)
-            except ValueError:
-                arguments = None
+            arguments = safe_json.try_loads(decision.commit_arguments, allow_non_finite=True)[0]
         if not isinstance(arguments, dict):  # a text reply (or none): forwarded as the commit it means
             arguments = protocol.commit_for(decision.parsed) if decision.parsed.via != "default" else {
                 "action": f"(no action: {decision.parsed.invalid})"[:200]}

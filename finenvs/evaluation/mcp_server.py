@@ -11,6 +11,16 @@ counted as a look-ahead attempt; the count is reported with the results after
 the last commit, not during the episode (so it cannot tell an agent whether an
 id it guessed exists in the future).
 
+Hostile input never ends the session. A call whose arguments break a limit of
+:mod:`finenvs.text.safe_json` (nesting depth, number size, non-finite numbers)
+or exceed ``MAX_ARGUMENT_CHARS`` characters of JSON is refused with an error
+result and nothing is recorded; lone surrogates in names and strings become
+U+FFFD; a request line the transport cannot read (malformed or over-deep JSON,
+a huge number literal, not JSON-RPC) is answered with a JSON-RPC error carrying
+its id where one can be found. Every result's content text is at most the
+episode's ``tool_max_chars`` (8,000 by default): a longer one is cut, lists and
+strings largest first, with a note.
+
 The episode is recorded as a finenvs run folder (``run.json`` and
 ``trajectories.jsonl``, the LLM runner's format); on the last commit the server
 re-scores it offline and writes ``score.json`` / ``score.md`` there, so
@@ -31,12 +41,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 OBSERVATION_TOOL = "get_observation"
 SERVER_NAME = "finenvs"
+#: Longest content text of a result when the episode gives no cap (characters of JSON).
+MAX_RESULT_CHARS = 8_000
 
 
 def _require_mcp() -> Any:
@@ -65,6 +78,7 @@ class McpEpisode:
             EpisodeSession,
             RunFiles,
             TrajectoryWriter,
+            record_chain_head,
             run_metadata,
             write_run_json,
         )
@@ -79,15 +93,17 @@ class McpEpisode:
         root.mkdir(parents=True)
         self.files = RunFiles(root)
         self._write_run_json = write_run_json
-        self.writer = TrajectoryWriter(self.files.trajectories)
-        self.session = EpisodeSession(spec, writer=self.writer, history=history, tool_max_chars=tool_max_chars,
-                                      **toolbox_kwargs)
-        self.protocol = self.session.protocol
+        self._record_chain_head = record_chain_head
         self.meta: dict[str, Any] = run_metadata(root, "mcp", agent={"kind": "mcp-client"},
                                                  config={"history": history, "tool_max_chars": tool_max_chars},
                                                  episodes=[spec])
+        self.writer = TrajectoryWriter(self.files.trajectories, genesis=self.meta["integrity"]["genesis"])
+        self.session = EpisodeSession(spec, writer=self.writer, history=history, tool_max_chars=tool_max_chars,
+                                      **toolbox_kwargs)
+        self.protocol = self.session.protocol
         write_run_json(self.files.run, self.meta)
         self.score: Any = None
+        self.max_result_chars = int(tool_max_chars)  # cap on each result's content text
         self._decision_began = time.perf_counter()
 
     # ------------------------------------------------------------------ tools
@@ -104,14 +120,25 @@ class McpEpisode:
             tools.append({"name": fn["name"], "description": fn["description"], "input_schema": fn["parameters"]})
         return tools
 
-    def call(self, name: str, arguments: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
-        """Serve one call: ``(JSON-able result, is_error)``. Never raises."""
+    def call(self, name: Any, arguments: Any) -> tuple[dict[str, Any], bool]:
+        """Serve one call: ``(JSON-able result, is_error)``. Never raises for what a client sends.
+
+        Arguments that break a limit are refused before the session sees them (nothing is recorded and the
+        clock does not move); lone surrogates are replaced by U+FFFD.
+        """
         from finenvs.tools.registry import COMMIT_TOOL
 
-        arguments = arguments if arguments is not None else {}
         if self.session.done:
             return {"error": f"the episode is over; results are in {self.files.root}", "done": True,
                     "results": str(self.files.root / "score.json")}, True
+        if not isinstance(name, str):
+            return {"error": f"a tool name must be a string, got {type(name).__name__}"}, True
+        name = scrub_text(name)
+        arguments = arguments if arguments is not None else {}
+        problem = refusal(arguments)
+        if problem is not None:
+            return {"error": f"arguments of {name[:80]!r} refused: {problem}; nothing was done"}, True
+        arguments = scrub(arguments)
         if name == OBSERVATION_TOOL:
             return {"observation": self.session.prompt, "date": self.session.date, "done": False}, False
         if name == COMMIT_TOOL:
@@ -155,6 +182,7 @@ class McpEpisode:
         self.writer.close()
         self.meta["status"] = "complete"
         self.meta["finished_utc"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        self._record_chain_head(self.meta, self.writer)
         self._write_run_json(self.files.run, self.meta)
         self.score = score_run(self.files.root)
         return {
@@ -167,6 +195,7 @@ class McpEpisode:
     def close(self) -> None:
         if not self.session.done:
             self.meta["status"] = "incomplete"
+            self._record_chain_head(self.meta, self.writer)
             self._write_run_json(self.files.run, self.meta)
         self.writer.close()
         self.session.close()
@@ -174,6 +203,75 @@ class McpEpisode:
 
 #: Longest error message a refusal sends (the client gets the reason, never an unbounded echo).
 MAX_ERROR_CHARS = 2_000
+
+
+# ---------------------------------------------------------------------------- bounds on what crosses the wire
+def refusal(arguments: Any) -> str | None:
+    """Why a call's arguments are refused (not an object, too deep, too large, a huge or non-finite number),
+    or None. Never echoes the input."""
+    from finenvs.text import safe_json
+    from finenvs.text.protocol import MAX_ARGUMENT_CHARS
+
+    if not isinstance(arguments, dict):
+        return f"arguments must be a JSON object, got {type(arguments).__name__}"
+    problem = safe_json.check_value(arguments)
+    if problem is not None:
+        return problem
+    size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
+    if size > MAX_ARGUMENT_CHARS:
+        return f"{size} characters of JSON; the limit is {MAX_ARGUMENT_CHARS}"
+    return None
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with lone surrogates (which UTF-8 cannot carry) replaced by U+FFFD; surrogate pairs joined."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def scrub(value: Any) -> Any:
+    """``value`` (JSON-like, depth already bounded) with every string and key passed through :func:`scrub_text`."""
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, dict):
+        return {scrub_text(str(k)): scrub(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub(v) for v in value]
+    return value
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def content_of(data: Any, limit: int = MAX_RESULT_CHARS) -> tuple[str, Any]:
+    """A result as ``(content text, structured value)``: strict JSON, UTF-8-safe, at most ``limit`` characters.
+
+    A longer dict is cut by :func:`~finenvs.tools.registry.cap_output` (lists and strings, largest first, with a
+    ``truncated`` note); one that still does not fit, or a value that cannot be written, becomes an error object.
+    """
+    from finenvs.evaluation.session import jsonable
+    from finenvs.tools.registry import cap_output
+
+    try:
+        data = scrub(jsonable(data))
+        text = _dumps(data)
+    except (ValueError, TypeError, RecursionError) as exc:
+        data = {"error": f"the result cannot be written as JSON ({type(exc).__name__})"}
+        text = _dumps(data)
+    if len(text) > limit:
+        try:
+            data, _ = cap_output(data, limit) if isinstance(data, dict) else (None, False)
+            text = _dumps(data)
+        except (ValueError, TypeError, RecursionError):
+            text = ""
+        if data is None or len(text) > limit:
+            data = {"error": f"the result has {len(text)} characters of JSON; the limit is {limit}"}
+            text = _dumps(data)
+    return text, data
 
 
 def build_server(episode: McpEpisode | None, *, error: str | None = None) -> Any:
@@ -188,11 +286,11 @@ def build_server(episode: McpEpisode | None, *, error: str | None = None) -> Any
     from mcp.server import Server
 
     import finenvs
-    from finenvs.evaluation.session import jsonable
+
+    limit = episode.max_result_chars if episode is not None else MAX_RESULT_CHARS
 
     def result(data: Any, is_error: bool) -> Any:
-        data = jsonable(data)
-        text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text, data = content_of(data, limit)
         return types.CallToolResult(content=[types.TextContent(text=text)],
                                     structured_content=data if isinstance(data, dict) else {"result": data},
                                     is_error=is_error)
@@ -220,10 +318,10 @@ def build_server(episode: McpEpisode | None, *, error: str | None = None) -> Any
     async def call_tool(ctx: Any, params: Any) -> Any:
         try:
             data, is_error = episode.call(params.name, params.arguments)
+            return result(data, is_error)
         except Exception as exc:  # a bug must not end the client's session: it gets the reason
-            data, is_error = {"error": f"internal error in {str(params.name)[:80]}: {type(exc).__name__}: "
-                                       f"{str(exc)[:MAX_ERROR_CHARS]}"}, True
-        return result(data, is_error)
+            return result({"error": f"internal error in {scrub_text(str(params.name))[:80]}: {type(exc).__name__}: "
+                                    f"{scrub_text(str(exc))[:MAX_ERROR_CHARS]}"}, True)
 
     spec = episode.session.spec
     return Server(
@@ -240,24 +338,102 @@ def build_server(episode: McpEpisode | None, *, error: str | None = None) -> Any
     )
 
 
-def serve_stdio(episode: McpEpisode | None, *, error: str | None = None) -> None:
-    """Serve ``episode`` (or, with ``None``, a refusal carrying ``error``) over stdin/stdout until the client
-    disconnects."""
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*+"|[{}\[\],:]|[^\s"{}\[\],:]++')
+
+
+def request_id(line: str) -> int | str | None:
+    """The top-level ``"id"`` of a JSON-RPC line that did not parse (one linear scan), or None."""
+    depth, key_next, key, want = 0, False, None, False
+    for match in _TOKEN.finditer(line):
+        token = match.group()
+        if want:
+            if re.fullmatch(r"-?\d{1,18}", token):
+                return int(token)
+            if token.startswith('"') and len(token) <= 256:
+                try:
+                    return scrub_text(json.loads(token))
+                except ValueError:
+                    return None
+            return None
+        if token in "{[":
+            depth += 1
+            key_next = depth == 1 and token == "{"
+        elif token in "}]":
+            depth -= 1
+            if depth <= 0:
+                return None
+        elif depth == 1:
+            if token == ",":
+                key_next = True
+            elif token == ":":
+                want, key = key == '"id"', None
+            elif key_next:
+                key, key_next = token, False
+    return None
+
+
+async def _answer_unreadable(problem: Exception, write_stream: Any) -> None:
+    """Answer a line the transport could not read with a JSON-RPC error (its id when one can be found), so a
+    client is not left waiting; blank lines are ignored."""
+    from mcp.shared.message import SessionMessage
+    from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+
+    errors = problem.errors() if hasattr(problem, "errors") else []
+    first = errors[0] if errors else {}
+    given = first.get("input")  # the line when it is not JSON; the decoded value (or a field of it) when it is
+    if first.get("type") == "json_invalid" and isinstance(given, str):
+        if not given.strip():
+            return
+        code, rid = PARSE_ERROR, request_id(given)
+    else:  # JSON, but not a JSON-RPC message: its id if the value shows one, else null (as JSON-RPC says)
+        rid = given.get("id") if isinstance(given, dict) else None
+        code, rid = INVALID_REQUEST, rid if isinstance(rid, (int, str)) and not isinstance(rid, bool) else None
+    message = scrub_text(str(first.get("msg") or type(problem).__name__))[:200]
+    await write_stream.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=scrub_text(rid) if isinstance(rid, str)
+                                                        else rid, error=ErrorData(code=code, message=message))))
+
+
+async def serve(episode: McpEpisode | None, *, error: str | None = None, stdin: Any = None,
+                stdout: Any = None) -> None:
+    """Serve ``episode`` (or, with ``None``, a refusal carrying ``error``) over stdio until the client disconnects.
+
+    ``stdin``/``stdout``: text streams to use instead of the process's (anyio async files, or objects with the same
+    ``async for line`` / ``await write(text)`` / ``await flush()``), e.g. to drive the server in process.
+    """
     _require_mcp()
     import anyio
     from mcp.server.stdio import stdio_server
 
     server = build_server(episode, error=error)
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+        readable_send, readable = anyio.create_memory_object_stream(0)
 
-    async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        async def screen() -> None:  # the transport's unreadable lines get an answer, the rest go on
+            async with readable_send:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        await _answer_unreadable(item, write_stream)
+                    else:
+                        await readable_send.send(item)
 
-    try:
-        anyio.run(main)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(screen)
+            await server.run(readable, write_stream, server.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+
+def serve_stdio(episode: McpEpisode | None, *, error: str | None = None) -> None:
+    """Serve ``episode`` (or, with ``None``, a refusal carrying ``error``) over stdin/stdout until the client
+    disconnects (:func:`serve`)."""
+    try:  # the episode is closed (marked incomplete if unfinished) however serving ends, Ctrl-C included
+        _require_mcp()
+        import anyio
+
+        anyio.run(lambda: serve(episode, error=error))
     finally:
         if episode is not None:
             episode.close()
 
 
-__all__ = ["OBSERVATION_TOOL", "McpEpisode", "build_server", "serve_stdio"]
+__all__ = ["MAX_RESULT_CHARS", "OBSERVATION_TOOL", "McpEpisode", "build_server", "content_of", "refusal", "request_id",
+           "scrub", "scrub_text", "serve", "serve_stdio"]

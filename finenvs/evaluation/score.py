@@ -11,7 +11,24 @@ look-ahead attempts, format errors (invalid actions), endpoint errors and
 retries, and time per decision. Token counts and costs that are unknown (an
 MCP client, an endpoint that reports no usage) are n/a, never 0.
 
-Writes ``score.json`` and ``score.md`` into the run folder.
+Before replaying, the run folder's integrity is checked
+(:func:`~finenvs.evaluation.session.verify_chain`): run.json's identity digests
+and plan, the trajectory chain line by line, the line count and final digest
+run.json recorded, each record's place (episode in the plan, steps in order,
+one episode record after its steps, counts and totals that match its steps),
+and the chain digest of an earlier ``score.json``. The outcome
+(:attr:`RunScore.status`) is one of:
+
+* ``reproduced`` — every planned episode finished and replays exactly (exit 0);
+* ``incomplete`` — an interrupted run with an intact chain: episodes without
+  their episode record, or the file ends before what run.json recorded; it
+  says how to resume (exit 3);
+* ``not reproduced`` — a finished episode replays differently (exit 1);
+* ``tampered`` — the folder was changed after it was written; the problems
+  name the first bad line (file, line number, what is wrong) (exit 1).
+
+Writes ``score.json`` (with the chain's line count, final digest and the
+data manifest digest) and ``score.md`` into the run folder.
 """
 
 from __future__ import annotations
@@ -23,20 +40,27 @@ from pathlib import Path
 from typing import Any
 
 from finenvs.evaluation.session import (
+    RUN_FILE,
+    SCORE_FILE,
+    TRAJECTORY_FILE,
+    ChainCheck,
     EnvPool,
     EpisodeTotals,
+    IntegrityProblem,
     ReplayMismatch,
     RunFiles,
     differences,
     jsonable,
-    read_trajectories,
     replay_episode,
     same_number,
+    verify_chain,
 )
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
 
 #: Invalid reasons of decisions that produced no reply to parse again.
 _NO_REPLY = ("endpoint error", "decision timed out", "no decision")
+#: ``finenvs score`` exit code of each outcome.
+EXIT_CODES = {"reproduced": 0, "not reproduced": 1, "tampered": 1, "incomplete": 3}
 
 
 @dataclass
@@ -65,12 +89,43 @@ class RunScore:
     task: TaskSpec | None
     episodes: list[EpisodeScore]
     dropped_partial_line: bool = False
+    #: what the integrity checks found, in file order (run.json, trajectories, score.json); empty when intact
+    problems: list[IntegrityProblem] = field(default_factory=list)
+    #: why the run is incomplete (episodes without their record, lines lost at the end); empty when whole
+    missing: list[str] = field(default_factory=list)
+    #: False: a run recorded before the chain (format 2), whose integrity cannot be checked
+    chained: bool = True
+    #: trajectory lines and the digest of the last one (the chain's head), as found
+    lines: int = 0
+    final_digest: str = ""
+    notes: list[str] = field(default_factory=list)
 
     @property
     def reproduced(self) -> bool:
-        """Every finished episode replays to exactly its recorded rewards and metrics."""
+        """The folder is intact and every finished episode replays to exactly its recorded rewards and metrics."""
         done = [e for e in self.episodes if e.status in ("complete", "failed")]
-        return bool(done) and all(e.reproduced for e in done)
+        return not self.problems and bool(done) and all(e.reproduced for e in done)
+
+    @property
+    def status(self) -> str:
+        """``reproduced``, ``incomplete``, ``not reproduced`` or ``tampered`` (see the module docstring)."""
+        if self.problems:
+            return "tampered"
+        done = [e for e in self.episodes if e.status in ("complete", "failed")]
+        if any(not e.reproduced for e in done):
+            return "not reproduced"
+        if self.missing:
+            return "incomplete"
+        return "reproduced" if done else "not reproduced"
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    def resume_hint(self) -> str:
+        if self.meta.get("kind") == "llm-runner":
+            return f"continue it with: finenvs llm --resume {self.run_dir}"
+        return "this kind of run cannot be resumed; run the episode again"
 
     def efficiency(self) -> dict[str, Any]:
         """Run totals and per-decision figures (tokens and cost None when any is unknown)."""
@@ -106,7 +161,17 @@ class RunScore:
             "env": self.task.env_id if self.task else None,
             "family": self.task.family if self.task else None,
             "agent": self.meta.get("agent"),
+            "status": self.status,
             "reproduced": self.reproduced,
+            "integrity": {
+                "verified": self.chained,
+                "lines": self.lines,
+                "final": self.final_digest,
+                "data_manifest": self.meta.get("data_manifest"),
+                "problems": [str(p) for p in self.problems],
+            },
+            "planned_episodes": len(self.meta.get("episodes") or []),
+            "missing": self.missing,
             "metrics": self.run_metrics(),
             "failed_episodes": sum(e.status == "failed" for e in self.episodes),
             "efficiency": self.efficiency(),
@@ -125,7 +190,7 @@ def _reparse(protocol: Any, step: dict[str, Any]) -> tuple[str, bool] | None:
         parsed = protocol.parse_commit(arguments)
         return parsed.name, parsed.valid
     messages = step.get("messages") or []
-    if not messages or (step.get("invalid") or "").startswith(_NO_REPLY):
+    if not messages or str(step.get("invalid") or "").startswith(_NO_REPLY):
         return None
     last = messages[-1]
     if last.get("role") != "assistant" or last.get("tool_calls"):
@@ -157,7 +222,7 @@ def _score_episode(spec: EpisodeSpec, steps: list[dict[str, Any]], final: dict[s
     protocol = _protocol(spec, envs)
     for step in steps:
         again = _reparse(protocol, step)
-        recorded = (step.get("reply_action", step["action"]), step.get("reply_valid", step.get("invalid") is None))
+        recorded = (step.get("reply_action", step.get("action")), step.get("reply_valid", step.get("invalid") is None))
         if again is not None and again != recorded:
             score.reparse_mismatches += 1
     if final is None:
@@ -178,6 +243,9 @@ def _score_episode(spec: EpisodeSpec, steps: list[dict[str, Any]], final: dict[s
         if not same_number(r, step.get("reward")):
             score.mismatches.append(f"step {k}: reward {r!r} replayed, {step.get('reward')!r} recorded")
     if status == "complete":
+        if isinstance(metrics, dict) and isinstance(metrics.get("look_ahead_attempts"), int):
+            # the replay calls no tool: the look-ahead attempts are the ones the recorded tool calls made
+            metrics["look_ahead_attempts"] += totals.look_ahead_attempts
         score.metrics = metrics
         score.mismatches += [f"metrics {d}" for d in differences(metrics, final.get("metrics"))][:20]
     elif final.get("metrics") is not None:
@@ -186,42 +254,210 @@ def _score_episode(spec: EpisodeSpec, steps: list[dict[str, Any]], final: dict[s
     return score
 
 
+def _step_key(record: dict[str, Any]) -> int:
+    step = record.get("step")
+    return step if isinstance(step, int) and not isinstance(step, bool) else -1
+
+
+def _check_records(check: ChainCheck, specs: list[EpisodeSpec], meta: dict[str, Any]
+                   ) -> tuple[list[IntegrityProblem], dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
+    """Each record in its place: its episode in the plan, steps in order, one episode record after its steps whose
+    counts, totals and spec match them. Returns the problems and the records by episode."""
+    problems: list[IntegrityProblem] = []
+    plan = {spec.index: spec for spec in specs}
+    steps: dict[int, list[dict[str, Any]]] = {spec.index: [] for spec in specs}
+    finals: dict[int, dict[str, Any]] = {}
+    ended: dict[int, int] = {}
+    totals: dict[int, EpisodeTotals] = {}
+    last_step: dict[int, int] = {}
+
+    def problem(line: int, message: str) -> None:
+        problems.append(IntegrityProblem(TRAJECTORY_FILE, line, message))
+
+    for n, record in check.records:
+        kind, index = record.get("type"), record.get("episode")
+        if kind not in ("step", "episode"):
+            problem(n, f"has type {str(kind)[:40]!r}; a trajectory holds step and episode records")
+            continue
+        if isinstance(index, bool) or not isinstance(index, int) or index not in plan:
+            problem(n, f"belongs to episode {str(index)[:40]}, which is not in run.json's plan")
+            continue
+        if kind == "step":
+            steps[index].append(record)
+            expected = last_step.get(index, -1) + 1
+            if index in ended:
+                problem(n, f"is a step of episode {index} after its episode record (line {ended[index]})")
+            elif record.get("step") != expected:
+                problem(n, f"is step {str(record.get('step'))[:20]} of episode {index}; step {expected} comes next "
+                           "(a step line is missing, repeated or moved)")
+            last_step[index] = _step_key(record) if _step_key(record) >= 0 else expected
+            try:
+                totals.setdefault(index, EpisodeTotals()).add_step(record)
+            except (ValueError, TypeError, AttributeError) as exc:
+                problem(n, f"has unreadable counts ({str(exc)[:80]})")
+            continue
+        if index in ended:
+            problem(n, f"is a second episode record of episode {index} (the first is line {ended[index]})")
+            continue
+        ended[index], finals[index] = n, record
+        if record.get("status") not in ("complete", "failed"):
+            problem(n, f"has status {str(record.get('status'))[:40]!r}; an episode record is complete or failed")
+        if record.get("steps") != len(steps[index]):
+            problem(n, f"says episode {index} took {str(record.get('steps'))[:20]} decision(s); "
+                       f"{len(steps[index])} step line(s) precede it")
+        if differences(jsonable(plan[index].to_dict()), record.get("spec")):
+            problem(n, f"names another episode than run.json's plan for episode {index}")
+        diff = differences(asdict(totals.get(index, EpisodeTotals())), record.get("totals"))
+        if diff:
+            problem(n, f"totals differ from its step lines ({diff[0]})")
+    return problems, steps, finals
+
+
+def _check_outcomes(meta: dict[str, Any], steps: dict[int, list[dict[str, Any]]]) -> list[IntegrityProblem]:
+    """run.json's outcomes against intact trajectories: each episode's decisions as many as its step lines."""
+    if meta.get("status") not in ("complete", "incomplete"):  # outcomes are written with these statuses only
+        return []
+    problems = []
+    for outcome in meta.get("outcomes") or []:
+        index = outcome.get("episode") if isinstance(outcome, dict) else None
+        if index in steps and outcome.get("decisions") != len(steps[index]):
+            problems.append(IntegrityProblem(RUN_FILE, None, f"outcomes say episode {index} took "
+                                             f"{outcome.get('decisions')} decision(s); {len(steps[index])} step "
+                                             "line(s) are recorded"))
+    return problems
+
+
+def _check_plan(meta: dict[str, Any]) -> tuple[list[EpisodeSpec], list[IntegrityProblem]]:
+    problems: list[IntegrityProblem] = []
+    try:
+        specs = [EpisodeSpec.from_dict(e) for e in meta.get("episodes") or []]
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        return [], [IntegrityProblem(RUN_FILE, None, f"its episodes cannot be read ({str(exc)[:80]})")]
+    if len({spec.index for spec in specs}) != len(specs):
+        problems.append(IntegrityProblem(RUN_FILE, None, "two planned episodes share an index"))
+    plan = meta.get("plan")
+    if isinstance(plan, dict):
+        if plan.get("episodes") != len(specs) or plan.get("labels") != [spec.label() for spec in specs]:
+            problems.append(IntegrityProblem(RUN_FILE, None, f"its plan ({plan.get('episodes')} episode(s)) and its "
+                                             f"{len(specs)} listed episode(s) disagree"))
+    elif int(meta.get("format") or 0) >= 3:
+        problems.append(IntegrityProblem(RUN_FILE, None, "has no plan (episode count and labels)"))
+    return specs, problems
+
+
+def _check_score_file(path: Path, check: ChainCheck, meta: dict[str, Any]) -> list[IntegrityProblem]:
+    """An earlier score file must carry the digest of a prefix of this chain and run.json's data manifest digest."""
+    if not path.is_file():
+        return []
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return [IntegrityProblem(SCORE_FILE, None, "is not valid JSON")]
+    chain = doc.get("integrity") if isinstance(doc, dict) else None
+    lines = chain.get("lines") if isinstance(chain, dict) else None
+    if not isinstance(lines, int) or isinstance(lines, bool) or lines < 0 or not isinstance(chain.get("final"), str):
+        return [IntegrityProblem(SCORE_FILE, None, "carries no chain digest (integrity.lines, integrity.final)")]
+    problems = []
+    if lines <= check.lines and check.digests[lines] != chain["final"]:
+        problems.append(IntegrityProblem(SCORE_FILE, None, f"its digest of the first {lines} trajectory line(s) is "
+                                         "not theirs: the score file or the trajectories were changed"))
+    if chain.get("data_manifest") != meta.get("data_manifest"):
+        problems.append(IntegrityProblem(SCORE_FILE, None, "its data manifest digest differs from run.json's"))
+    return problems
+
+
 def score_run(run_dir: Path | str, *, write: bool = True) -> RunScore:
-    """Re-score a run folder (see the module docstring).
+    """Check and re-score a run folder (see the module docstring).
 
     Raises:
         FileNotFoundError: Not a run folder.
-        ValueError: The trajectories are corrupt before their last line, or name an unknown env.
+        ValueError: run.json is not JSON; or a run of format 2 (unchained) whose trajectories are corrupt before
+            their last line.
     """
     files = RunFiles(Path(run_dir))
     if not files.run.is_file():
         raise FileNotFoundError(f"{files.root}: no run.json; not a finenvs run folder")
     try:
-        meta = json.loads(files.run.read_text())
+        meta = json.loads(files.run.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ValueError(f"{files.run}: not valid JSON ({exc})") from None
-    records, dropped = read_trajectories(files.trajectories)
-    specs = [EpisodeSpec.from_dict(e) for e in meta.get("episodes", [])]
-    steps: dict[int, list[dict[str, Any]]] = {s.index: [] for s in specs}
-    finals: dict[int, dict[str, Any]] = {}
-    for record in records:
-        if record.get("type") == "step":
-            steps.setdefault(int(record["episode"]), []).append(record)
-        elif record.get("type") == "episode":
-            finals[int(record["episode"])] = record
+    if not isinstance(meta, dict):
+        raise ValueError(f"{files.run}: not a JSON object")
+    check = verify_chain(files.trajectories, meta)
+    specs, plan_problems = _check_plan(meta)
+    record_problems, steps, finals = _check_records(check, specs, meta)
+    problems = check.problems + plan_problems + record_problems
+    missing_lines = check.missing_lines
+    if not problems and not missing_lines:
+        problems += _check_outcomes(meta, steps)
+    if check.chained:
+        problems += _check_score_file(files.root / SCORE_FILE, check, meta)
+        old = _score_file_lines(files.root / SCORE_FILE)
+        if old is not None and old > check.lines:
+            missing_lines = max(missing_lines, old - check.lines)
+    notes: list[str] = []
+    if check.partial:
+        if check.chained and meta.get("status") != "running":
+            problems.append(IntegrityProblem(TRAJECTORY_FILE, check.lines + 1, "is cut off (no newline), yet the run "
+                                             f"had stopped (status {meta.get('status')!r}): no crash leaves it"))
+        else:
+            notes.append("a partial last line (an interrupted write) was skipped")
+    order = {RUN_FILE: 0, TRAJECTORY_FILE: 1, SCORE_FILE: 2}
+    problems.sort(key=lambda p: (order.get(p.file, 3), p.line or 0))
+    if not check.chained:
+        notes.append("recorded before trajectory lines were chained (run format 2): integrity not verified")
+    notes += _data_note(meta)
     envs: dict[str, Any] = {}
     try:
-        scores = [_score_episode(spec, sorted(steps.get(spec.index, []), key=lambda r: r.get("step", -1)),
-                                 finals.get(spec.index), envs) for spec in specs]
+        scores = []
+        for spec in specs:
+            try:
+                scores.append(_score_episode(spec, sorted(steps.get(spec.index, []), key=_step_key),
+                                             finals.get(spec.index), envs))
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                if not problems:  # an intact run that cannot be re-scored is a bug, not a tampered file
+                    raise
+                scores.append(EpisodeScore(spec.index, spec.label(), "unreadable", len(steps.get(spec.index, [])),
+                                           reproduced=False, mismatches=[f"cannot be re-scored ({str(exc)[:120]})"]))
     finally:
         for env in envs.values():
             env.close()
+    missing = []
+    for score in scores:
+        if score.index not in finals:
+            missing.append(f"episode {score.index} ({score.label or '?'}) has {score.steps} decision(s) and no "
+                           "episode record" if score.steps else f"episode {score.index} has not started")
+    if missing_lines:
+        missing.append(f"the trajectories end {missing_lines} line(s) before what the run recorded")
     task = task_of(specs[0].env_id) if specs else None
-    result = RunScore(files.root, meta, task, scores, bool(dropped))
+    result = RunScore(files.root, meta, task, scores, check.partial, problems=problems, missing=missing,
+                      chained=check.chained, lines=check.lines, final_digest=check.final, notes=notes)
     if write:
-        (files.root / "score.json").write_text(json.dumps(result.to_json(), indent=2, allow_nan=False) + "\n")
-        (files.root / "score.md").write_text(render_markdown(result))
+        (files.root / SCORE_FILE).write_text(json.dumps(result.to_json(), indent=2, allow_nan=False) + "\n")
+        (files.root / "score.md").write_text(render_markdown(result), encoding="utf-8")
     return result
+
+
+def _score_file_lines(path: Path) -> int | None:
+    try:
+        lines = json.loads(path.read_text(encoding="utf-8"))["integrity"]["lines"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return lines if isinstance(lines, int) and not isinstance(lines, bool) else None
+
+
+def _data_note(meta: dict[str, Any]) -> list[str]:
+    """A note when the installed data is not the data the run used (replays may then differ)."""
+    try:
+        from finenvs.data.catalog import default_catalog
+
+        current = default_catalog().manifest.digest
+    except Exception:  # the note is informative only
+        return []
+    recorded = meta.get("data_manifest")
+    if recorded and recorded != current:
+        return [f"the run used data manifest {str(recorded)[:12]}...; the installed data is {current[:12]}..."]
+    return []
 
 
 # ---------------------------------------------------------------------------- reports
@@ -299,18 +535,34 @@ def terminal_report(score: RunScore) -> str:
         "",
     ]
     done = [e for e in score.episodes if e.status in ("complete", "failed")]
-    if score.reproduced:
+    status = score.status
+    if status == "tampered":
+        lines.append("re-scored offline: NOT reproduced: TAMPERED, the run folder was changed after it was written; "
+                     f"first bad line: {score.problems[0]}")
+        lines += [f"  {p}" for p in score.problems[1:5]]
+        if len(score.problems) > 5:
+            lines.append(f"  ... and {len(score.problems) - 5} more")
+    elif done and all(e.reproduced for e in done):
         lines.append(f"re-scored offline: all {len(done)} finished episode(s) reproduce the live scores exactly")
     else:
         lines.append("re-scored offline: NOT reproduced" if done else "re-scored offline: no finished episode")
+    if status != "reproduced" and done and not all(e.reproduced for e in done):
         for e in score.episodes:
             for m in e.mismatches[:5]:
                 lines.append(f"  episode {e.index}: {m}")
+    if status == "incomplete":
+        lines.append(f"INCOMPLETE: {len(done)} of {len(score.episodes)} planned episode(s) finished; "
+                     f"{score.resume_hint()}")
+        lines += [f"  {m}" for m in score.missing[:5]]
     reparse = sum(e.reparse_mismatches for e in score.episodes)
     if reparse:
         lines.append(f"warning: {reparse} reply(ies) parse differently under the current text protocol")
-    if score.dropped_partial_line:
-        lines.append("note: a partial last line (an interrupted write) was skipped")
+    for note in score.notes:
+        lines.append(f"note: {note}")
+    if score.chained and status != "tampered":
+        lines.append(f"integrity: chain intact over {score.lines} line(s), final digest {score.final_digest[:16]}..., "
+                     f"data manifest {str(score.meta.get('data_manifest'))[:16]}...")
+    lines.append(f"outcome: {status} (exit {score.exit_code})")
     return "\n".join(lines)
 
 
@@ -320,7 +572,9 @@ def render_markdown(score: RunScore) -> str:
         f"# finenvs agent run — {score.run_dir.name}",
         "",
         f"Agent: `{json.dumps(agent)}`. Status: {score.meta.get('status')}. "
-        f"Re-scored offline from the recorded actions: {'reproduced exactly' if score.reproduced else 'NOT reproduced'}.",
+        f"Re-scored offline from the recorded actions: **{score.status}**"
+        + (f" (first bad line: {score.problems[0]})" if score.problems else "")
+        + (f" ({'; '.join(score.missing[:3])}; {score.resume_hint()})" if score.status == "incomplete" else "") + ".",
         "",
         metrics_line(score),
         "",
@@ -335,5 +589,5 @@ def render_markdown(score: RunScore) -> str:
     ])
 
 
-__all__ = ["EpisodeScore", "RunScore", "efficiency_table", "episode_table", "metrics_line", "render_markdown",
+__all__ = ["EXIT_CODES", "EpisodeScore", "RunScore", "efficiency_table", "episode_table", "metrics_line", "render_markdown",
            "score_run", "terminal_report"]

@@ -19,13 +19,25 @@ JSONL (at worst a partial last line, which readers drop). Resuming replays the
 recorded actions into a fresh env, checks each reward matches the record, and
 continues. :func:`replay_episode` re-scores a trajectory offline from its
 actions alone.
+
+The run folder is tamper-evident. ``run.json`` records the plan (how many
+episodes, their labels) and an ``integrity`` block: a sha256 digest of each
+field that says what the run is (agent, configuration, episodes, plan, data
+manifest, ...), the chain's ``genesis`` (the digest of those digests) and, when
+the run stops, how many trajectory ``lines`` it wrote and the ``final`` digest.
+Each trajectory line carries ``seq`` (its line number) and ``prev`` (the sha256
+of the previous line's bytes; line 1: the genesis), so a line deleted, inserted,
+moved or changed breaks the chain where it happened. :func:`verify_chain` checks
+it; ``finenvs score`` reports the first bad line.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -40,7 +52,15 @@ from finenvs.wrappers.text import DEFAULT_HISTORY, TextInterface
 
 RUN_FILE = "run.json"
 TRAJECTORY_FILE = "trajectories.jsonl"
-FORMAT_VERSION = 2
+SCORE_FILE = "score.json"
+#: 3: chained trajectory lines (``seq``, ``prev``) and run.json's ``plan`` and ``integrity``; 2: unchained.
+FORMAT_VERSION = 3
+#: The run.json fields that say what a run is; their digests start the trajectory chain. Status, timestamps of
+#: later sessions, outcomes and the integrity block itself change as the run goes and are not among them.
+IDENTITY_FIELDS = ("format", "run", "kind", "families", "created_utc", "finenvs_version", "data_manifest", "agent",
+                   "config", "episodes", "plan", "prices")
+#: Fields the writer adds to every line of a chained trajectory (readers strip them).
+CHAIN_FIELDS = ("seq", "prev")
 
 
 def jsonable(obj: Any) -> Any:
@@ -82,18 +102,90 @@ def same_number(a: Any, b: Any) -> bool:
     return a == b
 
 
-class TrajectoryWriter:
-    """Appends whole JSON lines to a file, flushing each one."""
+def json_line(data: Any) -> bytes:
+    """One strict-JSON line (no newline) as UTF-8 bytes. Text that UTF-8 cannot carry (a lone surrogate such as
+    ``"\\ud800"`` in a model's reply) makes that line ASCII with ``\\u`` escapes, which parse back to the same
+    string."""
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
-    def __init__(self, path: Path) -> None:
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(jsonable(value), sort_keys=True, ensure_ascii=True, allow_nan=False,
+                      separators=(",", ":")).encode("ascii")
+
+
+def run_identity(meta: dict[str, Any]) -> dict[str, str]:
+    """The sha256 of each identity field of a run.json (:data:`IDENTITY_FIELDS` that it has)."""
+    return {key: sha256_hex(_canonical(meta[key])) for key in IDENTITY_FIELDS if key in meta}
+
+
+def chain_genesis(identity: dict[str, str]) -> str:
+    """The digest line 1 of a trajectory chains from: the sha256 of the run's identity digests."""
+    return sha256_hex(_canonical(identity))
+
+
+def start_integrity(meta: dict[str, Any]) -> dict[str, Any]:
+    """Add the ``integrity`` block of a new run to its run.json (no lines yet: the final digest is the genesis)."""
+    identity = run_identity(meta)
+    genesis = chain_genesis(identity)
+    meta["integrity"] = {"algorithm": "sha256", "identity": identity, "genesis": genesis, "lines": 0,
+                         "final": genesis}
+    return meta
+
+
+def record_chain_head(meta: dict[str, Any], writer: TrajectoryWriter) -> None:
+    """Put the writer's line count and last digest into run.json's ``integrity`` block (before writing it)."""
+    if writer.chained and isinstance(meta.get("integrity"), dict):
+        meta["integrity"].update(lines=writer.lines, final=writer.digest)
+
+
+class TrajectoryWriter:
+    """Appends whole JSON lines to a file, flushing each one.
+
+    Args:
+        path: The ``trajectories.jsonl`` file.
+        genesis: The run's chain genesis (:func:`chain_genesis`): every line then carries ``seq`` and ``prev``;
+            an existing file is continued from its last line. None: plain lines (a run of format 2).
+
+    Raises:
+        ValueError: The existing file ends in a partial line (repair it first: :func:`read_trajectories`).
+    """
+
+    def __init__(self, path: Path, *, genesis: str | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (closed in close())
+        self.chained = genesis is not None
+        #: whole lines in the file and the digest of the last one (the genesis before the first)
+        self.lines, self.digest = 0, genesis or ""
+        if self.chained and self.path.is_file():
+            raw = self.path.read_bytes()
+            if raw and not raw.endswith(b"\n"):
+                raise ValueError(f"{self.path}: ends in a partial line; repair it before appending")
+            lines = raw.split(b"\n")[:-1]
+            if lines:
+                self.lines, self.digest = len(lines), sha256_hex(lines[-1])
+        self._lock = threading.Lock()
+        self._fh = open(self.path, "ab")  # noqa: SIM115  (closed in close())
 
     def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(jsonable(record), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        self._fh.write(line + "\n")
-        self._fh.flush()
+        data = jsonable(record)
+        with self._lock:
+            if self.chained:
+                data = {**{k: v for k, v in data.items() if k not in CHAIN_FIELDS}, "seq": self.lines + 1,
+                        "prev": self.digest}
+            line = json_line(data)
+            self._fh.write(line + b"\n")
+            self._fh.flush()
+            self.lines += 1
+            self.digest = sha256_hex(line)
 
     def close(self) -> None:
         if not self._fh.closed:
@@ -103,7 +195,8 @@ class TrajectoryWriter:
 
 
 def read_trajectories(path: Path, *, repair: bool = False) -> tuple[list[dict[str, Any]], int]:
-    """Records of a JSONL file, skipping a partial or corrupt last line.
+    """Records of a JSONL file, skipping a partial or corrupt last line (the chain fields stripped; check the
+    chain with :func:`verify_chain`).
 
     Args:
         path: The ``trajectories.jsonl`` file (missing = no records).
@@ -137,12 +230,171 @@ def read_trajectories(path: Path, *, repair: bool = False) -> tuple[list[dict[st
                 dropped = 1
                 break
             raise ValueError(f"{path}: line {i + 1} is not valid JSON ({exc})") from exc
+        if isinstance(record, dict):
+            for key in CHAIN_FIELDS:
+                record.pop(key, None)
         records.append(record)
         kept_bytes += len(line) + 1
     if dropped and repair:
         with open(path, "r+b") as fh:
             fh.truncate(kept_bytes)
     return records, dropped
+
+
+@dataclass(frozen=True)
+class IntegrityProblem:
+    """Something in a run folder that its chain or its records say was changed after it was written."""
+
+    file: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}{'' if self.line is None else f' line {self.line}'}: {self.message}"
+
+
+@dataclass
+class ChainCheck:
+    """What :func:`verify_chain` found in a trajectory file."""
+
+    #: ``(line number, record)`` of every whole line that parsed as a JSON object (chain fields stripped)
+    records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    problems: list[IntegrityProblem] = field(default_factory=list)
+    #: whole lines in the file
+    lines: int = 0
+    #: ``digests[n]``: the sha256 of line ``n`` (``digests[0]``: the genesis run.json's identity gives)
+    digests: list[str] = field(default_factory=list)
+    #: bytes after the last newline (a write cut off)
+    partial: bool = False
+    #: lines run.json recorded beyond the file's end (the file ends early)
+    missing_lines: int = 0
+    #: False: a run of format 2, recorded before the chain; nothing to verify
+    chained: bool = True
+
+    @property
+    def final(self) -> str:
+        return self.digests[-1] if self.digests else ""
+
+
+def verify_chain(path: Path, meta: dict[str, Any]) -> ChainCheck:
+    """Check a trajectory file against its run.json: the identity digests, the chain of ``seq``/``prev`` line by
+    line, and the line count and final digest run.json recorded.
+
+    Problems name the first line that is wrong: for a changed line, the line itself (the next line's ``prev``
+    no longer matches it). A partial last line is reported in ``partial``, not as a problem (a crash leaves one;
+    whether it may be there depends on the run's status). Lines after the last line run.json recorded are a
+    problem unless the run is still ``running`` (a resumed session that stopped before rewriting run.json).
+
+    Args:
+        path: The ``trajectories.jsonl`` file (missing = empty).
+        meta: The run's run.json.
+    """
+    path = Path(path)
+    raw = path.read_bytes() if path.is_file() else b""
+    parts = raw.split(b"\n")
+    whole, tail = parts[:-1], parts[-1]
+    check = ChainCheck(lines=len(whole), partial=bool(tail))
+    name = path.name
+    integrity = meta.get("integrity")
+    if not isinstance(integrity, dict) and int(meta.get("format") or 0) < 3:
+        check.chained = False  # recorded before the chain
+        for n, line in enumerate(whole, 1):
+            try:
+                record = json.loads(line) if line.strip() else None
+            except ValueError as exc:
+                raise ValueError(f"{path}: line {n} is not valid JSON ({exc})") from exc
+            if isinstance(record, dict):
+                check.records.append((n, record))
+        return check
+
+    def problem(file: str, line: int | None, message: str) -> None:
+        check.problems.append(IntegrityProblem(file, line, message))
+
+    identity = run_identity(meta)
+    genesis = chain_genesis(identity)
+    run_changed = False
+    recorded_lines: int | None = None
+    recorded_final: str | None = None
+    if not isinstance(integrity, dict):
+        problem(RUN_FILE, None, "has no integrity block (identity digests, genesis, line count, final digest): "
+                                "it was removed or run.json was rewritten")
+        run_changed = True
+    else:
+        recorded = integrity.get("identity")
+        if not isinstance(recorded, dict):
+            problem(RUN_FILE, None, "integrity.identity (the digests of what the run is) is missing")
+            run_changed = True
+        else:
+            changed = [k for k in dict.fromkeys([*recorded, *identity]) if recorded.get(k) != identity.get(k)]
+            if changed:
+                problem(RUN_FILE, None, f"{', '.join(changed)} changed after the run began (their digests in "
+                                        "integrity.identity, and the chain's start, were made from other values)")
+                run_changed = True
+            elif integrity.get("genesis") != genesis:
+                problem(RUN_FILE, None, "integrity.genesis is not the digest of integrity.identity")
+                run_changed = True
+        lines, final = integrity.get("lines"), integrity.get("final")
+        if isinstance(lines, int) and not isinstance(lines, bool) and lines >= 0 and isinstance(final, str):
+            recorded_lines, recorded_final = lines, final
+        else:
+            problem(RUN_FILE, None, f"integrity records no line count and final digest of {name} "
+                                    f"(lines={lines!r}, final={final!r})")
+    check.digests.append(genesis)
+    expected_prev, expected_seq, chained_line = genesis, 1, 0
+    for n, line in enumerate(whole, 1):
+        digest = sha256_hex(line)
+        check.digests.append(digest)
+        if not line.strip():
+            problem(name, n, "is blank; the writer never writes a blank line (one was inserted)")
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            problem(name, n, f"is not JSON ({str(exc)[:80]}): a line was inserted or changed")
+            continue
+        if not isinstance(record, dict):
+            problem(name, n, "is not a JSON object: a line was inserted or changed")
+            continue
+        seq, prev = record.pop("seq", None), record.pop("prev", None)
+        check.records.append((n, record))
+        if isinstance(seq, bool) or not isinstance(seq, int) or not isinstance(prev, str):
+            problem(name, n, f"has no chain fields (seq={seq!r}, prev={str(prev)[:16]!r}): it was not written by "
+                             "this run's writer, or was edited")
+        elif seq > expected_seq:
+            gap = f"{expected_seq}" if seq == expected_seq + 1 else f"{expected_seq}..{seq - 1}"
+            problem(name, n, f"is record {seq} of the chain; record(s) {gap} are missing before it (deleted or moved)")
+        elif seq < expected_seq:
+            problem(name, n, f"is record {seq} of the chain, expected {expected_seq}: a line repeated, moved or "
+                             "copied from elsewhere")
+        elif prev != expected_prev:
+            if chained_line == 0:
+                if not run_changed:
+                    problem(name, n, f"does not chain from run.json's identity (prev {prev[:12]}..., genesis "
+                                     f"{genesis[:12]}...): run.json or this line was changed")
+            else:
+                problem(name, chained_line, f"was changed after it was written (line {n} chained from digest "
+                                            f"{prev[:12]}..., line {chained_line} now hashes to "
+                                            f"{expected_prev[:12]}...), or line {n} does not belong after it")
+        if isinstance(seq, int) and not isinstance(seq, bool):
+            expected_seq = seq + 1
+        else:
+            expected_seq += 1
+        expected_prev, chained_line = digest, n
+    if recorded_lines is not None and recorded_final is not None:
+        have = len(whole)
+        if recorded_lines > have:
+            check.missing_lines = recorded_lines - have
+        elif check.digests[recorded_lines] != recorded_final and not (recorded_lines == 0 and run_changed):
+            where = recorded_lines or None
+            what = (f"differs from the final digest run.json recorded for its first {recorded_lines} line(s): it, "
+                    "or a line before it whose chain was recomputed, was changed after the run stopped"
+                    ) if recorded_lines else (
+                "integrity.final is not the genesis of a run that wrote no line")
+            problem(name if where else RUN_FILE, where, what)
+        if recorded_lines < have and meta.get("status") != "running":
+            problem(name, recorded_lines + 1, f"comes after the {recorded_lines} line(s) run.json recorded when the "
+                                              f"run stopped (status {meta.get('status')!r}): appended later")
+    return check
 
 
 def make_text_env(spec: EpisodeSpec, *, history: int = DEFAULT_HISTORY, tool_max_chars: int | None = None,
@@ -528,14 +780,15 @@ class RunFiles:
 
 def run_metadata(root: Path, kind: str, *, agent: dict[str, Any], config: dict[str, Any],
                  episodes: list[EpisodeSpec], **extra: Any) -> dict[str, Any]:
-    """The ``run.json`` of a new run folder: what ran, on which code and data."""
+    """The ``run.json`` of a new run folder: what ran, on which code and data, the plan (episode count and
+    labels) and the integrity block its trajectory chain starts from (:func:`start_integrity`)."""
     import datetime as _dt
 
     import finenvs
     from finenvs.data.catalog import default_catalog
 
     families = sorted({task_of(e.env_id).family for e in episodes})
-    return {
+    meta = {
         "format": FORMAT_VERSION,
         "run": Path(root).name,
         "kind": kind,
@@ -546,23 +799,35 @@ def run_metadata(root: Path, kind: str, *, agent: dict[str, Any], config: dict[s
         "agent": agent,
         "config": config,
         "episodes": [s.to_dict() for s in episodes],
+        "plan": {"episodes": len(episodes), "labels": [s.label() for s in episodes]},
         "status": "running",
         **extra,
     }
+    return start_integrity(meta)
 
 
 def write_run_json(path: Path, data: dict[str, Any]) -> None:
     """Write run metadata atomically (a crash never leaves half a run.json)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(jsonable(data), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(jsonable(data), indent=2, ensure_ascii=False) + "\n"
+    try:
+        payload = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: escaped (see json_line)
+        payload = (json.dumps(jsonable(data), indent=2, ensure_ascii=True) + "\n").encode("ascii")
+    tmp.write_bytes(payload)
     os.replace(tmp, path)
 
 
 __all__ = [
+    "CHAIN_FIELDS",
     "FORMAT_VERSION",
+    "IDENTITY_FIELDS",
     "RUN_FILE",
+    "SCORE_FILE",
     "TRAJECTORY_FILE",
+    "ChainCheck",
+    "IntegrityProblem",
     "EpisodeSession",
     "EpisodeSpec",
     "EpisodeTotals",
@@ -574,7 +839,14 @@ __all__ = [
     "jsonable",
     "make_text_env",
     "read_trajectories",
+    "record_chain_head",
+    "chain_genesis",
+    "json_line",
+    "run_identity",
     "run_metadata",
+    "sha256_hex",
+    "start_integrity",
+    "verify_chain",
     "differences",
     "same_number",
     "write_run_json",
