@@ -471,3 +471,28 @@ def test_cli_bad_arguments_exit_2_with_one_line():
     assert proc.returncode == 2 and "--model needs --base-url or OPENAI_BASE_URL" in proc.stderr
     proc = run_cli("score", "/nonexistent/run")
     assert proc.returncode == 2 and "not a finenvs run folder" in proc.stderr
+
+
+def test_a_bug_in_one_episode_aborts_that_episode_only(tmp_path, monkeypatch):
+    """An unexpected exception inside one episode is recorded as that episode's outcome ("aborted", with the
+    error); the others finish, the trajectory file stays whole and the run is resumable (status incomplete)."""
+    import finenvs.evaluation.llm as llm
+
+    real = llm.run_episode
+
+    async def flaky(agent, spec, *args, **kwargs):
+        if spec.index == 1:
+            raise RuntimeError("a parser bug")
+        return await real(agent, spec, *args, **kwargs)
+
+    monkeypatch.setattr(llm, "run_episode", flaky)
+    cfg = RunConfig(symbols=["AAPL", "MSFT", "NVDA"], split="eval", max_decisions=2)
+    summary = run_llm(cfg, ScriptedTradingAgent(), out=tmp_path, name="bug", progress=False)
+    by_index = {o.spec.index: o for o in summary.outcomes}
+    assert by_index[1].status == "aborted" and "RuntimeError: a parser bug" in by_index[1].message
+    assert {by_index[0].status, by_index[2].status} <= {"complete", "partial"}
+    assert summary.status == "incomplete"
+    meta = json.loads((summary.run_dir / "run.json").read_text())
+    assert meta["status"] == "incomplete"
+    assert {json.loads(line)["episode"] for line in (summary.run_dir / "trajectories.jsonl").read_text().splitlines()} \
+        == {0, 2}

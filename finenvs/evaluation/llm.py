@@ -554,8 +554,15 @@ async def run_llm_async(
                 bar.total += n
                 bar.refresh()
 
-            return await run_episode(agent, spec, config, writer=writer, recorded=steps.get(spec.index), prices=prices,
-                                     on_decision=bar.update, on_start=grow, sleep=sleep, pool=pool)
+            try:
+                return await run_episode(agent, spec, config, writer=writer, recorded=steps.get(spec.index),
+                                         prices=prices, on_decision=bar.update, on_start=grow, sleep=sleep, pool=pool)
+            except ReplayMismatch:
+                raise
+            except Exception as exc:  # a bug in one episode must not take the others (and the file) with it
+                return EpisodeOutcome(spec, "aborted", None, len(steps.get(spec.index, [])),
+                                      f"internal error: {type(exc).__name__}: {str(exc)[:200]}; the episode's "
+                                      "lines so far are kept and --resume retries it")
 
     status = "interrupted"
     try:
