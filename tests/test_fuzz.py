@@ -33,7 +33,7 @@ PARSE_CEILING = 0.5
 #: The longest reason a parser records (it names, never echoes, the input).
 MAX_REASON = 1_000
 
-FAST = settings(max_examples=40, deadline=None, derandomize=True, database=None,
+FAST = settings(max_examples=30, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])
 SLOW = settings(FAST, max_examples=1_500)
@@ -118,7 +118,7 @@ def test_hostile_commit_values_never_raise(text_envs, family, value):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@settings(FAST, max_examples=10)
+@settings(FAST, max_examples=6)
 @given(text=hostile_text())
 def test_hostile_replies_step_every_env(text_envs, family, text):
     env = text_envs[family]
@@ -140,7 +140,7 @@ TOOLS = [(family, name, props) for family in FAMILIES for name, props in _tool_p
 
 
 @pytest.mark.parametrize(("family", "tool", "props"), TOOLS, ids=[f"{f}-{t}" for f, t, _ in TOOLS])
-@settings(FAST, max_examples=12)
+@settings(FAST, max_examples=8)
 @given(data=st.data())
 def test_hostile_tool_arguments_are_bounded_results(text_envs, family, tool, props, data):
     arguments = data.draw(hostile_arguments(props))
