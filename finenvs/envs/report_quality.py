@@ -289,7 +289,7 @@ def structure_checks(parsed: ParsedReport) -> list[Check]:
     in8 = [d.rating for d in parsed.declarations if d.section == SCENARIOS]
     agree = bool(in2) and bool(in8) and len(set(in2 + in8)) == 1 and None not in in2 + in8
     why = (f"{in2[0]} in both" if agree else "no rating in section 2" if not in2 else
-           "no rating in section 8" if not in8 else f"section 2 says {in2}, section 8 says {in8}")
+           "no rating in section 8" if not in8 else f"section 2 says {in2[:5]}, section 8 says {in8[:5]}")
     checks.append(Check("structure", "rating in sections 2 and 8 agrees", float(agree), why))
     return checks
 

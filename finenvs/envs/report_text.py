@@ -134,7 +134,7 @@ class ParsedReport:
         error: Why the report could not be read at all (None when it could).
         sections: Section index (0..7) -> body text (the first occurrence).
         order: Section indices in the order their headings appear (duplicates included).
-        declarations: Every ``Rating:`` line found.
+        declarations: Every distinct ``Rating:`` declaration found (section and word; a repeat is kept once).
         rating: The rating traded (HOLD when there is no single valid one).
         rating_problem: Why the rating is the default (None when the report declares one clearly).
     """
@@ -201,6 +201,7 @@ def parse_report(report: Any) -> ParsedReport:
     parsed = ParsedReport(text=text)
     current: int | None = None
     bodies: dict[int, list[str]] = {}
+    seen: set[tuple[int | None, str]] = set()
     for line in text.splitlines():
         if not line or line.isspace():  # no heading, no rating: only a section's body takes it
             if current is not None and current >= 0:
@@ -223,7 +224,10 @@ def parse_report(report: Any) -> ParsedReport:
             rating = _rating_word(word)
             if m.group(1) in ("is", "IS", "Is", "-") and rating is None:
                 continue  # prose ("the rating is unchanged"), not a declaration
-            parsed.declarations.append(RatingDeclaration(current if current != -1 else None, word, rating))
+            section = current if current != -1 else None
+            if (section, word) not in seen:  # a repeated declaration adds nothing (and a flood of them stays small)
+                seen.add((section, word))
+                parsed.declarations.append(RatingDeclaration(section, word, rating))
     parsed.sections = {i: "\n".join(lines).strip() for i, lines in bodies.items()}
     parsed.rating, parsed.rating_problem = _resolve_rating(parsed.declarations)
     return parsed
