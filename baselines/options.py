@@ -10,6 +10,8 @@ FinOptions-v0 policies (``policy(obs, info) -> action``). Those that answer in t
 | ``template_rule`` | legs | RL action: the requested template at the money, one-strike wings, first expiry, full budget |
 | ``random`` | legs | a uniform RL action from its own seeded generator |
 | ``keyword_stuffer`` | text | the answer that fooled FAB++'s keyword scorer: every expected word, wrong numbers |
+| ``leg_copier`` | text | the task's own legs (the engine's legs when the task asks for a position), no numbers |
+| ``wrong_numbers`` | text | the engine's legs and contracts, every stated number 20% (and one unit) off |
 
 :class:`ScriptedOptionsAgent` is the offline chat agent of ``FinOptions-text-v0``. FinDeltaHedge-v0 has
 its own module, :mod:`finenvs.baselines.deltahedge`.
@@ -108,11 +110,67 @@ class KeywordStuffer:
         return KEYWORD_STUFFED
 
 
+class LegCopier:
+    """The task's own legs (or, for a task that asks for a position, the engine's legs), and no number: what a
+    scorer that credits structure alone would reward."""
+
+    name = "leg_copier"
+    env_kwargs = TEXT_MODE
+
+    def __init__(self, env: Any = None) -> None:
+        self.env = getattr(env, "unwrapped", env)
+
+    @classmethod
+    def from_env(cls, env: Any, seed: int | None = 0) -> LegCopier:
+        return cls(env)
+
+    def __call__(self, obs: np.ndarray, info: dict[str, Any]) -> str:
+        task = self.env.task if self.env is not None and self.env.task is not None else info["task"]
+        answer = reference_answer(task)
+        return json.dumps({k: answer[k] for k in ("legs", "contracts", "exit") if k in answer})
+
+
+class WrongNumbers:
+    """The engine's answer with every stated number 20% (and one unit) off, legs, contracts and exit kept: the
+    right structure with wrong figures."""
+
+    name = "wrong_numbers"
+    env_kwargs = TEXT_MODE
+
+    def __init__(self, env: Any = None) -> None:
+        self.env = getattr(env, "unwrapped", env)
+
+    @classmethod
+    def from_env(cls, env: Any, seed: int | None = 0) -> WrongNumbers:
+        return cls(env)
+
+    def __call__(self, obs: np.ndarray, info: dict[str, Any]) -> str:
+        task = self.env.task if self.env is not None and self.env.task is not None else info["task"]
+        answer = reference_answer(task)
+        return json.dumps({k: (v if k in ("legs", "contracts", "exit") else _off(v)) for k, v in answer.items()})
+
+
+def _off(value: Any, factor: float = 1.2) -> Any:
+    """``value`` with every number times ``factor`` and one unit further from 0 (so a figure near 0, which the
+    scorer checks against an absolute floor, is off too)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return value * factor + math.copysign(1.0, value) if math.isfinite(value) else value
+    if isinstance(value, list):
+        return [_off(v, factor) for v in value]
+    if isinstance(value, dict):
+        return {k: _off(v, factor) for k, v in value.items()}
+    return value
+
+
 OPTIONS_POLICIES: dict[str, tuple[type, str]] = {
     "engine_reference": (EngineReference, "the engine's exact answer (ceiling, 100 by construction)"),
     "template_rule": (TemplateRule, "RL action: requested template at the money, full budget"),
     "random": (RandomOptions, "uniform RL action"),
     "keyword_stuffer": (KeywordStuffer, "every expected keyword, wrong numbers (the FAB++ scorer's blind spot)"),
+    "leg_copier": (LegCopier, "the task's legs (or the engine's), no numbers"),
+    "wrong_numbers": (WrongNumbers, "the engine's legs, every number 20% (and one unit) off"),
 }
 
 
@@ -204,7 +262,9 @@ def options_markdown(section: dict[str, Any]) -> list[str]:
              "FAB++ bank. Score 0-100 = P&L, Greeks, Strategy, Risk at 25 each, every number checked against the "
              "pricing engine; a bank item leaves out a dimension its question does not ask (—). `engine_reference` is "
              "the engine's own answer (the ceiling); RL policies state no numbers (the env states the engine's), so "
-             "their signal is Strategy and Risk; `keyword_stuffer` is the answer a keyword scorer rewards. Dimension "
+             "their signal is Strategy and Risk; `keyword_stuffer` is the answer a keyword scorer rewards; `leg_copier` "
+             "and `wrong_numbers` restate the legs without the numbers or with wrong ones (structure earns credit "
+             "only in proportion to the figures stated right). Dimension "
              "columns: the mean % of the dimension's weight earned.", ""]
     header = ["policy", "tasks", "score", "P&L %", "Greeks %", "Strategy %", "Risk %"]
     for title, table in (("Generated tasks", section["options"]), ("FAB++ bank", section["bank"])):

@@ -185,6 +185,9 @@ def test_full_bench_on_shipped_data(tmp_path):
     assert options["options"]["engine_reference"]["score"] == 100.0
     assert set(options["bank"]["engine_reference"]["items"].values()) == {100.0}
     assert options["options"]["keyword_stuffer"]["score"] < 30 and options["bank"]["keyword_stuffer"]["score"] < 30
+    # restating legs, or the right legs with wrong numbers, earns almost nothing (the figure gate)
+    for name in ("keyword_stuffer", "leg_copier", "wrong_numbers"):
+        assert options["options"][name]["score"] < 20 and options["bank"][name]["score"] < 20, name
     hedge = {(r["policy"], r["steps_per_day"]): r["mse"] for r in card["sections"]["deltahedge"]["deltahedge"]}
     assert hedge[("bs_delta", 1)] < 0.1 * hedge[("no_hedge", 1)] and hedge[("bs_delta", 4)] < hedge[("bs_delta", 1)]
     assert "## Options" in md and "### FinDeltaHedge-v0" in md

@@ -100,7 +100,22 @@ def _items(info: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _lost(info: dict[str, Any]) -> list[str]:
-    return [i["name"] for i in info["items"] if i["credit"] < 1.0]
+    """Items that lost credit for their own reason (structure items only scaled by the figure gate are not)."""
+    return [i["name"] for i in info["items"] if i["credit"] < 1.0 and not i["reason"].startswith("counted at")]
+
+
+FIGURES = ("net_premium", "hedge")
+
+
+def _expected_with_one_item_lost(task: dict[str, Any], info: dict[str, Any], lost: str) -> float:
+    """The score of an otherwise exact answer that loses ``lost``: 0 for it, every other figure 1, every
+    structure or rule item the share of figures right (1 when ``lost`` is not a figure), 25 per dimension asked."""
+    asked = [(dim, name) for dim in ("pnl", "greeks", "strategy", "risk") for name in task["ask"][dim]]
+    figures = [name for dim, name in asked if dim in ("pnl", "greeks") or name in FIGURES]
+    share = (len(figures) - (lost in figures)) / len(figures) if figures else 1.0
+    credit = {name: 0.0 if name == lost else 1.0 if name in figures else share for _, name in asked}
+    dims = [dim for dim in ("pnl", "greeks", "strategy", "risk") if task["ask"][dim]]
+    return sum(25.0 * 4 / len(dims) * sum(credit[n] for n in task["ask"][dim]) / len(task["ask"][dim]) for dim in dims)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -466,10 +481,15 @@ def test_one_greek_off_by_10_percent_loses_exactly_that_item(greek, rel, kept):
     if kept:
         assert reward == 100.0 and _lost(info) == []
     else:
-        assert _lost(info) == [greek]
+        zero = [i["name"] for i in info["items"] if i["credit"] == 0.0]
+        assert zero == [greek] and "engine" in _items(info)[greek]["reason"]
         assert info["dimensions"]["greeks"] == pytest.approx(25.0 - 25.0 / 4)
-        assert reward == pytest.approx(100.0 - 25.0 / 4)
-        assert "engine" in _items(info)[greek]["reason"]
+        # the structure and rule items are gated by the share of figures right (here all but one)
+        figures = [i for i in info["items"] if i["dimension"] in ("pnl", "greeks") or i["name"] in ("net_premium", "hedge")]
+        share = sum(i["credit"] for i in figures) / len(figures)
+        gated = [i for i in info["items"] if i not in figures]
+        assert gated and all(i["credit"] == pytest.approx(share) and "counted at" in i["reason"] for i in gated)
+        assert reward < 100.0 - 25.0 / 4
 
 
 MISSING_CASES = [
@@ -498,9 +518,7 @@ def test_a_missing_number_loses_only_its_item(kind, template, key, dim, item):
     reward, info = _score(task, answer)
     assert _lost(info) == [item]
     assert _items(info)[item]["reason"] == "missing" and _items(info)[item]["dimension"] == dim
-    n = len(task["ask"][dim])
-    assert info["dimensions"][dim] == pytest.approx(25.0 - 25.0 / n)
-    assert reward == pytest.approx(100.0 - 25.0 / n)
+    assert reward == pytest.approx(_expected_with_one_item_lost(task, info, item))
     # a None is as missing as an absent key
     answer[key] = None
     assert _score(task, answer)[1]["items"] == info["items"]
@@ -790,7 +808,7 @@ def test_a_non_numeric_number_loses_only_its_item(condor):
     answer["vega"] = "abc"
     reward, info = _score(condor, answer)
     assert _lost(info) == ["vega"] and "must be a number; got 'abc'" in _items(info)["vega"]["reason"]
-    assert reward == pytest.approx(100.0 - 25.0 / 4)
+    assert reward == pytest.approx(_expected_with_one_item_lost(condor, info, "vega"))
     # numbers as text with units are read
     answer["vega"] = f"${reference_answer(condor)['vega']:.6f}"
     assert _score(condor, answer)[0] == 100.0
@@ -1003,3 +1021,26 @@ def test_sizing_tasks_can_always_be_generated(kwargs, seed):
 
 def test_templates_cover_every_outlook():
     assert {v[0] for v in TEMPLATES.values()} == {"bullish", "bearish", "neutral", "volatile"}
+
+
+def test_structure_without_the_right_figures_earns_almost_nothing():
+    """The figure gate: the task's legs with no numbers (leg_copier) and the right legs with every number 20% off
+    (wrong_numbers) score under 20 on the generated tasks and the bank; the engine's own answer stays at 100."""
+    from types import SimpleNamespace
+
+    from finenvs.baselines.options import run_options_bench
+
+    section = run_options_bench(SimpleNamespace(split="eval", seed=0), n_generated=12)
+    for name in ("keyword_stuffer", "leg_copier", "wrong_numbers"):
+        assert section["options"][name]["score"] < 20 and section["bank"][name]["score"] < 20, name
+    assert section["options"]["engine_reference"]["score"] == 100.0
+    assert set(section["bank"]["engine_reference"]["items"].values()) == {100.0}
+
+
+def test_an_exact_answer_is_not_gated_and_a_figureless_one_loses_its_structure(condor):
+    exact = reference_answer(condor)
+    assert _score(condor, exact)[0] == 100.0
+    legs_only = {k: exact[k] for k in ("legs", "contracts")}
+    reward, info = _score(condor, legs_only)
+    assert reward == 0.0
+    assert all(i["credit"] == 0.0 for i in info["items"])

@@ -44,6 +44,12 @@ its weight, as the section aggregate does):
   fits ``account x risk_pct``; the hedge is the delta-neutral trade (5% or 1 share);
   an exit rule with 0 < take_profit <= max profit and 0 < stop_loss <= max loss.
 
+**Figures gate structure.** The items above that check a structure or a rule (legs valid, legs
+match, template, strikes ordered, outlook, within budget, sizing, exit rule) earn their credit times
+the share of the task's figures (P&L and Greek numbers, net premium, hedge) stated right: the right
+legs with no numbers, or with wrong ones, earn nothing; an answer whose figures are all right is
+not affected. A task that asks no figure is not gated.
+
 A missing number scores 0 for its item, never a default; an unparseable answer or
 an invalid leg scores 0 on every item that depends on it, with the reason in the
 item list. Nothing here raises on an agent's answer.
@@ -720,7 +726,36 @@ def score_answer(task: dict[str, Any], raw_answer: Any, *, structured: bool = Fa
         items.append(ItemScore("greeks", name, credit, why))
     items += _strategy_items(task, answer, legs, leg_error, engine, engine_error, money_floor)
     items += _risk_items(task, answer, contracts, engine, engine_error, mult)
-    return _card(items, engine=engine or {})
+    return _card(_gate_structure(items), engine=engine or {})
+
+
+#: Items that state a figure the engine computes (everything else checks structure or a rule).
+FIGURE_DIMENSIONS = ("pnl", "greeks")
+FIGURE_ITEMS = ("net_premium", "hedge")
+
+
+def _gate_structure(items: list[ItemScore]) -> list[ItemScore]:
+    """Structure and rule items earn credit only in proportion to the figures stated right.
+
+    The share of the task's figure items (every P&L and Greek number, the net premium, the hedge) that
+    match the engine multiplies every other item's credit, so restating a task's legs, or the right
+    legs with wrong or no numbers, earns nothing by itself. A task that asks no figure is not gated.
+    """
+    figures = [i for i in items if i.dimension in FIGURE_DIMENSIONS or i.name in FIGURE_ITEMS]
+    if not figures:
+        return items
+    share = sum(i.credit for i in figures) / len(figures)
+    if share >= 1.0:
+        return items
+    out = []
+    for item in items:
+        if item in figures or item.credit == 0.0:
+            out.append(item)
+            continue
+        note = f"counted at {share:.0%}: {sum(i.credit == 1.0 for i in figures)} of {len(figures)} figures right"
+        out.append(ItemScore(item.dimension, item.name, item.credit * share,
+                             note if item.reason == "ok" else f"{item.reason}; {note}"))
+    return out
 
 
 def _strategy_items(task: dict[str, Any], answer: dict[str, Any], legs: list[OptionLeg], leg_error: str | None,
