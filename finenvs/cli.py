@@ -466,9 +466,18 @@ def _cmd_data_verify(args: argparse.Namespace) -> int:
     from finenvs.data.manifest import verify_data
 
     if args.file is not None:
+        from finenvs.data.schema import split_like_jumps
+
         series = load_prices(args.file, symbol=args.symbol)  # raises DataError naming the row
         for sym, s in series.items():
-            print(f"{args.file}: {sym}: ok ({len(s)} rows, {s.dates[0]}..{s.dates[-1]})")
+            print(f"{args.file}: {sym}: ok ({len(s)} rows, {s.dates[0]}..{s.dates[-1]}); prices: {s.price_basis}")
+            jumps = split_like_jumps(s)  # a warning, not an error: a crash can look like a split
+            if jumps:
+                shown_jumps = "; ".join(f"{d} {what}" for d, what in jumps[:10])
+                more = f"; and {len(jumps) - 10} more" if len(jumps) > 10 else ""
+                print(f"warning: {args.file}: {sym}: {len(jumps)} split-like jump(s) and no adjusted-close column: "
+                      f"{shown_jumps}{more}. If these are splits, add an Adj Close column or adjust the prices",
+                      file=sys.stderr)
         return 0
     from finenvs.data.catalog import verify_catalog
     from finenvs.data.manifest import load_manifest

@@ -27,8 +27,9 @@ from finenvs.data.schema import (
     PriceSeries,
     check_ohlcv,
     series_from_frame,
+    split_like_jumps,
 )
-from finenvs.data.splits import SPLITS, split_bounds, window_indices
+from finenvs.data.splits import DEFAULT_SPLIT, SPLITS, resolve_split, split_bounds, window_indices
 from finenvs.data.synthetic import (
     BarParams,
     GBMParams,
@@ -40,6 +41,7 @@ from finenvs.data.synthetic import (
 
 __all__ = [
     "DEFAULT_DATASET",
+    "DEFAULT_SPLIT",
     "PRICE_MAX",
     "PRICE_MIN",
     "REQUIRED_COLUMNS",
@@ -62,10 +64,12 @@ __all__ = [
     "ensure_catalog",
     "load_manifest",
     "load_prices",
+    "resolve_split",
     "series_from_frame",
     "shipped_data_dir",
     "simulate",
     "split_bounds",
+    "split_like_jumps",
     "to_day",
     "verify_catalog",
     "verify_data",

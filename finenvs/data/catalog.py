@@ -562,8 +562,11 @@ def load_prices(data: Any, symbol: str | None = None) -> dict[str, PriceSeries]:
 
     Args:
         data: Path to a CSV or Parquet file, or a pandas DataFrame, in the finenvs
-            schema (``[symbol,] date, open, high, low, close, volume``; adjusted prices;
-            see :mod:`finenvs.data.schema` for every rule, including the valid price range).
+            schema (``[symbol,] date, open, high, low, close, volume[, adj_close]``;
+            with an adjusted-close column (``Adj Close``) the bars are scaled to it,
+            else the prices are taken as adjusted; timestamps with a UTC offset
+            become New York dates; see :mod:`finenvs.data.schema` for every rule,
+            including the valid price range).
         symbol: Name for data without a ``symbol`` column (default: the file stem).
 
     Returns:
@@ -660,4 +663,5 @@ def _concat_chunks(chunks: Any, source: str, symbol: str, *, empty: Callable[[],
         table["symbol"] = SymbolColumn(np.concatenate([part["symbol"].codes for part in parts]), list(registry))
     else:
         table["symbol"] = symbol
+    table["adjusted_from"] = parts[0]["adjusted_from"]  # every chunk has the file's columns
     return table

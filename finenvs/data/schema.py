@@ -5,9 +5,10 @@ Schema (one row per symbol and trading day)
 | column | type | rule |
 |---|---|---|
 | ``symbol`` | str | optional in single-symbol files (the caller names the symbol); never empty |
-| ``date`` | date | ISO 8601 ``YYYY-MM-DD`` (a time of day is dropped); strictly increasing within a symbol (sorted, unique) |
+| ``date`` | date | ISO 8601 ``YYYY-MM-DD`` (a time of day is dropped), or an ISO 8601 timestamp with a UTC offset (see below); strictly increasing within a symbol (sorted, unique) |
 | ``open``, ``high``, ``low``, ``close`` | float | finite, within ``[PRICE_MIN, PRICE_MAX]`` = ``[1e-6, 1e9]``; ``high >= max(open, close)``; ``low <= min(open, close)`` |
 | ``volume`` | float | finite and >= 0 (0 allowed for indices) |
+| ``adj_close`` | float | optional (also spelt ``Adj Close`` or ``adjclose``): the split- and dividend-adjusted close, finite and > 0 |
 
 Each schema column appears once (names match case-insensitively, surrounding
 spaces ignored); other columns are ignored. A cell that is empty or not a number
@@ -18,8 +19,21 @@ reward (with 1e-300 and 1e300 in one series, a long position held through the
 jump would earn NaN rewards). Rewards and features depend only on price ratios,
 so a series outside the range can be rescaled by a constant without changing them.
 
-Prices are split- and dividend-adjusted. Nothing is imputed or forward-filled:
-the trading calendar of a symbol is exactly the dates present.
+Prices are split- and dividend-adjusted. A table with an adjusted-close column
+is adjusted on load: each bar's open, high, low and close are multiplied by
+``adj_close / close``, so the env trades the adjusted close and the bar stays
+consistent; :attr:`PriceSeries.adjusted_from` records the column used. Without
+one, the prices are taken as given (:func:`split_like_jumps` finds the days
+that look like an unadjusted split).
+
+Dates are exchange dates. A timestamp with a UTC offset (``2024-03-11
+00:00:00-04:00``, ``2024-03-12T01:00:00Z``; offsets may differ from row to row,
+as across daylight saving) is converted to New York time (``EXCHANGE_TZ``) and
+its date taken; a date or timestamp without an offset is taken as written.
+A datetime column of a DataFrame or Parquet file is read the same way.
+
+Nothing is imputed or forward-filled: the trading calendar of a symbol is
+exactly the dates present.
 """
 
 from __future__ import annotations
@@ -36,6 +50,15 @@ REQUIRED_COLUMNS = ("date", *PRICE_FIELDS)
 #: Smallest and largest valid price (see the module doc).
 PRICE_MIN = 1e-6
 PRICE_MAX = 1e9
+#: Time zone whose date a timestamp with a UTC offset is taken in.
+EXCHANGE_TZ = "America/New_York"
+#: Spellings of the adjusted-close column once lower-cased with spaces and underscores removed.
+ADJ_CLOSE_NAMES = ("adjclose",)
+#: A day-over-day price ratio at or below this looks like an unadjusted split (a fall of 50% or worse).
+SPLIT_DROP = 0.5
+#: Split ratios (new shares per old share) whose price ratio, within ``SPLIT_TOLERANCE``, looks like a split.
+SPLIT_RATIOS = (2, 3, 4, 5, 10)
+SPLIT_TOLERANCE = 0.03
 
 
 def _readonly(values: Any, dtype: Any) -> np.ndarray:
@@ -53,6 +76,8 @@ class PriceSeries:
         dates: ``datetime64[D]`` trading dates, strictly increasing.
         open, high, low, close: Adjusted prices (float64).
         volume: Shares traded (float64).
+        adjusted_from: The table's adjusted-close column the prices were scaled
+            to (e.g. ``"Adj Close"``), or None when they are the close as given.
     """
 
     symbol: str
@@ -62,6 +87,12 @@ class PriceSeries:
     low: np.ndarray
     close: np.ndarray
     volume: np.ndarray
+    adjusted_from: str | None = None
+
+    @property
+    def price_basis(self) -> str:
+        """Which price the series holds, in words (``"adjusted close (Adj Close)"`` or ``"close as given"``)."""
+        return f"adjusted close ({self.adjusted_from})" if self.adjusted_from else "close as given"
 
     @classmethod
     def from_arrays(
@@ -115,6 +146,7 @@ class PriceSeries:
             self.low[start:stop],
             self.close[start:stop],
             self.volume[start:stop],
+            self.adjusted_from,
         )
 
     def to_frame(self) -> Any:
@@ -234,7 +266,9 @@ class SymbolColumn(NamedTuple):
 def column_map(columns: Any, source: str, *, need_symbol: bool) -> dict[str, Any]:
     """Map each schema column name to the table's own label of it.
 
-    Names match case-insensitively with surrounding spaces ignored.
+    Names match case-insensitively with surrounding spaces ignored. An
+    adjusted-close column (``Adj Close``, ``adj_close``, ``adjclose`` in any
+    case) maps as ``adj_close``.
 
     Raises:
         DataError: A schema column is missing, or appears more than once (names
@@ -242,8 +276,11 @@ def column_map(columns: Any, source: str, *, need_symbol: bool) -> dict[str, Any
     """
     labels: dict[str, list[Any]] = {}
     for label in columns:
-        labels.setdefault(str(label).strip().lower(), []).append(label)
-    for name in ("symbol", *REQUIRED_COLUMNS):
+        key = str(label).strip().lower()
+        if key.replace(" ", "").replace("_", "") in ADJ_CLOSE_NAMES:
+            key = "adj_close"
+        labels.setdefault(key, []).append(label)
+    for name in ("symbol", *REQUIRED_COLUMNS, "adj_close"):
         found = labels.get(name, [])
         if len(found) > 1:
             raise DataError(
@@ -258,7 +295,7 @@ def column_map(columns: Any, source: str, *, need_symbol: bool) -> dict[str, Any
         )
     if need_symbol and "symbol" not in labels:
         raise DataError(f"{source}: no 'symbol' column; pass symbol=... to name the series")
-    return {name: labels[name][0] for name in ("symbol", *REQUIRED_COLUMNS) if name in labels}
+    return {name: labels[name][0] for name in ("symbol", *REQUIRED_COLUMNS, "adj_close") if name in labels}
 
 
 def frame_columns(
@@ -280,8 +317,10 @@ def frame_columns(
             of first appearance); a new one when None.
 
     Returns:
-        ``{"symbol": str | SymbolColumn, "date": datetime64[D], "open".."volume": float64}``;
-        a float column may be a view of the frame's own memory.
+        ``{"symbol": str | SymbolColumn, "date": datetime64[D], "open".."volume": float64,
+        "adjusted_from": str | None}``; with an adjusted-close column, open, high,
+        low and close are scaled by ``adj_close / close`` (see the module doc). A
+        float column may be a view of the frame's own memory.
 
     Raises:
         DataError: A missing or duplicated column, an empty symbol, a date that is
@@ -313,20 +352,13 @@ def frame_columns(
     raw = frame[names["date"]]
     if pd.api.types.is_bool_dtype(raw.dtype) or pd.api.types.is_numeric_dtype(raw.dtype):
         raise DataError(f"{source}: column 'date' holds numbers ({raw.dtype}); write dates as YYYY-MM-DD")
-    if pd.api.types.is_datetime64_any_dtype(raw.dtype):
-        parsed = raw
-    else:
-        try:
-            parsed = pd.to_datetime(raw, format="ISO8601", errors="coerce")
-        except (TypeError, ValueError) as exc:  # mixed time zones and the like
-            raise DataError(f"{source}: column 'date' cannot be read as ISO 8601 dates: {exc}") from exc
-    if getattr(parsed.dt, "tz", None) is not None:
-        parsed = parsed.dt.tz_localize(None)
-    bad = parsed.isna().to_numpy()
+    out["date"] = _exchange_dates(raw, source)
+    bad = np.isnat(out["date"])
     if bad.any():
         raise _row_error(bad, "date is missing or unparsable (write dates as YYYY-MM-DD)", raw)
-    out["date"] = parsed.to_numpy().astype("datetime64[D]")
-    for field in PRICE_FIELDS:
+    for field in (*PRICE_FIELDS, "adj_close"):
+        if field not in names:
+            continue
         raw = frame[names[field]]
         if pd.api.types.is_bool_dtype(raw.dtype):
             raise DataError(f"{source}: column {field!r} holds true/false values, not numbers")
@@ -336,9 +368,92 @@ def frame_columns(
             values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
             unreadable = np.isnan(values) & raw.notna().to_numpy()
             if unreadable.any():
-                raise _row_error(unreadable, f"{field} is not a number", raw)
+                shown = str(names[field]).strip() if field == "adj_close" else field
+                raise _row_error(unreadable, f"{shown} is not a number", raw)
         out[field] = values
+    out["adjusted_from"] = None
+    if "adj_close" in names:
+        adj = out.pop("adj_close")
+        label = str(names["adj_close"]).strip()
+        with np.errstate(invalid="ignore"):
+            bad = ~((adj >= PRICE_MIN) & (adj <= PRICE_MAX))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            x = float(adj[i])
+            problem = "is missing or not a number" if np.isnan(x) else "is not a positive finite price"
+            raise DataError(f"{source}: row {first_row + i + 1}: {label}={x!r} {problem}")
+        close = out["close"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            usable = (close >= PRICE_MIN) & (close <= PRICE_MAX)  # a bad close is reported by check_ohlcv as given
+            factor = np.where(usable, adj / np.where(usable, close, 1.0), 1.0)
+        # one factor for the whole bar keeps its order (high >= close ...) exactly; close * factor is adj to 1 ulp
+        for field in ("open", "high", "low", "close"):
+            out[field] = out[field] * factor
+        out["adjusted_from"] = label
     return out
+
+
+def _exchange_dates(raw: Any, source: str) -> np.ndarray:
+    """A date column as ``datetime64[D]`` exchange dates (NaT where unreadable; see the module doc)."""
+    import pandas as pd
+
+    if pd.api.types.is_datetime64_any_dtype(raw.dtype):
+        if getattr(raw.dt, "tz", None) is not None:
+            raw = raw.dt.tz_convert(EXCHANGE_TZ).dt.tz_localize(None)
+        return raw.to_numpy().astype("datetime64[D]")
+    text = raw.astype("string").str.strip()
+    # a time of day followed by Z or +hh:mm / -hhmm / +hh: the offset of an aware timestamp
+    # (looked for only in text longer than a date, YYYY-MM-DD: a tenth of the time on plain dates)
+    aware = (text.str.len() > 10).fillna(False).to_numpy(dtype=bool)
+    if aware.any():
+        offset = text[aware].str.contains(r"\d:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:Z|z|[+-]\d\d(?::?\d\d)?)$")
+        aware[aware] = offset.fillna(False).to_numpy(dtype=bool)
+    out = np.full(len(raw), np.datetime64("NaT"), dtype="datetime64[D]")
+    try:
+        if (~aware).any():
+            naive = pd.to_datetime(text[~aware], format="ISO8601", errors="coerce")
+            out[~aware] = naive.to_numpy().astype("datetime64[D]")
+        if aware.any():
+            stamps = pd.to_datetime(text[aware], format="ISO8601", utc=True, errors="coerce")
+            out[aware] = stamps.dt.tz_convert(EXCHANGE_TZ).dt.tz_localize(None).to_numpy().astype("datetime64[D]")
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{source}: column 'date' cannot be read as ISO 8601 dates: {exc}") from exc
+    return out
+
+
+def split_like_jumps(series: PriceSeries) -> list[tuple[np.datetime64, str]]:
+    """Days on which the prices move like an unadjusted stock split, with the move in words.
+
+    A day is listed when its open against the previous close (overnight) or its
+    close against the previous close falls to :data:`SPLIT_DROP` or below, or is
+    within :data:`SPLIT_TOLERANCE` of a split ratio 1:k or k:1 (reverse split)
+    for k in :data:`SPLIT_RATIOS`. A series already adjusted
+    (``adjusted_from``) is not examined: an empty list.
+    """
+    if series.adjusted_from or len(series) < 2:
+        return []
+    prev = series.close[:-1]
+    ratios = {"open": series.open[1:] / prev, "close": series.close[1:] / prev}
+
+    def _near(r: np.ndarray, k: int) -> np.ndarray:
+        return (np.abs(r * k - 1.0) <= SPLIT_TOLERANCE) | (np.abs(r / k - 1.0) <= SPLIT_TOLERANCE)
+
+    flagged = np.zeros(len(prev), dtype=bool)
+    for r in ratios.values():
+        flagged |= r <= SPLIT_DROP
+        for k in SPLIT_RATIOS:
+            flagged |= _near(r, k)
+    found: list[tuple[np.datetime64, str]] = []
+    for i in np.flatnonzero(flagged):  # few rows: described one by one
+        for what, r in ratios.items():
+            near = [k for k in SPLIT_RATIOS if _near(r[i : i + 1], k)[0]]
+            if r[i] <= SPLIT_DROP or near:
+                ratio = (f"1:{near[0]}" if r[i] < 1 else f"{near[0]}:1 reverse") if near else "a fall of 50% or more"
+                price = getattr(series, what)[i + 1]
+                found.append((series.dates[i + 1], f"close {float(prev[i]):.6g} -> {what} {float(price):.6g} "
+                                                   f"({float(r[i]) - 1.0:+.0%}, like {ratio})"))
+                break
+    return found
 
 
 def series_from_frame(frame: Any, *, source: str, symbol: str | None = None) -> dict[str, PriceSeries]:
@@ -347,7 +462,7 @@ def series_from_frame(frame: Any, *, source: str, symbol: str | None = None) -> 
     Args:
         frame: pandas DataFrame with ``date, open, high, low, close, volume`` and
             optionally ``symbol`` (column names are matched case-insensitively;
-            ``Adj Close`` is not used: prices must already be adjusted).
+            with ``Adj Close`` the bars are scaled to it, see the module doc).
         source: Name for error messages.
         symbol: Symbol for a frame without a ``symbol`` column.
 
@@ -416,6 +531,7 @@ def split_by_symbol(table: dict[str, Any], source: str, *, copy: bool = True) ->
     """
     dates = _date_column(table["date"])
     columns = [_float_column(table[field]) for field in PRICE_FIELDS]
+    adjusted_from = table.get("adjusted_from")
     out: dict[str, PriceSeries] = {}
     for sym, rows in _symbol_groups(table["symbol"], len(dates), source):
         parts = []
@@ -423,7 +539,7 @@ def split_by_symbol(table: dict[str, Any], source: str, *, copy: bool = True) ->
             part = col[rows].copy() if copy and isinstance(rows, slice) else col[rows]  # fancy indexing copies
             part.setflags(write=False)
             parts.append(part)
-        series = PriceSeries(sym, *parts)
+        series = PriceSeries(sym, *parts, adjusted_from=adjusted_from)
         check_ohlcv(series, source=source, rows=rows)
         out[sym] = series
     return out

@@ -15,6 +15,19 @@ SPLITS: dict[str, tuple[str, str]] = {
     "eval": ("2026-01-02", "2026-03-31"),
     "live": ("2026-04-01", "2026-05-01"),
 }
+#: The split an env uses when none is named: the shipped data's ``train`` window, or,
+#: for a user's own data (``data=``), the whole series (see :func:`resolve_split`).
+DEFAULT_SPLIT = "default"
+
+
+def resolve_split(split: str | None, *, user_data: bool) -> str | None:
+    """The split a window is cut by: :data:`DEFAULT_SPLIT` becomes ``"train"``, or None
+    (the whole series) for a user's own data, whose dates need not meet the shipped
+    calendar. Any other value (a named split, None) is returned as given.
+    """
+    if split == DEFAULT_SPLIT:
+        return None if user_data else "train"
+    return split
 
 
 def split_bounds(split: str | None, start: Any = None, end: Any = None) -> tuple[np.datetime64 | None, np.datetime64 | None]:

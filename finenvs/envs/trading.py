@@ -13,7 +13,7 @@ from gymnasium import spaces
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
 from finenvs.data.schema import PriceSeries
-from finenvs.data.splits import decision_window, split_bounds
+from finenvs.data.splits import DEFAULT_SPLIT, decision_window, resolve_split, split_bounds
 from finenvs.data.synthetic import SyntheticSpec, simulate
 from finenvs.envs.features import FEATURE_BOUND, FEATURE_NAMES, WARMUP
 from finenvs.envs.trading_core import (
@@ -107,7 +107,9 @@ class FinTradingEnv(gym.Env):
     * ``symbol``: ticker, or None for a random one from ``symbols`` each reset.
     * ``symbols``: universe for random choice (default: every symbol of the dataset).
     * ``split``: ``"train"`` (2024-01-02..2025-12-31), ``"eval"``
-      (2026-01-02..2026-03-31), ``"live"`` (2026-04-01..2026-05-01) or None.
+      (2026-01-02..2026-03-31), ``"live"`` (2026-04-01..2026-05-01) or None
+      (every date). Default ``"default"``: ``"train"`` for the shipped data, the
+      whole series for ``data=``.
     * ``start``, ``end``: explicit window (override the split's dates).
     * ``episode_length``: decisions per episode; None = the whole window, an int
       = a random sub-window of that many decisions.
@@ -142,7 +144,7 @@ class FinTradingEnv(gym.Env):
         symbol: str | None = None,
         *,
         symbols: list[str] | None = None,
-        split: str | None = "train",
+        split: str | None = DEFAULT_SPLIT,
         start: Any = None,
         end: Any = None,
         episode_length: int | None = None,
@@ -188,7 +190,7 @@ class FinTradingEnv(gym.Env):
         self.render_mode = render_mode
         self.source = source
         self.dataset = dataset
-        self.split = split
+        self.split = resolve_split(split, user_data=data is not None)
         self._start, self._end = start, end
         self.episode_length = None if episode_length is None else int(episode_length)
         self._history_needed = WARMUP + self.params.window - 1  # first row index with a full observation
@@ -228,7 +230,7 @@ class FinTradingEnv(gym.Env):
             else:
                 universe = available if available is not None else self._catalog().symbols(dataset)
             self._universe = tuple(universe)
-            lo, hi = split_bounds(split, start, end)
+            lo, hi = split_bounds(self.split, start, end)
             for sym in self._universe:
                 market = self._market(sym)
                 self._windows[sym] = self._resolve_window(market, lo, hi, explicit_start=start is not None)

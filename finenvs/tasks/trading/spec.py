@@ -31,7 +31,7 @@ SPEC = TaskSpec(
     description="One asset, daily SELL/HOLD/BUY target position; 5 bp fees; CR/SR/MDD (standard and herculean).",
     entry_point="finenvs.envs.trading:FinTradingEnv",
     vector_entry_point="finenvs.envs.trading_vector:FinTradingVectorEnv",
-    kwargs={"symbol": None, "split": "train", "window": 30, "fee_bps": 5.0, "allow_short": True, "fill": "close",
+    kwargs={"symbol": None, "split": "default", "window": 30, "fee_bps": 5.0, "allow_short": True, "fill": "close",
             "reward": "log_return", "source": "real", "dataset": "core"},
     plan=symbol_plan(ENV_ID, HERCULEAN_SYMBOLS),
     episode_metrics=market_episode_metrics,
