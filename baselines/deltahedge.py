@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from finenvs.envs.deltahedge import DELTA, MAX_HEDGE
+from finenvs.envs.deltahedge import DELTA, MAX_HEDGE, hedge_action
 from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent
 
 
@@ -57,9 +57,10 @@ class HedgePolicy:
         """Start a new episode."""
 
     def action_for(self, hedge: float) -> Any:
-        """The action for ``hedge``: a float32 array of shape (1,) clipped to +-1.5, or the nearest bin."""
+        """The action for ``hedge`` clipped to +-1.5: the normalised box action ``[hedge / 1.5]`` (float32), or
+        the nearest bin."""
         if self.bins is None:
-            return np.array([min(max(hedge, -MAX_HEDGE), MAX_HEDGE)], dtype=np.float32)
+            return hedge_action(min(max(hedge, -MAX_HEDGE), MAX_HEDGE))
         return int(np.argmin(np.abs(self.bins - hedge)))
 
     def __call__(self, obs: np.ndarray, info: dict[str, Any] | None = None) -> Any:  # pragma: no cover
@@ -108,7 +109,7 @@ class RandomHedge(HedgePolicy):
 
     def __call__(self, obs: np.ndarray, info: dict[str, Any] | None = None) -> Any:
         if self.bins is None:
-            return np.array([self._rng.uniform(-MAX_HEDGE, MAX_HEDGE)], dtype=np.float32)
+            return hedge_action(self._rng.uniform(-MAX_HEDGE, MAX_HEDGE))
         return int(self._rng.integers(len(self.bins)))
 
 

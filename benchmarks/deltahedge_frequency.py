@@ -64,7 +64,7 @@ def _episodes(env: FinDeltaHedgeEnv, policy: object, n: int) -> tuple[np.ndarray
 
 def _raw_steps_per_s(steps_per_day: int, n_steps: int, reps: int) -> list[float]:
     env = FinDeltaHedgeEnv(**SETTING, steps_per_day=steps_per_day)
-    actions = list(np.random.default_rng(0).uniform(-1.5, 1.5, (4096, 1)).astype(np.float32))
+    actions = list(np.random.default_rng(0).uniform(-1.0, 1.0, (4096, 1)).astype(np.float32))
     rates = []
     for rep in range(reps):
         done_steps, total, k = 0, 0.0, 0

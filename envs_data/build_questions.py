@@ -202,6 +202,9 @@ def finish(task: dict[str, Any]) -> dict[str, Any]:
     """Attach the prompt, the engine's numbers and the comparison with the published answer."""
     legs = [parse_leg(leg) for leg in task["given_legs"]] if task.get("given_legs") else None
     answer = reference_answer(task)
+    shares = (answer.get("hedge") or {}).get("shares")
+    if isinstance(shares, float) and math.isnan(shares):  # no delta to hedge: null, as strict JSON has no NaN
+        answer["hedge"] = {"shares": None}
     contracts = float(answer["contracts"])
     numbers = _engine(task, legs or [parse_leg(leg) for leg in answer["legs"]], contracts)
     asked = [n for dim in ("pnl", "greeks") for n in task["ask"][dim]]
@@ -248,7 +251,7 @@ def main() -> None:
            "items": items, "excluded": excluded}
     dest = HERE / DEST
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    dest.write_text(json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n")
     manifest_path = HERE / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text())
     manifest["files"] = [e for e in manifest["files"] if e["file"] != DEST]

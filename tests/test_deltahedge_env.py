@@ -28,6 +28,8 @@ from finenvs.envs.deltahedge import (
     VOL_WINDOW,
     FinDeltaHedgeEnv,
     HedgeState,
+    hedge_action,
+    hedge_ratio,
     hedging_error,
     initial_state,
     make_episode,
@@ -38,8 +40,6 @@ from finenvs.errors import WindowError
 from finenvs.pricing import bsm_greeks, bsm_price
 from helpers import perturb_after
 
-#: the one warning check_env gives the box action space: its range is the hedge ratio's, wider than [-1, 1]
-BOX_RANGE_WARNING = "For Box action spaces, we recommend using a symmetric and normalized space"
 T30 = 30 / TRADING_DAYS_PER_YEAR
 
 
@@ -62,7 +62,7 @@ def _trajectory(env, seed, policy=None, options=None):
         elif env.action_type == "discrete":
             action = int(rng.integers(env.n_bins))
         else:
-            action = rng.uniform(-1.5, 1.5, 1).astype(np.float32)
+            action = rng.uniform(-1.0, 1.0, 1).astype(np.float32)
         obs, reward, term, trunc, info = env.step(action)
         assert not trunc
         done = term
@@ -98,11 +98,7 @@ def _mse(env, policy_cls, n=200, seed=0):
 @pytest.mark.parametrize("action_type", ["box", "discrete"])
 def test_check_env_passes(kwargs, action_type):
     env = FinDeltaHedgeEnv(action_type=action_type, **kwargs)
-    caught = _check_env_warnings(env)
-    if action_type == "box":
-        assert len(caught) == 1 and BOX_RANGE_WARNING in caught[0]
-    else:
-        assert caught == []
+    assert _check_env_warnings(env) == []  # the box space is the normalised [-1, 1]
 
 
 def test_check_env_with_render_modes():
@@ -118,7 +114,7 @@ def test_check_env_with_render_modes():
 
 def test_spaces_and_reset_observation_match_black_scholes():
     env = FinDeltaHedgeEnv()
-    assert env.action_space == gym.spaces.Box(-1.5, 1.5, (1,), np.float32)
+    assert env.action_space == gym.spaces.Box(-1.0, 1.0, (1,), np.float32)  # normalised: hedge ratio 1.5 * a
     assert env.observation_space.shape == (6,) and env.observation_space.dtype == np.float32
     assert np.all(np.isfinite(env.observation_space.low)) and np.all(np.isfinite(env.observation_space.high))
     assert env.obs_names() == OBS_NAMES and len(OBS_NAMES) == 6
@@ -142,7 +138,7 @@ def test_observation_and_info_along_an_episode():
     strike = info["strike"]
     assert strike == pytest.approx(90.0)
     for t in range(1, 61):
-        obs, reward, term, trunc, info = env.step(np.array([-0.25], dtype=np.float32))
+        obs, reward, term, trunc, info = env.step(hedge_action(-0.25))
         assert env.observation_space.contains(obs) and not trunc
         tau = (60 - t) / (2 * TRADING_DAYS_PER_YEAR)
         assert info["step"] == t and info["hedge"] == -0.25 and obs[HEDGE] == np.float32(-0.25)
@@ -213,13 +209,13 @@ def test_bad_arguments_name_the_problem(kwargs, match):
 
 @pytest.mark.parametrize(
     "action",
-    [1.6, -1.51, float("nan"), float("inf"), np.array([np.nan], np.float32), np.array([2.0], np.float32),
+    [1.6, -1.01, 1.5, float("nan"), float("inf"), np.array([np.nan], np.float32), np.array([2.0], np.float32),
      np.array([0.1, 0.2], np.float32), np.array([[0.1]], np.float32), "0.5", None, True, [0.5]],
 )
 def test_invalid_box_actions_raise_naming_the_range(action):
     env = FinDeltaHedgeEnv(maturity_days=3)
     env.reset(seed=0)
-    with pytest.raises(ValueError, match=r"hedge ratio in \[-1.5, 1.5\]"):
+    with pytest.raises(ValueError, match=r"normalised action in \[-1, 1\].*hedge ratio 1.5 \* a"):
         env.step(action)
 
 
@@ -234,7 +230,7 @@ def test_invalid_discrete_actions_raise_naming_the_range(action):
 def test_valid_action_forms_and_discrete_bins_map_to_hedge_ratios():
     env = FinDeltaHedgeEnv(maturity_days=4)
     env.reset(seed=0)
-    for action, hedge in ((1.5, 1.5), (np.float32(-1.5), -1.5), (0, 0.0), (np.array(0.25), 0.25)):
+    for action, hedge in ((1.0, 1.5), (np.float32(-1.0), -1.5), (0, 0.0), (np.array(0.5), 0.75)):
         obs, _, _, _, info = env.step(action)
         assert info["hedge"] == hedge and obs[HEDGE] == np.float32(hedge)
     bins = np.linspace(-1.5, 1.5, 31)
@@ -254,6 +250,20 @@ def test_valid_action_forms_and_discrete_bins_map_to_hedge_ratios():
         assert policy(obs, {}) == k
     assert NoHedge.from_env(denv)(obs, {}) == 15
     assert isinstance(BSDeltaHedge.from_env(env)(obs, {}), np.ndarray)
+
+
+def test_box_action_scales_linearly_to_the_hedge_and_back():
+    actions = np.random.default_rng(0).uniform(-1.0, 1.0, 10_000).astype(np.float32)
+    hedges = np.array([hedge_ratio(float(a)) for a in actions])
+    np.testing.assert_allclose(hedges, 1.5 * actions.astype(np.float64), rtol=1e-7, atol=0)
+    assert hedge_ratio(1.0) == 1.5 and hedge_ratio(-1.0) == -1.5 and hedge_ratio(0.0) == 0.0
+    # a hedge the env set maps back to an action setting it exactly: holding the hedge never trades
+    assert all(hedge_ratio(float(hedge_action(h)[0])) == h for h in hedges)
+    for h in (0.25, 0.5, -0.25, 0.53, 0.75, 1.5, -1.5):  # ratios with a float32 mantissa below 1.5 round-trip too
+        assert hedge_ratio(float(hedge_action(h)[0])) == float(np.float32(h))
+    env = FinDeltaHedgeEnv()
+    assert env.action_space.contains(hedge_action(1.5)) and env.action_space.contains(hedge_action(-1.5))
+    assert env.text_protocol.action_of(0.6).tolist() == hedge_action(0.6).tolist() == [np.float32(0.4)]
 
 
 # ---------------------------------------------------------------------------- accounting
@@ -309,7 +319,7 @@ def test_step_pnls_sum_to_the_final_hedging_error_and_rewards_are_their_squares(
         pnls, costs, rewards = [], [], []
         done = False
         while not done:
-            _, reward, done, _, info = env.step(rng.uniform(-1.5, 1.5, 1).astype(np.float32))
+            _, reward, done, _, info = env.step(rng.uniform(-1.0, 1.0, 1).astype(np.float32))
             pnls.append(info["step_pnl"])
             costs.append(info["cost"])
             rewards.append(reward)
@@ -577,14 +587,14 @@ def test_render_text_and_chart():
     with pytest.raises(gym.error.ResetNeeded):
         env.render()
     env.reset(seed=0)
-    env.step(np.array([0.5], np.float32))
+    env.step(hedge_action(0.5))
     text = env.render()
     assert "step 1/5" in text and "hedge +0.500" in text and "BS delta" in text
     real = FinDeltaHedgeEnv(source="real", symbol="SPY", render_mode="rgb_array")
     _, info = real.reset(seed=0)
     frame0 = real.render()
     for _ in range(3):
-        real.step(np.array([0.4], np.float32))
+        real.step(hedge_action(0.4))
     frame = real.render()
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3 and frame.shape == frame0.shape
     assert not np.array_equal(frame, frame0)

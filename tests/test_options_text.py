@@ -32,6 +32,7 @@ from finenvs.baselines.options import (
     run_options_bench,
 )
 from finenvs.baselines.options import print_episode as print_options_episode
+from finenvs.envs.deltahedge import hedge_action, hedge_ratio
 from finenvs.envs.options import OPTIONS_PROTOCOL, public_task
 from finenvs.envs.options_core import engine_numbers, reference_answer, reference_legs
 from finenvs.pricing import bsm_greeks
@@ -43,8 +44,9 @@ LEAKY_KEYS = {"published", "engine", "reference_answer", "reference_legs", "erra
               "assumptions", "leg_greeks"}
 #: What the scripted options agent scores on each bank item from the public fields alone (measured): a bank
 #: item's published position (strategy_001) and its per-leg Greeks (greeks_002, risk_002) are not tool data.
-BANK_SCORES = {"opt_pricing_001": 100.0, "opt_pricing_002": 100.0, "greeks_001": 100.0, "greeks_002": 100.0 / 3,
-               "strategy_001": 70.0, "pnl_001": 100.0, "risk_001": 100.0, "risk_002": 25.0, "copy_001": 100.0}
+#: On greeks_002 and risk_002 no figure comes out right, so the legs it restates earn nothing (the figure gate).
+BANK_SCORES = {"opt_pricing_001": 100.0, "opt_pricing_002": 100.0, "greeks_001": 100.0, "greeks_002": 0.0,
+               "strategy_001": 70.0, "pnl_001": 100.0, "risk_001": 100.0, "risk_002": 0.0, "copy_001": 100.0}
 #: The longest reason a hostile reply may produce (reasons quote at most ~80 characters of the input).
 MAX_REASON_CHARS = 400
 
@@ -420,7 +422,7 @@ def test_hedging_tools_read_the_current_step(hedge_env):
     ep, state = hedge_env.unwrapped.episode, hedge_env.unwrapped.state
     data = hedge_env.call_tool("get_hedge_state").data
     assert (data["step"], data["spot"], data["bs_delta"], data["hedge"]) == \
-        (1, ep.spots[1], ep.deltas[1], float(np.float32(0.4)))
+        (1, ep.spots[1], ep.deltas[1], hedge_ratio(float(hedge_action(0.4)[0])))  # 0.4 to float32 precision
     assert data["option_value"] == ep.values[1] and data["pnl"] == state.pnl
     assert data["observation"]["delta"] == float(np.float32(ep.deltas[1]))
     greeks = hedge_env.call_tool("bs_greeks").data

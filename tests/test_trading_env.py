@@ -13,7 +13,6 @@ import pytest
 from gymnasium.envs.registration import EnvSpec
 from gymnasium.utils.env_checker import check_env
 
-import finenvs
 from finenvs.envs.trading import FinTradingEnv
 from finenvs.envs.trading_core import (
     BUY,
@@ -63,26 +62,7 @@ def rollout(env, seed, actions=None, n=None, options=None):
             return observations, rewards, infos
 
 
-# ---------------------------------------------------------------- conformance
-#: the one warning an env may raise, and why: FinDeltaHedge-v0's hedge ratio is Box[-1.5, 1.5] by its
-#: specification (a short option can need more than one share per option), not the [-1, 1] checkers suggest
-ALLOWED_WARNING = {"FinDeltaHedge-v0": r"(?s).*(symmetric and normali[sz]ed|normali[sz]ed).*"}
-
-
-def _errors_except_allowed(env_id: str) -> None:
-    warnings.simplefilter("error")
-    if env_id in ALLOWED_WARNING:
-        warnings.filterwarnings("ignore", message=ALLOWED_WARNING[env_id])
-
-
-@pytest.mark.parametrize("env_id", finenvs.env_ids())
-def test_registered_env_passes_gymnasium_check_env_without_warnings(env_id):
-    env = gym.make(env_id)
-    with warnings.catch_warnings():
-        _errors_except_allowed(env_id)
-        check_env(env.unwrapped, skip_render_check=False)
-
-
+# ---------------------------------------------------------------- conformance (every registered env: test_conformance.py)
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_variants_pass_check_env_without_warnings(variant):
     env = gym.make("FinTrading-v0", **VARIANTS[variant])
@@ -99,17 +79,6 @@ def test_check_env_with_render_modes(render_mode):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_env(env.unwrapped, skip_render_check=False)
-
-
-@pytest.mark.parametrize("env_id", finenvs.env_ids())
-def test_stable_baselines3_check_env(env_id):
-    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker", reason="needs finenvs[rl]")
-    env = gym.make(env_id)
-    if isinstance(env.observation_space, gym.spaces.Text):
-        pytest.skip(f"{env_id} is a text task (text observation and action); SB3 takes no text spaces")
-    with warnings.catch_warnings():
-        _errors_except_allowed(env_id)
-        sb3_checker.check_env(env.unwrapped, warn=True)
 
 
 def test_spaces_and_observation_contract():

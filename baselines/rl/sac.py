@@ -40,7 +40,7 @@ ALGO = "sac"
 @dataclass
 class Args:
     env_id: str = "FinDeltaHedge-v0"
-    """env to train on: FinDeltaHedge-v0 (a Box hedge-ratio action)"""
+    """env to train on: FinDeltaHedge-v0 (a Box action in [-1, 1]: hedge ratio 1.5 * a)"""
     env_kwargs: dict[str, Any] = field(default_factory=lambda: {"maturity_days": 20})
     """env arguments of every split, e.g. {"cost_bps": 5, "option": "put"}; maturity_days <= 20 fits the live split's 22 closes"""
     train_kwargs: dict[str, Any] | None = None

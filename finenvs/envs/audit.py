@@ -189,13 +189,15 @@ class FinAuditEnv(gym.Env):
 
     ## Arguments
     split, corpus (folder of bundles), tasks_file, instances (explicit list of
-    :class:`~finenvs.xbrl.tasks.AuditInstance`), render_mode (``"ansi"``).
+    :class:`~finenvs.xbrl.tasks.AuditInstance`), render_mode (``"ansi"``: the
+    query and the last verdict as text, or ``"rgb_array"``: that text drawn on a
+    frame; needs ``finenvs[plot]``).
 
     ## Version History
     v0: first version.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
     text_protocol = AUDIT_PROTOCOL
     task_family = "audit"
 
@@ -298,17 +300,25 @@ class FinAuditEnv(gym.Env):
         info["invalid_action"] = outcome.reason if outcome.label == "structural" else None
         return self._observation(self._view.filing if self._view else None), reward, True, False, info
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi":
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
             return None
         if self.instance is None:
-            return "FinAudit-v0: no episode (call reset)"
-        lines = [self.instance.query]
-        if self._last is not None and self.truth is not None:
-            t = self.truth.truth
-            lines += [f"answer: {self._last['answer']}", f"truth: reported {t.reported_value:,.0f}, calculated "
-                      f"{t.calculated_value:,.0f}", f"verdict: {self._last['label']} ({self._last['reason']})"]
-        return "\n".join(lines)
+            text = "FinAudit-v0: no episode (call reset)"
+        else:
+            lines = [self.instance.query]
+            if self._last is not None and self.truth is not None:
+                t = self.truth.truth
+                lines += [f"answer: {self._last['answer']}", f"truth: reported {t.reported_value:,.0f}, calculated "
+                          f"{t.calculated_value:,.0f}", f"verdict: {self._last['label']} ({self._last['reason']})"]
+            text = "\n".join(lines)
+        if self.render_mode == "ansi":
+            return text
+        from finenvs.envs.rendering import _figure, _rgb
+
+        fig, canvas = _figure(960, 540)
+        fig.text(0.01, 0.99, text, va="top", ha="left", family="monospace", fontsize=8, wrap=True)
+        return _rgb(fig, canvas)
 
     # ------------------------------------------------------------------ helpers
     def as_of_view(self) -> AuditView:

@@ -316,6 +316,26 @@ def hedging_error(ep: HedgeEpisode, state: tuple) -> float:
     return state[2] + state[1] * ep.spots[t] - ep.values[t]
 
 
+def hedge_ratio(action: float) -> float:
+    """The hedge ratio a normalised box action ``a`` in [-1, 1] sets: ``1.5 * a``, rounded to float32.
+
+    Hedge ratios are float32 values, the precision of the observation that reports them.
+    """
+    return float(np.float32(action * MAX_HEDGE))
+
+
+def hedge_action(hedge: float) -> np.ndarray:
+    """The normalised box action for the hedge ratio ``hedge`` in [-1.5, 1.5]: ``[hedge / 1.5]`` as float32.
+
+    The inverse of :func:`hedge_ratio`: ``hedge`` is rounded to float32 first, so
+    a float64 ratio and its float32 observation give the same action. A ratio the
+    env set maps back to an action that sets it again exactly (holding the hedge
+    never trades), and so do most float32 ratios (all with a mantissa below 1.5,
+    e.g. 0.25, 0.5, 0.53); the others land one float32 step away.
+    """
+    return np.array([float(np.float32(hedge)) / MAX_HEDGE], dtype=np.float32)
+
+
 # ---------------------------------------------------------------------------- text protocol
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
 #: ``Hedge: 0.53`` lines (also ``Hedge ratio``, ``Action``, ``Answer``, ``Decision``, ``Final ...``); the value is
@@ -336,7 +356,8 @@ class HedgeProtocol(TextProtocol):
     ``Action``, ``Answer``, ``Decision``, ``Final ...``; several that disagree
     are ambiguous); a reply that is one number; a ``commit_action`` call
     ``{"hedge": 0.53}``. The value becomes the env's action
-    (:meth:`action_of`: a float32 array of shape (1,), or the nearest bin for
+    (:meth:`action_of`: the normalised action ``hedge / 1.5`` as a float32 array
+    of shape (1,), see :func:`hedge_action`, or the nearest bin for
     ``action_type="discrete"``). A value outside [-1.5, 1.5], NaN, infinite,
     huge, not a number, or no value at all is invalid with the reason; the env's
     :meth:`FinDeltaHedgeEnv.text_action` then keeps the hedge held (no trade,
@@ -349,9 +370,9 @@ class HedgeProtocol(TextProtocol):
     bins: tuple[float, ...] | None = None
 
     def action_of(self, hedge: float) -> Any:
-        """The env action that sets ``hedge`` shares per option."""
+        """The env action that sets ``hedge`` shares per option (see :func:`hedge_action`)."""
         if self.bins is None:
-            return np.array([hedge], dtype=np.float32)
+            return hedge_action(hedge)
         return int(np.argmin(np.abs(np.asarray(self.bins) - hedge)))
 
     def decode(self, value: Any) -> Any:
@@ -538,11 +559,13 @@ class FinDeltaHedgeEnv(gym.Env):
     ``steps_per_day`` must be 1.
 
     ## Action Space
-    ``action_type="box"`` (default): ``Box(-1.5, 1.5, (1,), float32)``, the hedge
-    ratio itself (shares per option; a short call is hedged with h > 0, a short
-    put with h < 0). Its range is the hedge ratio's natural unit, wider than the
-    ``[-1, 1]`` that ``check_env`` recommends (it warns about that; wrap with
-    ``gymnasium.wrappers.RescaleAction`` for an agent that wants ``[-1, 1]``).
+    ``action_type="box"`` (default): ``Box(-1, 1, (1,), float32)``, the hedge
+    ratio normalised: action ``a`` sets ``h = 1.5 * a`` shares per option (a
+    linear map of [-1, 1] onto the hedge range [-1.5, 1.5], rounded to float32;
+    a short call is hedged with h > 0, a short put with h < 0).
+    :func:`hedge_ratio` is the map and :func:`hedge_action` its inverse
+    (``[h / 1.5]`` as float32); ``info["hedge"]`` and observation index 3
+    report ``h``, not ``a``.
     ``action_type="discrete"``: ``Discrete(n_bins)``, action ``k`` is the hedge
     ratio ``np.linspace(-1.5, 1.5, n_bins)[k]`` (``env.hedge_bins``).
     Anything outside the space (a value beyond the range, NaN, an array of the
@@ -627,7 +650,8 @@ class FinDeltaHedgeEnv(gym.Env):
       and hedge ratio against the BS delta; needs ``finenvs[plot]``).
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; the box action is the normalised ``[-1, 1]`` (hedge ratio ``1.5 * a``), as
+      Gymnasium's ``check_env`` asks, instead of the hedge ratio itself.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -711,8 +735,8 @@ class FinDeltaHedgeEnv(gym.Env):
         self._discrete = action_type == "discrete"
         if self._discrete:
             self.action_space: spaces.Space = spaces.Discrete(self.n_bins)
-        else:
-            self.action_space = spaces.Box(-MAX_HEDGE, MAX_HEDGE, shape=(1,), dtype=np.float32)
+        else:  # normalised: action a sets the hedge ratio MAX_HEDGE * a (hedge_ratio)
+            self.action_space = spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
         #: How text agents state the hedge (``FinDeltaHedge-text-v0``; see :class:`HedgeProtocol`).
         self.text_protocol = hedge_protocol(option, self.cost_bps, self._bin_values if self._discrete else None)
         low = np.array([-LOG_MONEYNESS_BOUND, 0.0, 0.0, -MAX_HEDGE, 0.0, -1.0], dtype=np.float32)
@@ -902,8 +926,12 @@ class FinDeltaHedgeEnv(gym.Env):
         first, last = date_strings[0], date_strings[-1]
         return ep, {"symbol": sym, "start": first, "expiry": last, "date": first}
 
-    def _hedge_of(self, action: Any) -> float:
-        """The hedge ratio an action sets (``ValueError`` naming the valid range for anything else)."""
+    def hedge_of(self, action: Any) -> float:
+        """The hedge ratio an action sets: bin ``k``'s ratio, or ``1.5 * a`` for a box action ``a`` in [-1, 1].
+
+        Raises:
+            ValueError: the action is outside the space (the message names the valid range).
+        """
         if self._discrete:
             if _is_int(action):
                 k = int(action)
@@ -927,12 +955,13 @@ class FinDeltaHedgeEnv(gym.Env):
             value = float(action.reshape(-1)[0])
         else:
             value = math.nan
-        if not -MAX_HEDGE <= value <= MAX_HEDGE:  # NaN fails too
+        if not -1.0 <= value <= 1.0:  # NaN fails too
             raise ValueError(
-                f"invalid action {shown(action)}: FinDeltaHedge-v0 (action_type='box') takes a hedge ratio in "
-                f"[-{MAX_HEDGE}, {MAX_HEDGE}] (shares per option), as a float32 array of shape (1,)"
+                f"invalid action {shown(action)}: FinDeltaHedge-v0 (action_type='box') takes a normalised action "
+                f"in [-1, 1] (a float32 array of shape (1,)); action a sets the hedge ratio {MAX_HEDGE} * a "
+                "shares per option"
             )
-        return value
+        return hedge_ratio(value)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
@@ -940,7 +969,7 @@ class FinDeltaHedgeEnv(gym.Env):
                 "call reset() before step()" if self._state is None
                 else "the episode has ended (the option expired); call reset() before step()"
             )
-        hedge = self._hedge_of(action)
+        hedge = self.hedge_of(action)
         ep = self._episode
         state, (reward, step_pnl, cost) = transition(ep, self._state, hedge)
         self._state = state
@@ -1090,6 +1119,8 @@ __all__ = [
     "HedgeProtocol",
     "HedgeState",
     "HedgeView",
+    "hedge_action",
+    "hedge_ratio",
     "hedge_protocol",
     "hedging_error",
     "initial_state",

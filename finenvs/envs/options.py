@@ -58,6 +58,9 @@ ACTION_MODES = ("legs", "text")
 MAX_ANSWER_CHARS = 16_384
 PUBLIC_TASK_KEYS = ("id", "kind", "source", "prompt", "market", "quotes", "given_legs", "template", "outlook",
                     "budget", "contracts", "ask", "attribution", "daily_vol")
+#: Public task fields holding a number or a dict when a task kind has them (None when it has not); ``info["task"]``
+#: leaves them out instead of giving None, so each info key keeps one type across kinds.
+OPTIONAL_TASK_KEYS = ("budget", "contracts", "attribution", "daily_vol")
 
 
 def answer_schema() -> dict[str, Any]:
@@ -271,13 +274,25 @@ class FinOptionsEnv(gym.Env):
     ``source``, ``chain``, ``symbols``, ``split`` (train/eval/live),
     ``bank`` (None or ``"fabpp"``), ``hold_to_expiry``, ``dataset``,
     ``action_mode`` (``"legs"``, the default, or ``"text"``; see Action Space),
-    ``render_mode`` (None or ``"ansi"``).
+    ``render_mode`` (None, ``"ansi"``: the prompt and the last score as text, or
+    ``"rgb_array"``: that text drawn on a frame; needs ``finenvs[plot]``).
+
+    ## Info
+    Reset and step: ``task_id``, ``kind``, ``prompt``, ``date``, ``symbol``,
+    ``look_ahead_attempts`` and ``task``, the task's public fields
+    (:func:`public_task`) without ``budget``, ``contracts``, ``attribution`` and
+    ``daily_vol`` for the kinds that have none (each key keeps one type across
+    kinds, so ``gym.make_vec`` stacks infos through autoresets). The step adds
+    ``score``, ``dimensions``, ``items``, ``parse_error``, ``invalid_action``,
+    ``action_mode``, ``engine`` when the engine read the answer, and with
+    ``hold_to_expiry`` ``realised_pnl`` (None when the position cannot be
+    settled) and ``settlement``.
 
     ## Version History
     * v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
     #: How text agents answer (``action_mode="text"``); :class:`~finenvs.wrappers.text.TextInterface` reads it.
     text_protocol = OPTIONS_PROTOCOL
     task_family = "options"
@@ -440,7 +455,9 @@ class FinOptionsEnv(gym.Env):
         task = self.task
         assert task is not None
         attempts = self._view.counter.attempts if self._view is not None else 0
-        return {"task_id": task["id"], "kind": task["kind"], "prompt": task["prompt"], "task": copy.deepcopy(public_task(task)),
+        public = {k: v for k, v in copy.deepcopy(public_task(task)).items()
+                  if v is not None or k not in OPTIONAL_TASK_KEYS}  # one type per key: vector envs stack infos
+        return {"task_id": task["id"], "kind": task["kind"], "prompt": task["prompt"], "task": public,
                 "date": task["market"]["as_of"], "symbol": task["market"]["symbol"], "look_ahead_attempts": attempts}
 
     # ------------------------------------------------------------------ text interface
@@ -633,14 +650,20 @@ class FinOptionsEnv(gym.Env):
         obs[47] = 1.0 if task.get("given_legs") else 0.0
         return np.clip(np.nan_to_num(obs), -OBS_BOUND, OBS_BOUND).astype(np.float32)
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi" or self.task is None:
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None or self.task is None:
             return None
         text = self.task["prompt"]
         if self._last:
             dims = ", ".join(f"{k} {v:.1f}" for k, v in self._last["dimensions"].items())
             text += f"\n\nScore {self._last['score']:.1f}/100 ({dims})"
-        return text
+        if self.render_mode == "ansi":
+            return text
+        from finenvs.envs.rendering import _figure, _rgb
+
+        fig, canvas = _figure(960, 720)
+        fig.text(0.01, 0.99, text, va="top", ha="left", family="monospace", fontsize=7, wrap=True)
+        return _rgb(fig, canvas)
 
 
 def _position_value_at(task: dict[str, Any], legs: list[OptionLeg], contracts: float, spot_t: float,
