@@ -60,7 +60,11 @@ class EngineReference:
 
     def __call__(self, obs: np.ndarray, info: dict[str, Any]) -> str:
         task = self.env.task if self.env is not None and self.env.task is not None else info["task"]
-        return json.dumps(reference_answer(task))
+        return json.dumps(self.answer(reference_answer(task)))
+
+    def answer(self, reference: dict[str, Any]) -> dict[str, Any]:
+        """What this policy answers, given the engine's answer (subclasses change it)."""
+        return reference
 
 
 @dataclass
@@ -110,44 +114,28 @@ class KeywordStuffer:
         return KEYWORD_STUFFED
 
 
-class LegCopier:
+class LegCopier(EngineReference):
     """The task's own legs (or, for a task that asks for a position, the engine's legs), and no number: what a
     scorer that credits structure alone would reward."""
 
     name = "leg_copier"
-    env_kwargs = TEXT_MODE
 
-    def __init__(self, env: Any = None) -> None:
-        self.env = getattr(env, "unwrapped", env)
-
-    @classmethod
-    def from_env(cls, env: Any, seed: int | None = 0) -> LegCopier:
-        return cls(env)
-
-    def __call__(self, obs: np.ndarray, info: dict[str, Any]) -> str:
-        task = self.env.task if self.env is not None and self.env.task is not None else info["task"]
-        answer = reference_answer(task)
-        return json.dumps({k: answer[k] for k in ("legs", "contracts", "exit") if k in answer})
+    def answer(self, reference: dict[str, Any]) -> dict[str, Any]:
+        return {k: reference[k] for k in KEPT if k in reference}
 
 
-class WrongNumbers:
+class WrongNumbers(EngineReference):
     """The engine's answer with every stated number 20% (and one unit) off, legs, contracts and exit kept: the
     right structure with wrong figures."""
 
     name = "wrong_numbers"
-    env_kwargs = TEXT_MODE
 
-    def __init__(self, env: Any = None) -> None:
-        self.env = getattr(env, "unwrapped", env)
+    def answer(self, reference: dict[str, Any]) -> dict[str, Any]:
+        return {k: (v if k in KEPT else _off(v)) for k, v in reference.items()}
 
-    @classmethod
-    def from_env(cls, env: Any, seed: int | None = 0) -> WrongNumbers:
-        return cls(env)
 
-    def __call__(self, obs: np.ndarray, info: dict[str, Any]) -> str:
-        task = self.env.task if self.env is not None and self.env.task is not None else info["task"]
-        answer = reference_answer(task)
-        return json.dumps({k: (v if k in ("legs", "contracts", "exit") else _off(v)) for k, v in answer.items()})
+#: The parts of the engine's answer the adversarial baselines keep: the position, not its figures.
+KEPT = ("legs", "contracts", "exit")
 
 
 def _off(value: Any, factor: float = 1.2) -> Any:

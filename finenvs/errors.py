@@ -7,6 +7,9 @@ callers can catch ``ValueError``/``KeyError``/``FileNotFoundError`` as usual.
 
 from __future__ import annotations
 
+import reprlib
+from typing import Any
+
 
 class FinEnvsError(Exception):
     """Base class of every finenvs error."""
@@ -29,3 +32,22 @@ class UnknownSymbolError(FinEnvsError, KeyError):
 
 class WindowError(FinEnvsError, ValueError):
     """A date window that is empty, unparsable or lacks the history an env needs."""
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """A bounded picture of ``value`` for an error message: at most ``limit`` characters.
+
+    :mod:`reprlib` keeps containers to a few levels and items; an integer too long to print (Python refuses
+    over 4,300 digits) is named by its size, and a ``repr`` that fails names the type only.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"<an integer of {value.bit_length()} bits>"
+    bounded = reprlib.Repr()
+    bounded.maxlevel, bounded.maxstring, bounded.maxother = 3, max(limit, 10), max(limit, 10)
+    bounded.maxlist = bounded.maxtuple = bounded.maxdict = bounded.maxset = 10
+    try:
+        text = bounded.repr(value)
+    except Exception:  # a huge integer inside a container, a broken __repr__
+        text = f"<a {type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+

@@ -57,8 +57,8 @@ from finenvs.data.synthetic import (
     MertonParams,
     SyntheticSpec,
 )
-from finenvs.envs.validation import check_choice, check_render_mode, shown
-from finenvs.errors import UnknownSymbolError, WindowError
+from finenvs.envs.validation import check_choice, check_render_mode
+from finenvs.errors import UnknownSymbolError, WindowError, shown
 from finenvs.pricing import bsm_greeks
 from finenvs.text import safe_json
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, TextProtocol, reply_problem

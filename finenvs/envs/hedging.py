@@ -38,8 +38,8 @@ from finenvs.envs.hedging_core import (
     transition,
 )
 from finenvs.envs.hedging_text import hedging_protocol
-from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction, shown
-from finenvs.errors import UnknownSymbolError
+from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
+from finenvs.errors import UnknownSymbolError, shown
 from finenvs.text.protocol import ParsedAction
 
 DEFAULT_UNIVERSE = ("AAPL", "ADBE", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")

@@ -39,7 +39,8 @@ from finenvs.envs.options_core import (
     stated_answer,
 )
 from finenvs.envs.options_tasks import make_task
-from finenvs.envs.validation import check_choice, check_render_mode, shown
+from finenvs.envs.validation import check_choice, check_render_mode
+from finenvs.errors import shown
 from finenvs.pricing import PricingError, bsm_price
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
 

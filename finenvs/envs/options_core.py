@@ -747,9 +747,10 @@ def _gate_structure(items: list[ItemScore]) -> list[ItemScore]:
     share = sum(i.credit for i in figures) / len(figures)
     if share >= 1.0:
         return items
+    figure_ids = {id(i) for i in figures}
     out = []
     for item in items:
-        if item in figures or item.credit == 0.0:
+        if id(item) in figure_ids or item.credit == 0.0:
             out.append(item)
             continue
         note = f"counted at {share:.0%}: {sum(i.credit == 1.0 for i in figures)} of {len(figures)} figures right"

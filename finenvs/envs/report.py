@@ -53,8 +53,8 @@ from finenvs.envs.trading_core import (
     make_episode,
     transition_to,
 )
-from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction, shown
-from finenvs.errors import UnknownSymbolError, WindowError
+from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
+from finenvs.errors import UnknownSymbolError, WindowError, shown
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText, TextProtocol
 
 ACTION_MODES = ("rating", "report")

@@ -31,8 +31,8 @@ from finenvs.envs.trading_core import (
     transition,
 )
 from finenvs.envs.trading_text import TRADING_PROTOCOL
-from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction, shown
-from finenvs.errors import UnknownSymbolError
+from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
+from finenvs.errors import UnknownSymbolError, shown
 
 SOURCES = ("real", "synthetic")
 RESET_OPTIONS = ("symbol", "start", "end")

@@ -7,18 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def shown(value: Any, limit: int = 80) -> str:
-    """A bounded ``repr`` for error messages: at most ``limit`` characters, safe on a 5,000-digit integer."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
-        return f"<an integer of {value.bit_length()} bits>"
-    try:
-        text = repr(value[:limit] if isinstance(value, str) else value) if not isinstance(value, (list, tuple, dict)) \
-            or len(value) <= 20 else f"<a {type(value).__name__} of {len(value)} items>"
-    except Exception:  # repr of a hostile object (an array of huge integers, a broken __repr__)
-        text = f"<a {type(value).__name__}>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def check_choice(name: str, value: Any, valid: Sequence[Any]) -> None:
     """``value`` must be one of ``valid``."""
     if value not in valid:

@@ -15,7 +15,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 
 from finenvs.data.synthetic import BarParams
-from finenvs.envs.validation import shown
+from finenvs.errors import shown
 
 MARL_EXTRA = "pip install 'finenvs[marl]'"
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from finenvs.data.asof import AsOfView
 from finenvs.data.documents import FilingStore, NewsStore
-from finenvs.errors import FinEnvsError
+from finenvs.errors import FinEnvsError, shown
 from finenvs.text import safe_json
 from finenvs.text.protocol import MAX_ARGUMENT_CHARS, ParsedAction, TextProtocol
 
@@ -70,9 +70,9 @@ def validate_arguments(value: Any, schema: dict[str, Any], path: str = "argument
     if kinds is not None:
         names = [kinds] if isinstance(kinds, str) else list(kinds)
         if not any(_JSON_TYPES[k](value) for k in names):
-            return f"{path} must be of type {' or '.join(names)}, got {type(value).__name__} {_short(value)}"
+            return f"{path} must be of type {' or '.join(names)}, got {type(value).__name__} {shown(value, 60)}"
     if "enum" in schema and value not in schema["enum"]:
-        return f"{path} must be one of {schema['enum']}, got {_short(value)}"
+        return f"{path} must be one of {schema['enum']}, got {shown(value, 60)}"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
             return f"{path} must be >= {schema['minimum']}, got {value}"
@@ -101,31 +101,15 @@ def validate_arguments(value: Any, schema: dict[str, Any], path: str = "argument
         if schema.get("additionalProperties", True) is False:
             extra = [k for k in value if k not in props]
             if extra:
-                shown = sorted(k[:40] if isinstance(k, str) else _short(k, 40) for k in extra[:10]) + ([f"... {len(extra) - 10} more"] if len(extra) > 10 else [])
-                return f"{path} has unknown field(s) {shown}; valid fields: {sorted(props)}"
+                names_given = sorted(k[:40] if isinstance(k, str) else shown(k, 40) for k in extra[:10])
+                names_given += [f"... {len(extra) - 10} more"] if len(extra) > 10 else []
+                return f"{path} has unknown field(s) {names_given}; valid fields: {sorted(props)}"
         for name, sub in props.items():
             if name in value:
                 problem = validate_arguments(value[name], sub, f"{path}.{name}" if path != "arguments" else name)
                 if problem:
                     return problem
     return None
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    """A bounded picture of ``value`` (never more than ``limit`` characters; huge or deep values are named, not
-    written)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
-        return f"<an integer of {value.bit_length()} bits>"
-    if isinstance(value, str):
-        text = repr(value[:limit])
-    elif isinstance(value, (list, tuple, dict)):
-        text = f"<a {type(value).__name__} of {len(value)} item(s)>"
-    else:
-        try:
-            text = repr(value)
-        except Exception:  # a hostile object's repr: name its type only
-            text = f"<a {type(value).__name__}>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -452,8 +436,8 @@ class ToolBox:
 
     def _call(self, name: Any, arguments: Any, *, has_episode: bool) -> ToolResult:
         if not isinstance(name, str) or name not in self.tools:
-            shown = name[:80] if isinstance(name, str) else _short(name, 80)
-            return _error(shown, None, f"unknown tool {shown!r}; available tools: {self.names}")
+            label = name[:80] if isinstance(name, str) else shown(name, 80)
+            return _error(label, None, f"unknown tool {label!r}; available tools: {self.names}")
         tool = self.tools[name]
         if arguments is None:
             arguments = {}
@@ -508,7 +492,7 @@ def _message(value: Any) -> str:
             value = str(value)
         except Exception:  # str() of an exception holding a huge integer raises
             value = f"{type(value).__name__}"
-    text = value if isinstance(value, str) else _short(value, MAX_ERROR_CHARS)
+    text = value if isinstance(value, str) else shown(value, MAX_ERROR_CHARS)
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 30] + f"... [{len(text)} characters]"
 
 
