@@ -133,7 +133,10 @@ class TemplateReportWriter:
     the signed momentum and relative signals and RSI; the rating is their net
     vote (:func:`vote_rating`), so rating and thesis agree by construction.
     Scenario targets are the close moved by +-1 and +-0.5 standard deviations
-    of 4-week volatility (the base case moves toward the rating).
+    of 4-week volatility (the base case moves toward the rating), each with its
+    move from the close. The 52-week high and low come from a year of bars
+    (:data:`YEAR_BARS`), read in pages past the tools' output cap
+    (:func:`next_price_page`).
     """
 
     name = "template_writer"
@@ -162,18 +165,50 @@ class TemplateReportWriter:
 
     def write(self) -> str:
         """The report for the env's current report close."""
-        return write_report([self._call(name, args) for name, args in REPORT_CALLS])
+        results = [self._call(name, args) for name, args in REPORT_CALLS]
+        pages = [results[_PRICES]]
+        while (page := next_price_page(pages)) is not None:
+            pages.append(self._call("get_prices", page))
+        results[_PRICES] = merge_price_pages(pages)
+        return write_report(results)
 
+
+#: Bars the template writer reads: the 52-week range of ``dist_52w_high``/``dist_52w_low`` is the last 252 closes.
+YEAR_BARS = 252
 
 #: The tool calls a template report is written from, in the order :func:`write_report` takes their results.
+#: ``get_prices`` is the first page of the year of bars; :func:`next_price_page` gives the pages after it.
 REPORT_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("get_weekly_metrics", {}),
-    ("get_prices", {"lookback": 260}),
+    ("get_prices", {"lookback": YEAR_BARS}),
     ("list_news", {"lookback_days": 7, "limit": 5}),
     ("list_filings", {}),
     ("get_rate", {"series": "DTB3"}),
     ("get_rate", {"series": "DGS10"}),
 )
+
+
+_PRICES = 1  # index of get_prices in REPORT_CALLS
+
+
+def next_price_page(pages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Arguments of the next ``get_prices`` call, or None when ``pages`` (newest first) hold :data:`YEAR_BARS` bars
+    or the history ends. A page cut by the output cap keeps its newest bars; the next page asks for the bars
+    before its first one, so the writer reads the whole year whatever the cap."""
+    have = sum(len(p.get("rows") or []) for p in pages)
+    last = pages[-1]
+    if have >= YEAR_BARS or "truncated" not in last or not last.get("rows"):
+        return None
+    before = _dt.date.fromisoformat(str(last["rows"][0][0])[:10]) - _dt.timedelta(days=1)
+    return {"end": before.isoformat(), "lookback": YEAR_BARS - have}
+
+
+def merge_price_pages(pages: list[dict[str, Any]]) -> dict[str, Any]:
+    """One ``get_prices`` result from its pages (newest page first): rows oldest first; ``complete`` is False
+    when the last page was itself cut (the year of bars was not all read, e.g. a tool-call budget ran out)."""
+    rows = [row for page in reversed(pages) for row in page.get("rows") or []]
+    complete = len(rows) >= YEAR_BARS or "truncated" not in pages[-1]
+    return {**pages[0], "rows": rows, "count": len(rows), "complete": complete}
 
 
 def write_report(results: list[Any]) -> str:
@@ -186,7 +221,11 @@ def write_report(results: list[Any]) -> str:
     report_week = _week(date)
     week = [row for row in bars if _week(row[0]) == report_week]
     week_high, week_low = max(r[2] for r in week), min(r[3] for r in week)
-    high_52w, low_52w = max(closes[-252:]), min(closes[-252:])
+    year = closes[-YEAR_BARS:]
+    # the 52-week levels are stated only from a whole year of bars (or the whole history when shorter)
+    complete = prices.get("complete", "truncated" not in prices)
+    high_52w = f" (high {max(year):.2f})" if complete else ""
+    low_52w = f" (low {min(year):.2f})" if complete else ""
     sma50 = float(np.mean(closes[-50:]))
     thesis_lines = [f"- {_LABELS[m]}: {d[m]}" for m in THESIS_METRICS]
     thesis = "\n".join(thesis_lines)
@@ -217,8 +256,8 @@ def write_report(results: list[Any]) -> str:
         f"- 20-day volatility: {d['volatility_20d']} annualised",
         f"- Largest daily move: {d['max_daily_move']}",
         f"- Volume change: {d['volume_change']} against the 20 days before the week",
-        f"- 52-week high: {d['dist_52w_high']} away (high {high_52w:.2f})",
-        f"- 52-week low: {d['dist_52w_low']} above (low {low_52w:.2f})",
+        f"- 52-week high: {d['dist_52w_high']} away{high_52w}",
+        f"- 52-week low: {d['dist_52w_low']} above{low_52w}",
         f"- 4-week return: {d['return_4w']}; 12-week return: {d['return_12w']}",
         f"- RSI(14): {d['rsi_14']}; MACD(12,26,9) histogram: {d['macd_histogram']}",
         f"- 50-day SMA gap: {d['sma50_gap']} (SMA {sma50:.2f})",
@@ -247,9 +286,8 @@ def write_report(results: list[Any]) -> str:
         f"Rating: {rating}",
         "Horizon: the four weeks after this report; targets move the close by one (bull, bear) and half "
         "(base, toward the rating) a standard deviation of four-week volatility.",
-        f"- Bull case: {bull:.2f}",
-        f"- Base case: {base:.2f}",
-        f"- Bear case: {bear:.2f}",
+        *(f"- {name} case: {target:.2f} ({100 * (round(target, 2) / close - 1):+.2f}% from the close {close:.2f})"
+          for name, target in (("Bull", bull), ("Base", base), ("Bear", bear))),
         "",
     ]
     return "\n".join(lines)
@@ -304,10 +342,12 @@ class ScriptedReportAgent(ScriptedChatAgent):
     Two assistant turns per weekly report, derived from the messages alone (it
     keeps no state: the same conversation always gets the same reply):
 
-    1. the six calls of :data:`REPORT_CALLS` in parallel (6 tool calls, within the
-       runner's default budget of 8);
+    1. the six calls of :data:`REPORT_CALLS` in parallel, then one ``get_prices`` page
+       at a time until the year of bars is read (:func:`next_price_page`; one more
+       call at the default 8,000-character cap: 7 of the runner's default budget of 8);
     2. the report :func:`write_report` writes from their results — byte-identical
        to :class:`TemplateReportWriter`'s from the same results — as the reply text.
+       A page refused (the budget spent) leaves the 52-week levels unstated.
 
     A tool error, or a conversation without the tools, gets a short report naming
     the problem with ``Rating: HOLD`` (flat: no market risk).
@@ -328,8 +368,18 @@ class ScriptedReportAgent(ScriptedChatAgent):
                   if isinstance(log[key], dict) and "error" in log[key]]
         if failed:
             return self._fallback(messages, "; ".join(failed))
+        results = [log[key] for key in keys]
         try:
-            return ChatReply(write_report([log[key] for key in keys]), usage=NO_USAGE)
+            pages = [results[_PRICES]]
+            while (page := next_price_page(pages)) is not None:
+                key = call_key("get_prices", page)
+                if key not in log:
+                    return self._calls(round_no, ("get_prices", page))
+                if not isinstance(log[key], dict) or "error" in log[key]:
+                    break  # the budget is spent (or the page failed): write from the bars read
+                pages.append(log[key])
+            results[_PRICES] = merge_price_pages(pages)
+            return ChatReply(write_report(results), usage=NO_USAGE)
         except (KeyError, TypeError, ValueError, IndexError) as exc:  # a result without the expected fields
             return self._fallback(messages, f"unreadable tool results ({type(exc).__name__}: {exc})")
 
@@ -384,5 +434,5 @@ def llm_judge(agent: Any) -> Any:
     return judge
 
 
-__all__ = ["REPORT_CALLS", "REPORT_POLICIES", "MomentumRating", "RandomRating", "ScriptedReportAgent",
+__all__ = ["REPORT_CALLS", "REPORT_POLICIES", "YEAR_BARS", "merge_price_pages", "next_price_page", "MomentumRating", "RandomRating", "ScriptedReportAgent",
            "TemplateReportWriter", "llm_judge", "vote_rating", "write_report"]

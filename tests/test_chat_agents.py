@@ -233,8 +233,20 @@ def test_report_agent_writes_the_template_writers_reports():
     assert [i["quality"]["score"] for i in infos] == [i["quality"]["score"] for i in reference]
     assert [i["rating"] for i in infos] == [i["rating"] for i in reference]
     assert infos[-1]["quality_summary"] == reference[-1]["quality_summary"]
-    assert log["calls"] == [6] * 13
+    assert log["calls"] == [7] * 13  # the six calls and the second page of the year of bars
     _assert_pure_and_stateless(agent, log["turns"][:4], env.tool_specs())
+
+
+def test_report_agent_out_of_budget_leaves_the_52_week_levels_unstated():
+    """With 6 tool calls the second page of the year of bars is refused: the report is written from the bars read
+    and states the 52-week distances without the levels a half year of bars would get wrong."""
+    env = gym.make("FinReport-text-v0", symbol="AAPL", split="eval")
+    infos, actions, log = _drive(env, ScriptedReportAgent(), budget=6)
+    assert len(actions) == 13 and log["calls"] == [6] * 13
+    for report, info in zip(actions, infos, strict=True):
+        assert "52-week high:" in report and "(high " not in report and "(low " not in report
+        failed = [c["check"] for c in info["quality"]["checks"] if not c["passed"]]
+        assert info["quality"]["score"] == 10.0, failed
 
 
 def test_report_agent_tool_error_reports_hold():

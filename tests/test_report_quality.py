@@ -649,3 +649,182 @@ def test_mutated_reports_never_crash_and_stay_in_range(first_report, edits):
     assert card.rating in RATINGS
     assert card.rating_problem is None or card.rating == "HOLD"  # an unclear rating always trades flat
     assert all(c.reason is not None for c in card.checks)
+
+
+# ------------------------------------------------------------------------------ 6. labelled figures
+_LEVEL_IN_LINE = re.compile(r"52-week (high|low):[^\n]*\((?:high|low) (\d+\.\d+)\)")
+
+
+def _scaled_numbers(line: str, factor: float) -> str:
+    """``line`` with every value number moved by ``factor`` (written precision kept)."""
+    out, last = [], 0
+    for tok in numbers_in(line):
+        if tok.kind != "value":
+            continue
+        m = re.match(r"\d+(?:\.\d+)?", line[tok.start:])
+        if m is None:
+            continue
+        digits = m.group(0)
+        decimals = len(digits.split(".")[1]) if "." in digits else 0
+        out.append(line[last:tok.start] + f"{float(digits) * factor:.{decimals}f}")
+        last = tok.start + len(digits)
+    return "".join(out) + line[last:]
+
+
+def _checks_named(card, prefix: str):
+    return [c for c in card.checks if c.name.startswith(prefix)]
+
+
+@pytest.mark.parametrize("symbol", ["AAPL", "MSFT"])
+def test_template_writer_states_the_52_week_levels_of_a_year_of_bars(episodes, symbol):
+    """The levels are the max/min of the last 252 closes as of the report (what dist_52w_* mean); the writer
+    pages get_prices past the output cap to read them (it stated half a year's before)."""
+    for report, facts, info in episodes[symbol]:
+        found = dict(_LEVEL_IN_LINE.findall(report))
+        assert set(found) == {"high", "low"}, report
+        assert float(found["high"]) == pytest.approx(facts.levels["high_52w"], abs=0.006)
+        assert float(found["low"]) == pytest.approx(facts.levels["low_52w"], abs=0.006)
+        named = {c["check"]: c["passed"] for c in info["quality"]["checks"]}
+        assert named["stated high_52w"] and named["stated low_52w"]
+        assert named["scenario base move"] and named["stated week_high"] and named["stated week_low"]
+
+
+def test_price_pages_cover_the_year_under_a_small_cap():
+    from finenvs.baselines.report import YEAR_BARS, merge_price_pages, next_price_page
+    from finenvs.tools import ToolBox
+
+    env = _env("AAPL")
+    env.reset(seed=0)
+    small = ToolBox(env, max_chars=2_000)
+    pages = [small.call("get_prices", {"lookback": YEAR_BARS}).data]
+    while (args := next_price_page(pages)) is not None:
+        pages.append(small.call("get_prices", args).data)
+    assert len(pages) > 5  # ~40 bars a page
+    merged = merge_price_pages(pages)
+    full = env.unwrapped.as_of_view().prices("AAPL", lookback=YEAR_BARS)
+    assert merged["complete"] and merged["count"] == YEAR_BARS
+    assert [r[0] for r in merged["rows"]] == np.datetime_as_string(full.dates, unit="D").tolist()
+    assert [r[4] for r in merged["rows"]] == pytest.approx(full.close.tolist(), abs=0.006)
+
+
+def test_wrong_52_week_level_costs_content(first_report):
+    report, facts = first_report
+    base = score_report(report, facts)
+    low = facts.levels["low_52w"]
+    wrong = re.sub(r"\(low \d+\.\d+\)", f"(low {low * 1.3:.2f})", report)
+    card = score_report(wrong, facts)
+    (check,) = _checks_named(card, "stated low_52w")
+    assert not check.passed and f"{low:.2f}" in check.reason
+    assert card.dimensions["content"] < base.dimensions["content"] and card.score < base.score
+
+
+def test_each_labelled_line_perturbed_costs_points(first_report):
+    """Section 3 line by line: 15% off on any line with a labelled figure lowers content accuracy."""
+    report, facts = first_report
+    base = score_report(report, facts)
+    start, end = report.index(_heading(3)), report.index(_heading(4))
+    lines = [ln for ln in report[start:end].splitlines() if ln.startswith("- ") and numbers_in(ln)]
+    assert len(lines) >= 9
+    for line in lines:
+        card = score_report(report.replace(line, _scaled_numbers(line, 1.15), 1), facts)
+        assert card.dimensions["content"] < base.dimensions["content"], line
+        assert card.score < base.score, line
+
+
+_LABELLED = [
+    ("20-day SMA", "sma_20", "The 20-day SMA stands at {v:.2f}."),
+    ("SMA(200)", "sma_200", "- SMA(200): {v:.2f}"),
+    ("EMA", "ema_12", "- 12-day EMA: {v:.2f}"),
+    ("MACD line", "macd_line", "- MACD line {v:.4f} against a signal line of {w:.4f}"),
+    ("upper band", "boll_upper", "- Upper Bollinger band: {v:.2f}"),
+    ("ATR", "atr_14", "- Average true range: {v:.2f}"),
+    ("week open", "week_open", "- The week's open was {v:.2f}."),
+    ("previous close", "prev_week_close", "- Previous close: {v:.2f}"),
+]
+
+
+@pytest.mark.parametrize(("what", "level", "sentence"), _LABELLED, ids=[x[0] for x in _LABELLED])
+def test_labelled_level_is_checked_against_its_meaning(first_report, what, level, sentence):
+    report, facts = first_report
+    truth = facts.levels[level]
+    other = facts.levels.get("macd_signal", 0.0)
+    right = score_report(_inject(report, 3, sentence.format(v=truth, w=other)), facts)
+    (ok,) = _checks_named(right, f"stated {level}")
+    assert ok.passed, ok
+    wrong = score_report(_inject(report, 3, sentence.format(v=truth * 1.2 + 1.0, w=other)), facts)
+    (bad,) = _checks_named(wrong, f"stated {level}")
+    assert not bad.passed and "outside tolerance" in bad.reason
+    assert wrong.dimensions["content"] < right.dimensions["content"]
+
+
+def test_a_level_of_another_day_is_not_claimed_for_the_report_close(first_report):
+    report, facts = first_report
+    card = score_report(_inject(report, 3, f"- On 2025-11-03 the 20-day SMA was {facts.levels['sma_20'] * 1.1:.2f}."),
+                        facts)
+    assert not _checks_named(card, "stated sma_20")
+
+
+def test_a_price_after_sma_is_not_a_window(first_report):
+    """"SMA 492.08" is the 50-day SMA's level in its statement, not a moving average of 492 days."""
+    report, facts = first_report
+    sma50 = facts.levels["sma50"]
+    card = score_report(_inject(report, 3, f"- 50-day SMA gap: {100 * facts.metrics['sma50_gap']:.2f}% "
+                                           f"(SMA {sma50 * 1.2:.2f})"), facts)
+    assert [c.passed for c in _check(card, "stated sma50")] == [False, True]  # the wrong one, then the template's
+
+
+def test_peer_returns_are_checked_per_peer(first_report):
+    report, facts = first_report
+    peer = facts.peers[0]
+    r4 = facts.peer_returns[peer]["4w"]
+    right = score_report(_inject(report, 6, f"- {peer}'s 4-week return: {100 * r4:+.2f}%"), facts)
+    assert [c.passed for c in _checks_named(right, f"stated {peer} return")] == [True]
+    wrong = score_report(_inject(report, 6, f"- {peer}'s 4-week return: {100 * r4 + 3:+.2f}%"), facts)
+    (check,) = _checks_named(wrong, f"stated {peer} return")
+    assert not check.passed and "4w" in check.reason
+    # the same figure claimed as the peer's weekly return is wrong unless the two coincide
+    weekly = score_report(_inject(report, 6, f"- {peer} weekly return {100 * r4:+.2f}%"), facts)
+    (check,) = _checks_named(weekly, f"stated {peer} return")
+    assert check.passed is (abs(facts.peer_returns[peer]["1w"] - r4) < 1e-4)
+
+
+def test_scenario_move_must_match_its_target(first_report):
+    report, facts = first_report
+    m = re.search(r"- Bull case: (\d+\.\d+) \(([+-]\d+\.\d+)% from the close", report)
+    assert m is not None
+    wrong = report.replace(m.group(0), m.group(0).replace(m.group(2), f"{float(m.group(2)) + 2:+.2f}"))
+    card = score_report(wrong, facts)
+    (check,) = _checks_named(card, "scenario bull move")
+    assert not check.passed and card.score < score_report(report, facts).score
+
+
+def test_contradicting_rating_voids_reasoning(episodes):
+    """A rating against the report's own net thesis scores 0 in reasoning: it costs 2.5 of 10 (it cost
+    0.83 before the gate; benchmarks/report_quality.py)."""
+    costs = []
+    for report, facts, _ in episodes["AAPL"] + episodes["MSFT"]:
+        base = score_report(report, facts)
+        if base.rating == "HOLD":
+            continue
+        card = score_report(_set_rating(report, OPPOSITE[base.rating]), facts)
+        assert card.dimensions["reasoning"] == 0.0
+        assert _checks_named(card, "rating contradicts the thesis")
+        costs.append(base.score - card.score)
+    assert costs and min(costs) >= 2.0
+
+
+def test_scores_order_right_flipped_perturbed_copied(episodes):
+    """For every template report: right > contradictory rating > every number 15% off > the blank template."""
+    env = _env("AAPL")
+    env.reset(seed=0)
+    blank = env.unwrapped.report_template()
+    for report, facts, _ in episodes["AAPL"]:
+        right = score_report(report, facts).score
+        rating = score_report(report, facts).rating
+        flipped = score_report(_set_rating(report, OPPOSITE.get(rating, "SELL")), facts).score
+        perturbed = score_report("\n".join(ln if ln.startswith("#") else _scaled_numbers(ln, 1.15)
+                                           for ln in report.splitlines()), facts).score
+        copied = score_report(blank.replace(str(env.unwrapped.facts().report_date), str(facts.report_date)),
+                              facts).score
+        assert right == 10.0
+        assert right > flipped > perturbed > copied, (facts.report_date, flipped, perturbed, copied)

@@ -36,7 +36,16 @@ from finenvs.envs.report_core import (
     week_number,
     weekly_metrics,
 )
-from finenvs.envs.report_quality import DIMENSIONS, Judge, QualityCard, ReportFacts, score_report, value_pool
+from finenvs.envs.report_quality import (
+    DIMENSIONS,
+    EMA_WINDOWS,
+    SMA_WINDOWS,
+    Judge,
+    QualityCard,
+    ReportFacts,
+    score_report,
+    value_pool,
+)
 from finenvs.envs.report_text import (
     DEFAULT_RATING,
     MAX_REPORT_CHARS,
@@ -56,6 +65,7 @@ from finenvs.envs.trading_core import (
 from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
 from finenvs.errors import UnknownSymbolError, WindowError, shown
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText, TextProtocol
+from finenvs.tools import indicators as ind
 
 ACTION_MODES = ("rating", "report")
 RESET_OPTIONS = ("symbol", "start", "end")
@@ -656,16 +666,24 @@ def report_facts(
         levels["week_change"] = float(close[-1] - week_close)
     levels["week_high"] = float(bars.high[in_week].max())
     levels["week_low"] = float(bars.low[in_week].min())
+    levels["week_open"] = float(bars.open[in_week][0])
     levels["week_volume"] = float(bars.volume[in_week].sum())
-    plain += list(levels.values())
+    levels.update(indicator_levels(view.prices(symbol)))
+    plain += [v for v in levels.values() if math.isfinite(v)]
+    peer_returns: dict[str, dict[str, float]] = {}
     for peer in peers:
         pb = view.prices(peer, lookback=EVIDENCE_DAYS)
         plain += pb.close.tolist()
         if len(pb) > 1:
             percent += (100.0 * (pb.close[1:] / pb.close[:-1] - 1.0))[-60:].tolist()
             before = pb.close[week_number(pb.dates) < this_week]
+            rets = {"close": float(pb.close[-1]), "1d": float(pb.close[-1] / pb.close[-2] - 1.0),
+                    "1w": float(pb.close[-1] / before[-1] - 1.0) if before.size else math.nan}
+            for key, days in (("4w", 20), ("12w", 60)):
+                rets[key] = float(pb.close[-1] / pb.close[-1 - days] - 1.0) if len(pb) > days else math.nan
+            peer_returns[peer] = rets
             if before.size:
-                percent.append(100.0 * (pb.close[-1] / before[-1] - 1.0))
+                percent.append(100.0 * rets["1w"])
     for series in ("DTB3", "DGS10"):
         try:
             _, rate = view.rate(series)
@@ -696,7 +714,33 @@ def report_facts(
         plain_values=value_pool(plain),
         percent_values=value_pool(percent),
         filings=tuple({"form": f["form"], "filed": f["filed"]} for f in filings),
+        peer_returns=peer_returns,
+        week_closes=tuple(float(c) for c in close[in_week]),
     )
+
+
+def indicator_levels(bars: Any) -> dict[str, float]:
+    """Moving averages, MACD line and signal, Bollinger bands (20, 2) and ATR(14) at the last bar of ``bars``,
+    computed as ``get_indicators`` computes them (same functions, the same as-of history); nan when too short."""
+    close = np.asarray(bars.close, dtype=np.float64)
+    out: dict[str, float] = {}
+    if close.size == 0:
+        return out
+
+    def last(values: np.ndarray) -> float:
+        v = float(values[-1])
+        return v if math.isfinite(v) else math.nan
+
+    for n in SMA_WINDOWS:
+        out[f"sma_{n}"] = last(ind.sma(close, n)) if close.size >= n else math.nan
+    for n in EMA_WINDOWS:
+        out[f"ema_{n}"] = last(ind.ema(close, n)) if close.size >= n else math.nan
+    macd = ind.macd(close)
+    out["macd_line"], out["macd_signal"] = last(macd["macd"]), last(macd["signal"])
+    bands = ind.bollinger(close)
+    out["boll_upper"], out["boll_lower"] = last(bands["upper"]), last(bands["lower"])
+    out["atr_14"] = last(ind.atr(bars.high, bars.low, close))
+    return out
 
 
 def _latest_by_form(filings: list[dict[str, Any]]) -> list[dict[str, Any]]:

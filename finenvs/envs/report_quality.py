@@ -11,13 +11,36 @@ Structure (12 checks)
     rating (1); the rating declared in section 2 and again in section 8, the
     same (1).
 
-Content accuracy (4 + one per metric stated + 1)
+Content accuracy (4 + one per labelled figure + 1)
     The ticker is named; the report date is written; the week's close is
-    stated and matches; the weekly return is stated and matches; every one of
-    the 16 weekly metrics the report states (by name, e.g. "RSI", "60-day beta")
-    matches the tool's value to the precision written (half a unit of the last
-    digit, or 0.5% of the value, whichever is larger); the report states at
-    least :data:`MIN_METRICS_STATED` of the 16.
+    stated and matches; the weekly return is stated and matches; the report
+    states at least :data:`MIN_METRICS_STATED` of the 16 weekly metrics. And
+    every labelled figure is checked against the value its label means as of
+    the report close, to the precision written (half a unit of the last digit,
+    or 0.5% of the value, whichever is larger) — not merely found among visible
+    values:
+
+    - each of the 16 metrics it states by name ("RSI", "60-day beta", ...), and
+      the level a metric's statement gives besides it ("52-week high: -3.2%
+      (high 450.12)" states the max close of the last 252 rows; "50-day SMA
+      gap ... (SMA 430.00)" the 50-day SMA);
+    - price levels (:data:`LEVEL_ALIASES`): the week's high, low and open, the
+      previous week's close, the MACD line and signal, the Bollinger (20, 2)
+      bands, ATR(14); moving averages named with their window ("20-day SMA",
+      "EMA(12)", windows :data:`SMA_WINDOWS` and :data:`EMA_WINDOWS`), computed
+      as ``get_indicators`` computes them;
+    - a peer's figures: a percent after a peer's ticker is one of its returns
+      (the horizon named, e.g. "MSFT's 4-week return", or else any of 1 day,
+      1, 4 and 12 weeks); a price after it is its close;
+    - scenario moves: "Bull case: 460.00 (+4.3%)" must move the close by the
+      percent it states.
+
+    A label's figure is the first number after it on its line, before the
+    next label; a label with no number followed closely by another
+    (:data:`QUALIFIER_GAP`) owns that one's number ("peer basket weekly return").
+    A statement whose line writes another date than the report date is a
+    figure of another day and is not checked here. The same figure restated is
+    one check.
 
 Evidence fidelity (one per number, date and filing claim)
     Every number in the report traces to a value visible at the report date —
@@ -33,7 +56,7 @@ Evidence fidelity (one per number, date and filing claim)
     filing dates. A report with nothing to check fails one check ("no
     verifiable evidence").
 
-Reasoning (6 checks, +1 with a judge)
+Reasoning (6 checks, +1 with a judge; 0 when the rating contradicts the thesis)
     The thesis (section 2) states at least one directional signal; the rating's
     direction agrees with the thesis's net signal; a risk in section 7 comes
     with a number; section 8 has at least two bull/base/bear scenarios with
@@ -43,12 +66,18 @@ Reasoning (6 checks, +1 with a judge)
     excess return, relative strength, MACD histogram, SMA gap: their sign; RSI
     above 70 bearish, below 30 bullish) and direction words (bullish, bearish,
     uptrend, downtrend, outperform, underperform, upside, downside, ...; a
-    preceding "not"/"no" flips one).
+    preceding "not"/"no" flips one). A rating whose direction is opposite to
+    the thesis's net signal (a buy on a net bearish thesis, a sell on a net
+    bullish one) contradicts the report's own argument: the check "rating
+    contradicts the thesis" records it and the reasoning dimension scores 0,
+    so the flip costs 2.5 of 10 (it cost 0.83 as one failed check).
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -104,6 +133,37 @@ METRIC_ALIASES: dict[str, tuple[str, ...]] = {
     "relative_strength_12w": ("12-week relative strength", "relative strength"),
 }
 CLOSE_ALIASES = ("closing price", "closed at", "weekly close", "week's close", "last close", "close")
+#: Names a report uses for the price levels it may label (lower case; checked against ``ReportFacts.levels``).
+LEVEL_ALIASES: dict[str, tuple[str, ...]] = {
+    "week_high": ("week high", "week's high", "weekly high", "high of the week", "intraweek high",
+                  "intra-week high"),
+    "week_low": ("week low", "week's low", "weekly low", "low of the week", "intraweek low", "intra-week low"),
+    "week_open": ("week open", "week's open", "weekly open", "opened the week at"),
+    "prev_week_close": ("previous close", "prior close", "previous week's close", "prior week's close",
+                        "last week's close", "previous weekly close"),
+    "macd_line": ("macd line",),
+    "macd_signal": ("macd signal", "signal line"),
+    "boll_upper": ("upper bollinger band", "upper band"),
+    "boll_lower": ("lower bollinger band", "lower band"),
+    "atr_14": ("average true range", "atr"),
+}
+#: The price level a metric's label may also state (a price after "52-week high" is the 52-week high).
+METRIC_LEVELS = {"dist_52w_high": "high_52w", "dist_52w_low": "low_52w", "sma50_gap": "sma50"}
+#: Levels a bare metric label may mean besides the metric ("MACD 2.31" may be the MACD line).
+AMBIGUOUS_LEVELS = {"macd_histogram": "macd_line"}
+#: Levels that are not prices (any size, either sign): every number after their label claims them.
+UNBOUNDED_LEVELS = frozenset({"macd_line", "macd_signal", "atr_14"})
+#: Moving-average windows whose levels are checked ("20-day SMA 431.20", "EMA(12) 430.80").
+SMA_WINDOWS = (5, 10, 20, 50, 100, 150, 200)
+EMA_WINDOWS = (9, 10, 12, 20, 26, 50, 100, 200)
+#: Horizon labels that qualify a peer's return ("MSFT's 4-week return").
+PEER_HORIZONS = {"weekly_return": "1w", "return_4w": "4w", "return_12w": "12w"}
+#: A label followed within this many characters by another label, before any number, owns that one's number
+#: ("peer basket weekly return 1.2%" is the basket's; "MSFT's 4-week return" is MSFT's).
+QUALIFIER_GAP = 24
+_MA_LABEL = re.compile(
+    r"(?<![a-z0-9])(?:(?P<n1>\d{1,3})[- ]day (?P<kind1>simple |exponential )?(?P<suffix>moving average|sma|ema|ma)"
+    r"|(?P<kind2>sma|ema)(?:\s*\(\s*(?P<n2>\d{1,3})\s*\)|-?(?P<n3>\d{1,3})(?![0-9.])))(?![a-z0-9])")
 #: Metrics whose sign is a direction signal when a thesis states them.
 SIGNED_SIGNALS = ("weekly_return", "return_4w", "return_12w", "macd_histogram", "sma50_gap", "excess_weekly_return",
                   "relative_strength_12w")
@@ -151,6 +211,8 @@ class ReportFacts:
         plain_values: Sorted visible values written without a percent sign (prices, volumes, metrics, ...).
         percent_values: Sorted visible values written in percent (returns x 100, rates, ...).
         filings: Visible filings of the symbol: ``{"form", "filed"}`` (ISO date), newest first.
+        peer_returns: Each peer's returns at the close (fractions): ``{"1d", "1w", "4w", "12w"}``, and ``close``.
+        week_closes: The symbol's daily closes of the report week (a close a report states is one of them).
     """
 
     symbol: str
@@ -162,6 +224,8 @@ class ReportFacts:
     plain_values: np.ndarray = field(repr=False)
     percent_values: np.ndarray = field(repr=False)
     filings: tuple[dict[str, str], ...] = ()
+    peer_returns: dict[str, dict[str, float]] = field(default_factory=dict)
+    week_closes: tuple[float, ...] = ()
 
     def traces(self, token: NumberToken) -> bool:
         """The number matches a visible value to its written precision (see module doc)."""
@@ -213,17 +277,24 @@ class QualityCard:
 
 
 # ------------------------------------------------------------------------------ statements
+@functools.lru_cache(maxsize=16)
+def _alias_pattern(table: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[re.Pattern[str], dict[str, str]]:
+    """One alternation of every alias, longest first (one left-to-right scan finds non-overlapping labels,
+    the longest at each position), and alias -> key."""
+    owner = {alias: key for key, names in table for alias in names}
+    alternation = "|".join(re.escape(a) for a in sorted(owner, key=lambda a: (-len(a), a)))
+    return re.compile(r"(?<![a-z0-9])(?:" + alternation + r")(?![a-z0-9])"), owner
+
+
 def _alias_spans(lower: str, aliases: dict[str, tuple[str, ...]]) -> list[tuple[int, int, str]]:
-    pairs = sorted(((a, k) for k, names in aliases.items() for a in names), key=lambda p: -len(p[0]))
-    taken: list[tuple[int, int]] = []
-    found = []
-    for alias, key in pairs:
-        for m in re.finditer(r"(?<![a-z0-9])" + re.escape(alias) + r"(?![a-z0-9])", lower):
-            if any(a < m.end() and m.start() < b for a, b in taken):
-                continue
-            taken.append((m.start(), m.end()))
-            found.append((m.start(), m.end(), key))
-    return sorted(found)
+    """``(start, end, key)`` of every alias in ``lower``, without overlaps (linear in the text)."""
+    pattern, owner = _alias_pattern(tuple((k, tuple(v)) for k, v in aliases.items()))
+    return [(m.start(), m.end(), owner[m.group(0)]) for m in pattern.finditer(lower)]
+
+
+def _tokens_from(tokens: list[NumberToken], starts: list[int], begin: int, stop: int) -> list[NumberToken]:
+    """The tokens starting in ``[begin, stop)`` (``starts`` sorted: a binary search, not a scan)."""
+    return tokens[bisect.bisect_left(starts, begin) : bisect.bisect_left(starts, stop)]
 
 
 def stated_values(text: str, aliases: dict[str, tuple[str, ...]]) -> list[tuple[str, NumberToken, int]]:
@@ -231,18 +302,18 @@ def stated_values(text: str, aliases: dict[str, tuple[str, ...]]) -> list[tuple[
     lower = text.lower()
     spans = _alias_spans(lower, aliases)
     tokens = [t for t in numbers_in(text) if t.kind == "value"]
+    starts = [t.start for t in tokens]
     out = []
     for k, (start, end, key) in enumerate(spans):
         stop = min(len(text), end + VALUE_WINDOW)
-        newline = text.find("\n", end)
+        newline = text.find("\n", end, stop)
         if newline != -1:
-            stop = min(stop, newline)
+            stop = newline
         if k + 1 < len(spans):
             stop = min(stop, spans[k + 1][0])  # the next metric's name starts its own statement
-        for tok in tokens:
-            if end <= tok.start < stop:
-                out.append((key, tok, start))
-                break
+        first = _tokens_from(tokens, starts, end, stop)[:1]
+        if first:
+            out.append((key, first[0], start))
     return out
 
 
@@ -252,11 +323,205 @@ def _metric_matches(name: str, token: NumberToken, facts: ReportFacts) -> bool:
         return False
     if name in PERCENT_METRICS:
         ok = token.matches(100.0 * truth) if token.unit == "%" else token.matches(truth)
-        level = {"dist_52w_high": "high_52w", "dist_52w_low": "low_52w", "sma50_gap": "sma50"}.get(name)
+        level = METRIC_LEVELS.get(name)
         if not ok and level and token.unit in ("$", "") and abs(token.value) > 1.0:
             ok = token.matches(facts.levels.get(level, math.nan))
         return ok
-    return token.unit != "%" and token.matches(truth)
+    if token.unit == "%":
+        return False
+    other = AMBIGUOUS_LEVELS.get(name)
+    return token.matches(truth) or (other is not None and token.matches(facts.levels.get(other, math.nan)))
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A labelled figure: the label's key, its kind (``metric``, ``level``, ``peer``), the numbers it states,
+    where the label starts, and the qualifier label it owns (a peer's horizon)."""
+
+    key: str
+    kind: str
+    tokens: tuple[NumberToken, ...]
+    start: int
+    qualifier: str | None = None
+
+
+@functools.lru_cache(maxsize=1)
+def _label_pattern() -> tuple[re.Pattern[str], dict[str, tuple[str, str]]]:
+    """Moving averages, then metric and level names longest first, in one alternation; alias -> (key, kind)."""
+    owner = {a: (k, "metric") for k, names in METRIC_ALIASES.items() for a in names}
+    owner.update({a: (k, "level") for k, names in LEVEL_ALIASES.items() for a in names})
+    alternation = "|".join(re.escape(a) for a in sorted(owner, key=lambda a: (-len(a), a)))
+    pattern = re.compile(r"(?P<ma>" + _MA_LABEL.pattern + r")|(?<![a-z0-9])(?P<alias>" + alternation
+                         + r")(?![a-z0-9])")
+    return pattern, owner
+
+
+def _label_spans(text: str, peers: Iterable[str]) -> list[tuple[int, int, str, str]]:
+    """``(start, end, key, kind)`` of every label in ``text``: moving averages, metric and level names
+    (case-insensitive, the longest at each position) and peer tickers (case-sensitive), without overlaps.
+    Two scans and a merge: linear in the text."""
+    pattern, owner = _label_pattern()
+    found: list[tuple[int, int, str, str]] = []
+    for m in pattern.finditer(text.lower()):
+        if m.group("ma") is not None:
+            n = int(m.group("n1") or m.group("n2") or m.group("n3"))
+            kind = (m.group("kind1") or m.group("suffix") or m.group("kind2") or "").strip()
+            ema = kind in ("exponential", "ema")
+            key = "sma50_gap" if n == 50 and not ema else f"{'ema' if ema else 'sma'}_{n}"
+            found.append((m.start(), m.end(), key, "metric" if key == "sma50_gap" else "level"))
+        else:
+            key, kind = owner[m.group("alias")]
+            found.append((m.start(), m.end(), key, kind))
+    names = sorted({p for p in peers if p}, key=lambda p: (-len(p), p))
+    if not names:
+        return found
+    peer_re = re.compile(r"(?<![A-Za-z0-9.])(?:" + "|".join(re.escape(p) for p in names) + r")(?![A-Za-z0-9])")
+    merged: list[tuple[int, int, str, str]] = []
+    k = 0
+    for m in peer_re.finditer(text):
+        while k < len(found) and found[k][1] <= m.start():
+            merged.append(found[k])
+            k += 1
+        if k < len(found) and found[k][0] < m.end():
+            continue  # inside a metric or level name
+        merged.append((m.start(), m.end(), m.group(0), "peer"))
+    return merged + found[k:]
+
+
+def labelled_statements(text: str, peers: Iterable[str] = ()) -> list[Statement]:
+    """Every labelled figure of ``text``: each label with the value numbers after it on its line, up to the
+    next label (or :data:`VALUE_WINDOW` characters). A label with no number of its own that is followed within
+    :data:`QUALIFIER_GAP` characters by another label owns that label's numbers (the second is its qualifier)."""
+    spans = _label_spans(text, peers)
+    tokens = [t for t in numbers_in(text) if t.kind == "value"]
+    starts = [t.start for t in tokens]
+    out: list[Statement] = []
+    k = 0
+    while k < len(spans):
+        start, _, key, kind = spans[k]
+        qualifier = None
+        j = k
+        while True:
+            nxt = spans[j + 1][0] if j + 1 < len(spans) else len(text)
+            has_number = bisect.bisect_left(starts, spans[j][1]) < bisect.bisect_left(starts, nxt)
+            if (has_number or j + 1 >= len(spans) or nxt - spans[j][1] > QUALIFIER_GAP
+                    or "\n" in text[spans[j][1]:nxt]):
+                break
+            j += 1
+            qualifier = qualifier or spans[j][2]
+        stop = min(len(text), spans[j][1] + VALUE_WINDOW)
+        newline = text.find("\n", spans[j][1], stop)
+        if newline != -1:
+            stop = newline
+        if j + 1 < len(spans):
+            stop = min(stop, spans[j + 1][0])
+        found = tuple(_tokens_from(tokens, starts, spans[j][1], stop))
+        if found:
+            out.append(Statement(key, kind, found, start, qualifier))
+        k = j + 1
+    return out
+
+
+def _price_like(token: NumberToken) -> bool:
+    return token.unit in ("$", "") and abs(token.value) > 1.0
+
+
+def _figure_check(st: Statement, facts: ReportFacts) -> tuple[str, bool, str] | None:
+    """``(check name, passed, reason)`` of one labelled figure, or None when the label claims nothing checkable
+    (a level the facts do not hold, a peer qualified by something other than a return)."""
+    first = st.tokens[0]
+    if st.kind == "peer":
+        rets = facts.peer_returns.get(st.key)
+        if rets is None:
+            return None
+        if st.qualifier is not None and st.qualifier not in PEER_HORIZONS:
+            return None
+        pct = next((t for t in st.tokens if t.unit == "%"), None)
+        if pct is not None:
+            horizons = [PEER_HORIZONS[st.qualifier]] if st.qualifier else ["1d", "1w", "4w", "12w"]
+            truths = [100.0 * rets[h] for h in horizons if math.isfinite(rets.get(h, math.nan))]
+            ok = any(pct.matches(v) for v in truths)
+            shown = ", ".join(f"{h} {100 * rets[h]:+.2f}%" for h in horizons if math.isfinite(rets.get(h, math.nan)))
+            return f"stated {st.key} return", ok, f"{pct.text} vs {st.key} {shown or 'n/a'}"
+        if st.qualifier is None and _price_like(first):
+            ok = first.matches(rets.get("close", math.nan))
+            return f"stated {st.key} close", ok, f"{first.text} vs {st.key} close {rets.get('close', math.nan):.2f}"
+        return None
+    if st.kind == "metric":
+        return None  # metrics are checked by content_checks (first number); their levels below
+    truth = facts.levels.get(st.key, math.nan)
+    small = st.key in UNBOUNDED_LEVELS
+    price = next((t for t in st.tokens if (t.unit in ("$", "") and small) or _price_like(t)), None)
+    if price is None or not math.isfinite(truth):
+        return None
+    ok = price.matches(truth)
+    return f"stated {st.key}", ok, f"{price.text} vs {truth:.2f} as of {facts.report_date}"
+
+
+def _metric_level_check(st: Statement, facts: ReportFacts) -> tuple[str, bool, str] | None:
+    """The price level a metric's statement states besides its first number ("52-week high -3.2% (high 450.12)")."""
+    level = METRIC_LEVELS.get(st.key)
+    if level is None or len(st.tokens) < 2:
+        return None
+    price = next((t for t in st.tokens[1:] if _price_like(t)), None)
+    truth = facts.levels.get(level, math.nan)
+    if price is None or not math.isfinite(truth):
+        return None
+    return f"stated {level}", price.matches(truth), f"{price.text} vs {truth:.2f} as of {facts.report_date}"
+
+
+def _other_dates(text: str, facts: ReportFacts) -> list[int]:
+    """Offsets of the dates written in ``text`` other than the report date, sorted."""
+    return [d.start for d in dates_in(text) if d.date is not None and d.date != facts.report_date]
+
+
+def _dated_elsewhere(text: str, st: Statement, other_dates: list[int]) -> bool:
+    """The statement's line, from at most :data:`VALUE_WINDOW` characters before its label to its last number,
+    writes a date other than the report date (a figure of another day: not checked against the report close)."""
+    begin = max(text.rfind("\n", max(0, st.start - VALUE_WINDOW), st.start) + 1, st.start - VALUE_WINDOW, 0)
+    end = st.tokens[-1].start + len(st.tokens[-1].text)
+    return bisect.bisect_left(other_dates, begin) < bisect.bisect_left(other_dates, end)
+
+
+def figure_checks(text: str, facts: ReportFacts) -> list[Check]:
+    """Content checks of the labelled price levels, moving averages, indicator lines and peers' figures a report
+    states (each distinct statement once), against the value each label means as of the report close."""
+    checks: list[Check] = []
+    seen: set[tuple[str, str]] = set()
+    other_dates = _other_dates(text, facts)
+    for st in labelled_statements(text, facts.peers):
+        if _dated_elsewhere(text, st, other_dates):
+            continue
+        result = _metric_level_check(st, facts) if st.kind == "metric" else _figure_check(st, facts)
+        if result is None:
+            continue
+        name, ok, reason = result
+        if (name, reason) in seen:
+            continue
+        seen.add((name, reason))
+        checks.append(Check("content", name, float(ok), reason + ("" if ok else " (outside tolerance)")))
+    return checks
+
+
+def scenario_move_checks(parsed: ParsedReport, facts: ReportFacts) -> list[Check]:
+    """A scenario line that states its move in percent ("Bull case: 460.00 (+4.3%)") must move the close by it."""
+    checks = []
+    seen: set[str] = set()
+    for line in parsed.section(SCENARIOS).splitlines():
+        m = _SCENARIO_LINE.search(line)
+        if not m or m.group(1).lower() in seen:
+            continue
+        nums = [t for t in numbers_in(line[m.end():]) if t.kind == "value"]
+        target = next((t for t in nums if t.unit in ("$", "") and t.value > 0), None)
+        move = next((t for t in nums if t.unit == "%"), None)
+        if target is None or move is None or facts.close <= 0:
+            continue
+        seen.add(m.group(1).lower())  # the first line of each scenario, as its target is read
+        truth = 100.0 * (target.value / facts.close - 1.0)
+        ok = move.matches(truth, rel=0.0) or abs(move.value - truth) <= 0.05 + move.tolerance()
+        checks.append(Check("content", f"scenario {m.group(1).lower()} move", float(ok),
+                            f"{move.text} stated; {target.text} is {truth:+.2f}% from the close {facts.close:.2f}"))
+    return checks
 
 
 # ------------------------------------------------------------------------------ dimensions
@@ -309,20 +574,28 @@ def content_checks(parsed: ParsedReport, facts: ReportFacts) -> tuple[list[Check
     checks.append(Check("content", "week's close", float(ok),
                         f"close {facts.close:.2f} stated" if ok else
                         f"close {facts.close:.2f} not stated (found {[t.text for t in closes][:4]})"))
-    statements = stated_values(text, METRIC_ALIASES)
     stated: dict[str, float] = {}
     seen: set[str] = set()
-    for name, tok, _ in statements:
-        if name in seen:
+    checked: set[tuple[str, str]] = set()
+    other_dates = _other_dates(text, facts)
+    for st in labelled_statements(text, facts.peers):
+        if st.kind != "metric" or _dated_elsewhere(text, st, other_dates):
             continue
-        seen.add(name)
-        stated[name] = tok.value
+        name, tok = st.key, st.tokens[0]
+        if name not in seen:
+            seen.add(name)
+            stated[name] = tok.value
+        if (name, tok.text) in checked:  # the same figure restated is one claim
+            continue
+        checked.add((name, tok.text))
         truth = facts.metrics.get(name, math.nan)
         ok = _metric_matches(name, tok, facts)
         shown = (f"{100 * truth:.2f}%" if name in PERCENT_METRICS else f"{truth:.4g}") if math.isfinite(truth) else "n/a"
         label = "weekly return" if name == "weekly_return" else f"stated {name}"
         checks.append(Check("content", label, float(ok),
                             f"{tok.text} vs tool {shown}" + ("" if ok else " (outside tolerance)")))
+    checks += figure_checks(text, facts)
+    checks += scenario_move_checks(parsed, facts)
     if "weekly_return" not in seen:
         checks.append(Check("content", "weekly return", 0.0, "the weekly return is not stated"))
     ok = len(seen) >= MIN_METRICS_STATED
@@ -484,6 +757,11 @@ def score_report(
     content, stated = content_checks(parsed, facts)
     evidence = evidence_checks(parsed, facts)
     reasoning = reasoning_checks(parsed, facts, direction)
+    net = sum(sign for _, sign in thesis_signals(parsed.section(THESIS)))
+    contradicts = direction * net < 0
+    if contradicts:
+        reasoning.append(Check("reasoning", "rating contradicts the thesis", 0.0,
+                               f"{rating} against a net thesis signal of {net:+d}: the reasoning dimension scores 0"))
     judged = None
     if judge is not None:
         judged = _run_judge(judge, parsed, facts)
@@ -491,6 +769,8 @@ def score_report(
             reasoning.append(Check("reasoning", "judge", judged["score"], judged.get("reason", "")))
     groups = {"structure": structure, "content": content, "evidence": evidence, "reasoning": reasoning}
     dims = {k: 10.0 * float(np.mean([c.value for c in v])) for k, v in groups.items()}
+    if contradicts:
+        dims["reasoning"] = 0.0
     return QualityCard(
         score=float(np.mean(list(dims.values()))),
         dimensions=dims,
@@ -521,6 +801,7 @@ __all__ = [
     "BEAR_WORDS",
     "BULL_WORDS",
     "DIMENSIONS",
+    "LEVEL_ALIASES",
     "METRIC_ALIASES",
     "MIN_METRICS_STATED",
     "Check",
@@ -529,6 +810,8 @@ __all__ = [
     "ReportFacts",
     "content_checks",
     "evidence_checks",
+    "figure_checks",
+    "labelled_statements",
     "reasoning_checks",
     "score_report",
     "stated_values",

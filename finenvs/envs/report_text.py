@@ -36,6 +36,7 @@ numbers a report claims. Dates (:func:`dates_in`) are read as ISO
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import functools
 import re
@@ -372,10 +373,12 @@ class DateToken:
 def dates_in(text: str) -> list[DateToken]:
     """Every date written in ``text``, in order of appearance (formats in the module doc)."""
     found: list[DateToken] = []
-    taken: list[tuple[int, int]] = []
+    starts: list[int] = []  # the spans taken, sorted and disjoint: an overlap is checked against two neighbours
+    ends: list[int] = []
     for k, pattern in enumerate(_DATE_PATTERNS):
         for m in pattern.finditer(text):
-            if any(a < m.end() and m.start() < b for a, b in taken):
+            i = bisect.bisect_right(starts, m.start())
+            if (i > 0 and ends[i - 1] > m.start()) or (i < len(starts) and starts[i] < m.end()):
                 continue
             g = m.groups()
             try:
@@ -390,7 +393,8 @@ def dates_in(text: str) -> list[DateToken]:
                 date: _dt.date | None = _dt.date(y, mo, d)
             except ValueError:
                 date = None
-            taken.append((m.start(), m.end()))
+            starts.insert(i, m.start())
+            ends.insert(i, m.end())
             found.append(DateToken(date, m.group(0), m.start()))
     return sorted(found, key=lambda d: d.start)
 
