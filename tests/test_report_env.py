@@ -418,6 +418,41 @@ def test_counterfactual_future_invariance_through_the_env(cut):
     assert _bits(base.metrics_at("AAPL", cut_row + 5)) != _bits(alt.metrics_at("AAPL", cut_row + 5))
 
 
+def _facts_bits(facts) -> tuple:
+    """Every field of a ReportFacts as comparable bytes (levels, peers' returns and the value pools included)."""
+    def bits(mapping):
+        return tuple(sorted((k, np.float64(v).tobytes()) for k, v in mapping.items()))
+    return (facts.symbol, facts.report_date, np.float64(facts.close).tobytes(), bits(facts.metrics),
+            bits(facts.levels), tuple((p, bits(r)) for p, r in sorted(facts.peer_returns.items())),
+            np.asarray(facts.week_closes).tobytes(), facts.plain_values.tobytes(), facts.percent_values.tobytes(),
+            facts.filings)
+
+
+@pytest.mark.parametrize("cut", ["2026-01-14", "2026-02-13"])
+def test_report_facts_and_template_reports_are_future_invariant(cut):
+    """What a report is checked against (levels, moving averages, indicator lines, peers' returns, value pools),
+    the template writer's report and its quality card: unchanged by any change to bars after the cut."""
+    from finenvs.baselines.report import TemplateReportWriter
+
+    runs = []
+    for env in (FinReportEnv(symbol="AAPL", split="eval", action_mode="report"),
+                _PerturbedReportEnv(symbol="AAPL", split="eval", action_mode="report", cut=cut, seed=3)):
+        env.reset(seed=0)
+        writer, rows, done = TemplateReportWriter(env), [], False
+        while not done:
+            report, facts = writer.write(), env.facts()
+            _, _, terminated, truncated, info = env.step(report)
+            rows.append((str(facts.report_date), report, _facts_bits(facts), info["quality"]))
+            done = terminated or truncated
+        runs.append(rows)
+    base, alt = runs
+    upto = [k for k, row in enumerate(base) if row[0] <= cut]
+    assert len(upto) >= 2
+    for k in upto:
+        assert base[k] == alt[k], f"report {base[k][0]} changed (cut {cut})"
+    assert any(base[k][2] != alt[k][2] for k in range(upto[-1] + 1, len(base)))  # the perturbation is real
+
+
 def test_weekly_metrics_tool_counts_look_ahead_and_answers_as_of_the_report():
     env = gym.make("FinReport-v0", symbol="AAPL", split="eval")
     env.reset(seed=0)
