@@ -21,12 +21,21 @@ from finenvs.scoring.metrics import (
     turnover,
     wealth_path,
 )
-from finenvs.scoring.presets import PRESETS, herculean_metrics, returns_from_wealth, standard_metrics
+from finenvs.scoring.presets import (
+    PRESETS,
+    SHARPE_CONVENTIONS,
+    SHARPE_LABELS,
+    herculean_metrics,
+    returns_from_wealth,
+    standard_metrics,
+)
 
 __all__ = [
     "NAN_POLICY",
     "PRESETS",
     "REJECT_MISSING",
+    "SHARPE_CONVENTIONS",
+    "SHARPE_LABELS",
     "TRADING_DAYS_PER_YEAR",
     "UNDEFINED_IS_NAN",
     "WEEKS_PER_YEAR",

@@ -32,6 +32,17 @@ from finenvs.scoring.metrics import (
 )
 
 PRESETS = ("standard", "herculean")
+#: The column name of each preset's Sharpe ratio: every table that shows one says which it is. The standard
+#: (headline) one counts every day; HERCULEAN's drops the days whose return is zero, which scales the Sharpe of
+#: a strategy rarely in the market by about 1 / sqrt(time in market), either sign (FinTrading-v0 MSFT momentum,
+#: eval split, in the market 6.7% of days: -3.22 standard, -10.48 HERCULEAN).
+SHARPE_LABELS = {"standard": "SR (all days)", "herculean": "SR (H, non-zero days)"}
+#: Each preset's Sharpe convention in words (recorded beside the metrics in run and scorecard JSON).
+SHARPE_CONVENTIONS = {
+    "standard": "daily simple returns of the wealth path, every day counted; mean / std (ddof=1) x sqrt(252), rf=0",
+    "herculean": "HERCULEAN's: daily returns of the equity series with zero-return days dropped; mean / std (ddof=1) "
+                 "x sqrt(252), rf=0",
+}
 
 
 def returns_from_wealth(wealth: Any) -> np.ndarray:

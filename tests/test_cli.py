@@ -57,7 +57,8 @@ def test_run_prints_both_presets(capsys):
     assert main(["run", "--env", "FinTrading-v0", "--policy", "buy_and_hold", "--symbol", "MSFT"]) == 0
     out = capsys.readouterr().out
     assert "MSFT 2026-01-02..2026-03-31" in out
-    assert "herculean: CR -21.59%  SR -2.92  MDD 26.04%" in out
+    assert "herculean: CR -21.59%  SR (H, non-zero days) -2.92  MDD 26.04%" in out
+    assert "standard : CR -21.63%  SR (all days) -2.93" in out
 
 
 def test_run_json_and_chart(tmp_path, capsys):
@@ -148,6 +149,13 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert "## FinTrading-v0" in md and "Reproduction check" in md and "| MSFT" in md
     assert "## Agents through the text interface" in md and "Scripted agent through the text interface" in proc.stdout
     assert "buy_and_hold" in proc.stdout and "reproduced on 2/2 symbols" in proc.stdout
+    # every table that shows a Sharpe names its convention (all days, or HERCULEAN's non-zero days)
+    for text in (md, proc.stdout):
+        headers = [ln for ln in text.splitlines() if ln.startswith("|") and "SR" in ln]
+        assert headers and all("SR (all days)" in ln or "SR (H, non-zero days)" in ln for ln in headers)
+        cells = [c.strip() for ln in headers for c in ln.strip("|").split("|")]
+        assert not {"SR", "SR (H)", "SR pub", "SR finenvs"} & set(cells)
+    assert set(card["config"]["sharpe_conventions"]) == {"SR (all days)", "SR (H, non-zero days)"}
     if _has_matplotlib():
         pngs = sorted(p.name for p in run.glob("*.png"))
         assert pngs == ["audit_breakdown.png", "equity_FinHedging-v0_universe.png", "equity_FinReport-v0_AAPL.png",

@@ -228,6 +228,37 @@ def test_herculean_preset_reproduces_published_buy_and_hold(symbol, published):
     assert ours == published
 
 
+def test_sharpe_conventions_are_named_and_mean_what_they_say():
+    """SR (all days) is the Sharpe of every day's return of the wealth path; SR (H, non-zero days) drops the
+    zero-return days of HERCULEAN's equity series — for a rarely-invested strategy the two differ by about
+    1 / sqrt(time in market)."""
+    from finenvs.baselines.trading import Momentum
+    from finenvs.scoring import SHARPE_CONVENTIONS, SHARPE_LABELS
+
+    env = EpisodeMetrics(gym.make("FinTrading-v0", symbol="MSFT", split="eval"))
+    obs, info = env.reset(seed=0)
+    policy = Momentum()
+    while True:
+        obs, _, term, trunc, info = env.step(policy(obs, info))
+        if term or trunc:
+            break
+    m = info["episode_metrics"]
+    assert m["sharpe_conventions"] == SHARPE_CONVENTIONS and set(SHARPE_LABELS) == set(SHARPE_CONVENTIONS)
+
+    def sharpe(r):
+        return float(np.mean(r) / np.std(r, ddof=1) * np.sqrt(252))
+
+    wealth = np.asarray(m["wealth"])
+    every_day = wealth[1:] / wealth[:-1] - 1.0
+    assert m["standard"]["sharpe"] == pytest.approx(sharpe(every_day), rel=1e-9)
+    h = np.asarray(m["herculean_equity"])
+    h_returns = h[1:] / h[:-1] - 1.0
+    assert m["herculean"]["sharpe"] == pytest.approx(sharpe(h_returns[h_returns != 0.0]), rel=1e-9)
+    in_market = float(np.mean(np.asarray(m["positions"]) != 0))
+    assert in_market < 0.2  # sparse: the conventions disagree by far
+    assert abs(m["herculean"]["sharpe"]) > 2 * abs(m["standard"]["sharpe"])
+
+
 def _hand_market(closes, opens=None):
     """A tiny market for hand-computed accounting: 48 flat warm-up days, then ``closes``."""
     warm = [100.0] * 48

@@ -61,7 +61,7 @@ import numpy as np
 
 import finenvs
 from finenvs.baselines.registry import applicable_policies, make_policy
-from finenvs.scoring import cumulative_return, max_drawdown, returns_from_wealth, sharpe_ratio
+from finenvs.scoring import SHARPE_LABELS, cumulative_return, max_drawdown, returns_from_wealth, sharpe_ratio
 from finenvs.tasks import task_of, tasks
 from finenvs.tasks.spec import RLSpec
 
@@ -93,7 +93,7 @@ SPLIT_KEYS = ("env_kwargs", "episodes", "dates", "policies")
 #: Keys of ``result["splits"][split]["policies"][name]``.
 POLICY_KEYS = ("cumulative_return", "sharpe", "max_drawdown", "mean_episode_reward", "n_episodes", "per_episode")
 #: Metrics the tables show: (key, header, scale, format).
-TABLE_METRICS = (("cumulative_return", "CR %", 100.0, "{:+.2f}"), ("sharpe", "SR", 1.0, "{:+.2f}"),
+TABLE_METRICS = (("cumulative_return", "CR %", 100.0, "{:+.2f}"), ("sharpe", SHARPE_LABELS["standard"], 1.0, "{:+.2f}"),
                  ("max_drawdown", "MDD %", 100.0, "{:.2f}"))
 
 

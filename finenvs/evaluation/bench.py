@@ -24,6 +24,7 @@ from finenvs.data.splits import SPLITS
 from finenvs.evaluation.agent_runs import SCRIPTED, BenchAgent, agents_markdown, herculean_markdown, run_agent
 from finenvs.evaluation.episodes import EpisodeResult, run_episode
 from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resolve_weights
+from finenvs.scoring.presets import SHARPE_CONVENTIONS, SHARPE_LABELS
 from finenvs.tasks import Selection, TaskSpec, load, task_of, tasks
 
 #: The label of the offline scripted agents' rows (each family's, through its text interface and tools).
@@ -46,9 +47,11 @@ def suite_choices() -> tuple[str, ...]:
     return ("all", *suites())
 
 
+#: Sharpe column names: each says its convention (see :data:`finenvs.scoring.presets.SHARPE_LABELS`).
+SR_STD, SR_H = SHARPE_LABELS["standard"], SHARPE_LABELS["herculean"]
 STANDARD_COLUMNS = (
     ("cumulative_return", "CR %", 100.0),
-    ("sharpe", "SR", 1.0),
+    ("sharpe", SHARPE_LABELS["standard"], 1.0),
     ("max_drawdown", "MDD %", 100.0),
     ("sortino", "Sortino", 1.0),
     ("calmar", "Calmar", 1.0),
@@ -56,7 +59,7 @@ STANDARD_COLUMNS = (
 )
 HERCULEAN_COLUMNS = (
     ("cumulative_return", "CR % (H)", 100.0),
-    ("sharpe", "SR (H)", 1.0),
+    ("sharpe", SHARPE_LABELS["herculean"], 1.0),
     ("max_drawdown", "MDD % (H)", 100.0),
 )
 
@@ -268,8 +271,10 @@ def render_markdown(card: Scorecard) -> str:
         f"data manifest `{cfg['data_manifest'][:16]}`, {card.seconds:.1f} s on {cfg['machine']}.",
         "",
         "Standard columns: wealth path from 1.0 before the first trade, every close after it "
-        "(Sharpe ddof=1, sqrt(252), rf=0; MDD of that path). (H) columns: the HERCULEAN paper's "
-        "convention (entry fee in the first value, exit fee in the last, Sharpe over non-zero days).",
+        f"({SR_STD}: Sharpe of every day's return, ddof=1, sqrt(252), rf=0; MDD of that path). (H) columns: "
+        f"the HERCULEAN paper's convention (entry fee in the first value, exit fee in the last; {SR_H}: Sharpe "
+        "over the days whose return is not zero, which scales a rarely-invested strategy's Sharpe by about "
+        "1 / sqrt(time in market)).",
         "",
     ]
     headers_std = [c[1] for c in STANDARD_COLUMNS]
@@ -316,11 +321,11 @@ def render_markdown(card: Scorecard) -> str:
             "look-ahead attempts, tokens (n/a where the agent reports none) and dollar cost.",
             "",
             _table(
-                ["env", "symbol", "agent", "CR %", "SR", "MDD %", "format errors", "tool calls/decision", "look-ahead",
+                ["env", "symbol", "agent", "CR %", SR_STD, SR_H, "MDD %", "format errors", "tool calls/decision", "look-ahead",
                  "tokens", "cost $", "s/decision"],
                 [
                     [r.env_id, r.symbol, r.policy, _fmt(r.standard["cumulative_return"], 100),
-                     _fmt(r.standard["sharpe"]), _fmt(r.standard["max_drawdown"], 100),
+                     _fmt(r.standard["sharpe"]), _fmt(r.herculean["sharpe"]), _fmt(r.standard["max_drawdown"], 100),
                      str(r.efficiency["format_errors"]), _fmt(r.efficiency["tool_calls_per_decision"]),
                      str(r.efficiency["look_ahead_attempts"]),
                      "n/a" if r.efficiency["tokens"] is None else str(r.efficiency["tokens"]),
@@ -338,7 +343,7 @@ def render_markdown(card: Scorecard) -> str:
             "(CR %, SR, MDD %; rounded to 2 decimals as published).",
             "",
             _table(
-                ["symbol", "CR pub", "CR finenvs", "SR pub", "SR finenvs", "MDD pub", "MDD finenvs", "match"],
+                ["symbol", "CR pub", "CR finenvs", f"{SR_H} pub", f"{SR_H} finenvs", "MDD pub", "MDD finenvs", "match"],
                 [
                     [c["symbol"], f"{c['published']['CR']:.2f}", f"{c['finenvs']['CR']:.2f}",
                      f"{c['published']['SR']:.2f}", f"{c['finenvs']['SR']:.2f}",
@@ -423,7 +428,7 @@ def _plots(card: Scorecard) -> list[Path]:
         for i in range(len(policies)):
             for j in range(len(symbols)):
                 ax.text(j, i, _fmt(grid[i, j]), ha="center", va="center", fontsize=7)
-        ax.set_title(f"{env_id}: Sharpe ratio (standard) by policy and symbol", fontsize=10)
+        ax.set_title(f"{env_id}: Sharpe ratio (standard: all days) by policy and symbol", fontsize=10)
         fig.colorbar(im, ax=ax, fraction=0.03)
         path = card.run_dir / f"sharpe_{env_id}.png"
         fig.savefig(path)
@@ -489,17 +494,17 @@ def report_quality_lines(results: list[EpisodeResult]) -> list[str]:
         "",
         _table(
             ["symbol", "policy", "reports", "score", "structure", "content", "evidence", "reasoning",
-             "invalid ratings", "CR %", "SR", "MDD %"],
+             "invalid ratings", "CR %", SR_STD, SR_H, "MDD %"],
             [
                 [r.symbol, r.policy, str(r.quality["reports"]), _fmt(r.quality["score"]),
                  *(_fmt(r.quality["dimensions"][d]) for d in dims), str(r.quality["invalid_ratings"]),
-                 _fmt(r.standard["cumulative_return"], 100), _fmt(r.standard["sharpe"]),
+                 _fmt(r.standard["cumulative_return"], 100), _fmt(r.standard["sharpe"]), _fmt(r.herculean["sharpe"]),
                  _fmt(r.standard["max_drawdown"], 100)]
                 for r in sorted(rows, key=lambda r: (r.symbol, r.policy))
             ]
             + [["mean", "", str(sum(r.quality["reports"] for r in rows)),
                 _fmt(float(np.mean([r.quality["score"] for r in rows]))), *(_fmt(mean[d]) for d in dims),
-                str(sum(r.quality["invalid_ratings"] for r in rows)), "", "", ""]],
+                str(sum(r.quality["invalid_ratings"] for r in rows)), "", "", "", ""]],
         ),
         "",
     ]
@@ -722,6 +727,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
         config={**_config_record(config, specs), "run": run_dir.name, "split_dates": f"{lo}..{hi}",
                 "finenvs_version": finenvs.__version__, "data_manifest": catalog.manifest.digest,
                 "machine": f"{platform.machine()} Python {platform.python_version()}",
+                "sharpe_conventions": {SHARPE_LABELS[k]: v for k, v in SHARPE_CONVENTIONS.items()},
                 "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
         results=results,
         errors=errors,
@@ -861,7 +867,7 @@ def _json_default(obj: Any) -> Any:
 def terminal_table(card: Scorecard) -> str:
     """The per-symbol table and the means, for printing."""
     out = []
-    headers = ["env", "symbol", "policy", "CR %", "SR", "MDD %", "CR % (H)", "SR (H)", "MDD % (H)", "in mkt %",
+    headers = ["env", "symbol", "policy", "CR %", SR_STD, "MDD %", "CR % (H)", SR_H, "MDD % (H)", "in mkt %",
                "positions"]
     rows = [
         [r.env_id, r.symbol, _policy_label(r),
@@ -876,7 +882,7 @@ def terminal_table(card: Scorecard) -> str:
     out.append("Mean over symbols:")
     out.append(
         _table(
-            ["env", "policy", "n", "CR %", "SR", "MDD %", "CR % (H)", "SR (H)", "MDD % (H)"],
+            ["env", "policy", "n", "CR %", SR_STD, "MDD %", "CR % (H)", SR_H, "MDD % (H)"],
             [
                 [m["env"], m["policy"] + (ORACLE_MARK if m.get("oracle") else ""), str(m["n"]),
                  _fmt(m["standard"]["cumulative_return"], 100), _fmt(m["standard"]["sharpe"]),

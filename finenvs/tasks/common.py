@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from finenvs.scoring.presets import SHARPE_CONVENTIONS, SHARPE_LABELS
 from finenvs.tasks.spec import Column, EpisodeSpec, Selection, finish_plan
 
 REQUIRED_INFO = ("date", "equity", "equity_at_decision", "position")
@@ -22,10 +23,10 @@ METRIC_KEYS = ("cumulative_return", "sharpe", "max_drawdown")
 #: CR/SR/MDD under the standard convention, then HERCULEAN's (``h_`` keys).
 MARKET_COLUMNS = (
     Column("cumulative_return", "CR %", 100.0),
-    Column("sharpe", "SR"),
+    Column("sharpe", SHARPE_LABELS["standard"]),
     Column("max_drawdown", "MDD %", 100.0),
     Column("h_cumulative_return", "CR % (H)", 100.0),
-    Column("h_sharpe", "SR (H)"),
+    Column("h_sharpe", SHARPE_LABELS["herculean"]),
     Column("h_max_drawdown", "MDD % (H)", 100.0),
 )
 
@@ -66,6 +67,7 @@ def curve_metrics(curves: dict[str, list[Any]], *, periods: int | None = None, r
     return {
         "standard": standard_metrics(curves["wealth"], curves["positions"], periods=periods, risk_free=risk_free),
         "herculean": herculean_metrics(herculean_equity, periods=periods),
+        "sharpe_conventions": dict(SHARPE_CONVENTIONS),
         "dates": list(curves["dates"]),
         "wealth": list(curves["wealth"]),
         "herculean_equity": herculean_equity,
@@ -184,9 +186,9 @@ def market_run_output(env: Any, result: dict[str, Any], flags: dict[str, Any]) -
     pair = m.get("pair")
     lines = [
         f"{result['env']} {row['symbol']} {start}..{end} policy={result['policy']} steps={result['steps']}",
-        f"  standard : CR {pct(s['cumulative_return'])}  SR {num(s['sharpe'])}  MDD {mag(s['max_drawdown'])}  "
+        f"  standard : CR {pct(s['cumulative_return'])}  {SHARPE_LABELS['standard']} {num(s['sharpe'])}  MDD {mag(s['max_drawdown'])}  "
         f"Sortino {num(s['sortino'])}  Calmar {num(s['calmar'])}  turnover {num(s['turnover'])}",
-        f"  herculean: CR {pct(h['cumulative_return'])}  SR {num(h['sharpe'])}  MDD {mag(h['max_drawdown'])}",
+        f"  herculean: CR {pct(h['cumulative_return'])}  {SHARPE_LABELS['herculean']} {num(h['sharpe'])}  MDD {mag(h['max_drawdown'])}",
         f"  final equity {m['final_equity']:.4f}, fees {m['fees']:.4f}, look-ahead attempts {m['look_ahead_attempts']}",
         f"  time in market {100 * in_market:.1f}%, positions opened {opened}"
         + (f", pair {pair} (long {pair.split('/')[0]} on LONG_SHORT)" if pair else "")
