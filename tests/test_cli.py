@@ -144,11 +144,12 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert all(r["efficiency"]["decisions"] == {"FinReport-v0": 13}.get(r["env"], 60) for r in agents)
     assert all(r["efficiency"]["tool_calls_per_decision"] >= 2 for r in agents)
     assert all("efficiency" not in r for r in card["rows"] if r["policy"] != "scripted_agent")
-    assert [c["match"] for c in card["reproduction_check"]] == [True, True]
+    assert [(c["env"], c["match"]) for c in card["reproduction_check"]] == [
+        ("FinTrading-v0", True), ("FinTrading-v0", True), ("FinReport-v0", True), ("FinReport-v0", True)]
     md = (run / "scorecard.md").read_text()
     assert "## FinTrading-v0" in md and "Reproduction check" in md and "| MSFT" in md
     assert "## Agents through the text interface" in md and "Scripted agent through the text interface" in proc.stdout
-    assert "buy_and_hold" in proc.stdout and "reproduced on 2/2 symbols" in proc.stdout
+    assert "buy_and_hold" in proc.stdout and "reproduced on 4/4 rows" in proc.stdout
     # every table that shows a Sharpe names its convention (all days, or HERCULEAN's non-zero days)
     for text in (md, proc.stdout):
         headers = [ln for ln in text.splitlines() if ln.startswith("|") and "SR" in ln]
@@ -175,7 +176,7 @@ def test_full_bench_on_shipped_data(tmp_path):
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
     assert len(card["rows"]) == 10 * (7 + 6) + 5 and not card["errors"]
-    assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == 4
+    assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == 8  # Trading, Market Insights
     assert all(r["look_ahead_attempts"] == 0 for r in card["rows"])
     pairs = {r["policy"]: r for r in card["rows"] if r["env"] == "FinHedging-v0"}
     assert set(pairs) == {"zscore_coint", "zscore_corr", "random", "oracle_best_pair", "scripted_agent"}

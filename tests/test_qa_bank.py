@@ -927,3 +927,11 @@ def test_readme_errata_count_and_table_agree_with_the_shipped_errata():
     assert f"{words[len(wrong)]} published questions were wrong or ill-posed" in readme
     listed = sorted(set(re.findall(r"^  \| (SYN_LOGIC_\d+) ", readme, flags=re.M)))
     assert listed == wrong
+    # the total across FAB++ counts the options bank's errata too
+    options = json.loads((root / "envs_data" / "questions" / "options.json").read_text())["items"]
+    wrong_options = [i["id"] for i in options if (i.get("errata_file") or {}).get("verdict", "OK").startswith("WRONG")]
+    assert wrong_options == ["risk_002"]
+    total = len(wrong) + len(wrong_options)
+    assert (f"{total} of FAB++'s published answers are wrong or ill-posed ({len(wrong)} analytical,\n"
+            f"  {len(wrong_options)} options;") in readme
+

@@ -310,11 +310,35 @@ def test_report_days_of_the_eval_split(catalog):
     assert infos[-1]["date"] == "2026-03-31"
 
 
-def test_live_split_reports_on_the_thursday_before_good_friday():
+def test_live_split_reports_from_its_first_close():
+    """HERCULEAN's live window opens on Wednesday 2026-04-01: the first report is due at that close (not at the
+    week's end, Thursday 04-02 before Good Friday), then one per week."""
     env = gym.make("FinReport-v0", symbol="AAPL", split="live")
     _, _, infos = report_rollout(env, seed=0, actions=[BUY] * 4)
-    assert [i["report_date"] for i in infos[1:]] == ["2026-04-02", "2026-04-10", "2026-04-17", "2026-04-24"]
-    assert dt.date(2026, 4, 2).weekday() == 3 and infos[-1]["date"] == "2026-05-01"
+    assert [i["report_date"] for i in infos[1:]] == ["2026-04-01", "2026-04-10", "2026-04-17", "2026-04-24"]
+    assert dt.date(2026, 4, 1).weekday() == 2 and infos[-1]["date"] == "2026-05-01"
+
+
+@pytest.mark.parametrize("split", ["eval", "live"])
+def test_buy_and_hold_reproduces_herculeans_published_market_insights_rows(split):
+    """HERCULEAN Table 2 (eval) and Table 3 (live): the Market Insights Buy&Hold baseline per stock, under the
+    paper's convention (the herculean preset)."""
+    from finenvs.tasks.report.spec import HERCULEAN_PUBLISHED_BUY_AND_HOLD
+    from finenvs.wrappers import EpisodeMetrics
+
+    published = HERCULEAN_PUBLISHED_BUY_AND_HOLD[split]
+    assert set(published) == {"MSFT", "TSLA", "AAPL", "NVDA"}
+    for symbol, row in published.items():
+        env = EpisodeMetrics(gym.make("FinReport-v0", symbol=symbol, split=split))
+        env.reset(seed=0)
+        while True:
+            _, _, term, trunc, info = env.step(BUY)
+            if term or trunc:
+                break
+        h = info["episode_metrics"]["herculean"]
+        ours = {"CR": round(100 * h["cumulative_return"], 2), "SR": round(h["sharpe"], 2),
+                "MDD": round(100 * h["max_drawdown"], 2)}
+        assert {k: ours[k] for k in row} == row, symbol
 
 
 def test_report_days_with_holidays_and_window_edges():
@@ -323,11 +347,14 @@ def test_report_days_with_holidays_and_window_edges():
     last = dates.size - 1
     days = report_days(dates, 290, last)
     assert str(dates[days[-1]]) == "2024-03-07"  # Thursday: its week's last trading day
-    assert all(dates[i].astype(dt.date).weekday() == 4 for i in days[:-1])
+    assert days[0] == 290  # the window's first day, then Fridays
+    assert all(dates[i].astype(dt.date).weekday() == 4 for i in days[1:-1])
     # the window's last row is never a report day, even on a Friday
     assert report_days(WEEKDAYS, 0, 309)[-1] == 304
-    # a window starting midweek: its first week's report is that week's Friday
-    assert report_days(WEEKDAYS, 2, 20)[0] == 4
+    # a window starting midweek: its first report is its first day, the next one the next week's Friday
+    assert report_days(WEEKDAYS, 2, 20).tolist()[:2] == [2, 9]
+    # a window of one row has no report day; of two rows, the first
+    assert report_days(WEEKDAYS, 5, 5).size == 0 and report_days(WEEKDAYS, 5, 6).tolist() == [5]
 
 
 # ---------------------------------------------------------------- date lock

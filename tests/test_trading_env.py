@@ -228,6 +228,23 @@ def test_herculean_preset_reproduces_published_buy_and_hold(symbol, published):
     assert ours == published
 
 
+@pytest.mark.parametrize("symbol", ["MSFT", "TSLA", "AAPL", "NVDA"])
+def test_herculean_preset_reproduces_published_live_buy_and_hold(symbol):
+    """HERCULEAN paper, Table 3 (live window 2026-04-01..2026-05-01), Trading baseline (BL)."""
+    from finenvs.tasks.trading.spec import HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD
+
+    env = EpisodeMetrics(gym.make("FinTrading-v0", symbol=symbol, split="live"))
+    env.reset(seed=0)
+    while True:
+        _, _, term, trunc, info = env.step(BUY)
+        if term or trunc:
+            break
+    h = info["episode_metrics"]["herculean"]
+    ours = {"CR": round(100 * h["cumulative_return"], 2), "SR": round(h["sharpe"], 2),
+            "MDD": round(100 * h["max_drawdown"], 2)}
+    assert ours == HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD[symbol]
+
+
 def test_sharpe_conventions_are_named_and_mean_what_they_say():
     """SR (all days) is the Sharpe of every day's return of the wealth path; SR (H, non-zero days) drops the
     zero-return days of HERCULEAN's equity series — for a rarely-invested strategy the two differ by about

@@ -13,11 +13,16 @@ Ratings and positions (HERCULEAN's evaluator)
     instead; any ``{rating: exposure in [-1, 1]}`` map is accepted.
 
 Report weeks
-    The report days of a window are the last trading day of each calendar
-    (ISO, Monday-first) week in it, except the window's last trading day: a
-    rating issued there would have no day to be held. The eval split
+    The first report is due at the window's first close (as HERCULEAN's first
+    decision is: its Buy&Hold then holds every day of the window, and the live
+    rows equal the paper's); after it, one per calendar (ISO, Monday-first)
+    week on that week's last trading day, except the window's last trading
+    day: a rating issued there would have no day to be held. The first week
+    has one report, on the window's first day. The eval split
     2026-01-02..2026-03-31 has 13: every Friday (or the week's last trading
-    day) from 2026-01-02 to 2026-03-27, the last held to 2026-03-31.
+    day) from 2026-01-02 to 2026-03-27, the last held to 2026-03-31; the live
+    split 2026-04-01..2026-05-01 has 4: Wednesday 2026-04-01, then 04-10, 04-17
+    and 04-24.
 
 The 16 weekly metrics (fractions, not percent; ``nan`` when the history is too short)
 
@@ -141,11 +146,15 @@ def report_days(dates: np.ndarray, first: int, last: int) -> np.ndarray:
         first, last: Inclusive rows of the window.
 
     Returns:
-        Ascending row indices: each ISO week's last trading day in the window, the window's last row excluded.
+        Ascending row indices: the window's first row, then each later ISO week's last trading day in the
+        window, the window's last row excluded (empty when the window has a single row).
     """
+    if last <= first:
+        return np.zeros(0, dtype=np.int64)
     week = week_number(dates[first : last + 1])
     ends = np.flatnonzero(np.append(week[1:] != week[:-1], True)) + first
-    return ends[ends < last]
+    later = ends[(ends < last) & (week[ends - first] != week[0])]
+    return np.concatenate(([first], later)).astype(np.int64)
 
 
 def week_start_row(dates: np.ndarray, t: int) -> int:

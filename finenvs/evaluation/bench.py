@@ -339,13 +339,15 @@ def render_markdown(card: Scorecard) -> str:
         lines += [
             "## Reproduction check: HERCULEAN Table 2 buy-and-hold baseline",
             "",
-            "finenvs' `herculean` preset on the shipped data beside the figures the paper publishes "
-            "(CR %, SR, MDD %; rounded to 2 decimals as published).",
+            "finenvs' `herculean` preset on the shipped data beside the figures the paper publishes for its "
+            "Trading and Market Insights workflows (CR %, SR, MDD %; rounded to 2 decimals as published). The "
+            "live window (Table 3) is checked by the tests.",
             "",
             _table(
-                ["symbol", "CR pub", "CR finenvs", f"{SR_H} pub", f"{SR_H} finenvs", "MDD pub", "MDD finenvs", "match"],
+                ["env", "symbol", "CR pub", "CR finenvs", f"{SR_H} pub", f"{SR_H} finenvs", "MDD pub", "MDD finenvs",
+                 "match"],
                 [
-                    [c["symbol"], f"{c['published']['CR']:.2f}", f"{c['finenvs']['CR']:.2f}",
+                    [c["env"], c["symbol"], f"{c['published']['CR']:.2f}", f"{c['finenvs']['CR']:.2f}",
                      f"{c['published']['SR']:.2f}", f"{c['finenvs']['SR']:.2f}",
                      f"{c['published']['MDD']:.2f}", f"{c['finenvs']['MDD']:.2f}",
                      "yes" if c["match"] else "NO"]
@@ -940,7 +942,7 @@ def terminal_table(card: Scorecard) -> str:
         ok = sum(c["match"] for c in card.reproduction)
         out.append("")
         out.append(
-            f"HERCULEAN Table 2 buy-and-hold reproduced on {ok}/{len(card.reproduction)} symbols "
-            "(CR, SR, MDD to the published 2 decimals)."
+            f"HERCULEAN Table 2 buy-and-hold reproduced on {ok}/{len(card.reproduction)} rows "
+            f"({', '.join(sorted({c['env'] for c in card.reproduction}))}; CR, SR, MDD to the published 2 decimals)."
         )
     return "\n".join(out)

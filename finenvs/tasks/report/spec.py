@@ -21,6 +21,24 @@ from finenvs.tasks.trading.spec import HERCULEAN_SYMBOLS
 ENV_ID = "FinReport-v0"
 DIMENSIONS = ("structure", "content", "evidence", "reasoning")
 
+#: HERCULEAN paper, Market Insights workflow, buy-and-hold baseline ("BL") per stock: Table 2 on the eval window
+#: 2026-01-02..2026-03-31 (CR %, SR, MDD %) and Table 3 on the live window 2026-04-01..2026-05-01 (CR %, MDD %;
+#: the live table gives no SR). Results licensed Apache-2.0. Buy&Hold in FinReport-v0 reproduces both (a test).
+HERCULEAN_PUBLISHED_BUY_AND_HOLD: dict[str, dict[str, dict[str, float]]] = {
+    "eval": {
+        "MSFT": {"CR": -21.59, "SR": -2.92, "MDD": 26.04},
+        "TSLA": {"CR": -15.18, "SR": -1.72, "MDD": 21.34},
+        "AAPL": {"CR": -6.31, "SR": -0.96, "MDD": 11.24},
+        "NVDA": {"CR": -7.69, "SR": -0.72, "MDD": 15.54},
+    },
+    "live": {
+        "MSFT": {"CR": 12.15, "MDD": 5.81},
+        "TSLA": {"CR": 2.46, "MDD": 9.97},
+        "AAPL": {"CR": 9.53, "MDD": 2.52},
+        "NVDA": {"CR": 12.86, "MDD": 8.43},
+    },
+}
+
 
 def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
     """The ratings' market metrics, and each report's quality (0-10) with its four dimensions."""
@@ -94,5 +112,9 @@ SPEC = TaskSpec(
     bench=BenchSection(title="Market Insights", suites=("herculean",), market_tables=True,
                        herculean="Market Insights", herculean_baseline="buy_and_hold",
         herculean_labels=HERCULEAN_SYMBOLS,
-                       herculean_columns=(*HERCULEAN_MARKET_COLUMNS, Column("quality", "Quality"))),
+                       herculean_columns=(*HERCULEAN_MARKET_COLUMNS, Column("quality", "Quality")),
+                       published={"Buy&Hold (published)": {
+                           s: {"h_cumulative_return": v["CR"] / 100, "h_sharpe": v["SR"],
+                               "h_max_drawdown": v["MDD"] / 100}
+                           for s, v in HERCULEAN_PUBLISHED_BUY_AND_HOLD["eval"].items()}}),
 )

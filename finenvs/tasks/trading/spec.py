@@ -23,6 +23,13 @@ HERCULEAN_PUBLISHED_BUY_AND_HOLD: dict[str, dict[str, float]] = {
     "AAPL": {"CR": -6.31, "SR": -0.96, "MDD": 11.24},
     "NVDA": {"CR": -7.69, "SR": -0.72, "MDD": 15.54},
 }
+#: The same baseline in the paper's Table 3, the live window 2026-04-01..2026-05-01.
+HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD: dict[str, dict[str, float]] = {
+    "MSFT": {"CR": 12.15, "SR": 4.29, "MDD": 5.81},
+    "TSLA": {"CR": 2.46, "SR": 0.87, "MDD": 9.97},
+    "AAPL": {"CR": 9.53, "SR": 4.41, "MDD": 2.52},
+    "NVDA": {"CR": 12.86, "SR": 4.43, "MDD": 8.43},
+}
 
 SPEC = TaskSpec(
     family="trading",
