@@ -203,3 +203,25 @@ def test_user_data_defaults_to_its_whole_series_and_named_splits_keep_their_date
     with pytest.raises(WindowError, match="empty window 2024-01-02..2025-12-31"):
         gym.make("FinTrading-v0", data=bars, symbol="OLD", split="train")
     assert gym.make("FinTrading-v0", symbol="AAPL").unwrapped.split == "train"  # the shipped data: unchanged
+
+
+def test_every_env_taking_user_data_defaults_to_its_whole_series():
+    """FinHedging-v0 and FinDeltaHedge-v0 as FinTrading-v0: a user's 2015 series runs without naming a split."""
+    rng = np.random.default_rng(4)
+    dates = pd.bdate_range("2015-01-02", periods=160).strftime("%Y-%m-%d")
+    frames = []
+    for sym in ("OLDA", "OLDB"):
+        close = 50.0 * np.exp(np.cumsum(rng.normal(0.0, 0.01, dates.size)))
+        frames.append(pd.DataFrame({"date": dates, "symbol": sym, "open": close, "high": close, "low": close,
+                                    "close": close, "volume": 1.0}))
+    bars = pd.concat(frames, ignore_index=True)
+    hedging = gym.make("FinHedging-v0", data=bars, symbols=["OLDA", "OLDB"])
+    assert hedging.unwrapped.split is None
+    _, info = hedging.reset(seed=0)
+    assert info["date"].startswith("2015")
+    delta = gym.make("FinDeltaHedge-v0", source="real", data=bars, symbol="OLDA", maturity_days=20)
+    assert delta.unwrapped.split is None
+    _, info = delta.reset(seed=0)
+    assert info["date"].startswith("2015")
+    assert gym.make("FinHedging-v0").unwrapped.split == "train"  # the shipped data: unchanged
+    assert gym.make("FinDeltaHedge-v0", source="real", symbol="AAPL").unwrapped.split == "train"

@@ -49,7 +49,7 @@ from gymnasium import spaces
 
 from finenvs.data.asof import LookAheadCounter, to_day
 from finenvs.data.chains import realised_vol
-from finenvs.data.splits import split_bounds
+from finenvs.data.splits import DEFAULT_SPLIT, resolve_split, split_bounds
 from finenvs.data.synthetic import (
     TRADING_DAYS_PER_YEAR,
     GBMParams,
@@ -644,8 +644,8 @@ class FinDeltaHedgeEnv(gym.Env):
     * ``reward_scale``: multiplies the reward (default 1.0; > 0).
     * ``action_type``: ``"box"`` (default) or ``"discrete"``; ``n_bins``: bins of the discrete
       space (default 31; >= 2).
-    * ``symbol``, ``split`` (default ``"train"``), ``dataset`` (default ``"core"``), ``data``:
-      real paths, see Data.
+    * ``symbol``, ``split`` (default: ``"train"`` on the shipped data, the whole series with ``data=``),
+      ``dataset`` (default ``"core"``), ``data``: real paths, see Data.
     * ``render_mode``: None, ``"ansi"`` (a text line) or ``"rgb_array"`` (spot path
       and hedge ratio against the BS delta; needs ``finenvs[plot]``).
 
@@ -677,7 +677,7 @@ class FinDeltaHedgeEnv(gym.Env):
         action_type: str = "box",
         n_bins: int = 31,
         symbol: str | None = None,
-        split: str | None = "train",
+        split: str | None = DEFAULT_SPLIT,
         dataset: str = "core",
         data: Any = None,
         render_mode: str | None = None,
@@ -722,7 +722,7 @@ class FinDeltaHedgeEnv(gym.Env):
         self.maturity = self.n_steps * self.dt
         self.action_type = action_type
         self.n_bins = int(n_bins)
-        self.split = split
+        self.split = resolve_split(split, user_data=data is not None)
         self.dataset = dataset
         self.render_mode = render_mode
         self._fee = self.cost_bps / 10_000.0

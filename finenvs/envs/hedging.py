@@ -13,7 +13,7 @@ from gymnasium import spaces
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
 from finenvs.data.schema import PriceSeries
-from finenvs.data.splits import decision_window, split_bounds
+from finenvs.data.splits import DEFAULT_SPLIT, decision_window, resolve_split, split_bounds
 from finenvs.data.synthetic_pairs import PairsSpec, simulate_pairs
 from finenvs.envs.hedging_core import (
     ACTION_NAMES,
@@ -138,8 +138,10 @@ class FinHedgingEnv(gym.Env):
 
     ## Arguments
     * ``symbols``: the universe (default the 8 above; at least 2, no repeats).
-    * ``split``: ``"train"``, ``"eval"`` (2026-01-02..2026-03-31), ``"live"``
-      (2026-04-01..2026-05-01) or None; ``start``, ``end`` override its dates.
+    * ``split``: ``"train"`` (2024-01-02..2025-12-31, the default on the shipped data), ``"eval"``
+      (2026-01-02..2026-03-31), ``"live"`` (2026-04-01..2026-05-01) or None (the whole history; the default
+      with ``data=``: a user's series need not meet the shipped calendar); ``start``, ``end`` override its
+      dates.
     * ``episode_length``: decisions per episode (None = the whole window; >= 2).
     * ``window`` (20), ``pair_lookback`` (60), ``lookbacks`` ((5, 20, 60)),
       ``leg_days`` (5): observation sizes, see above.
@@ -165,7 +167,7 @@ class FinHedgingEnv(gym.Env):
         self,
         symbols: list[str] | tuple[str, ...] | None = None,
         *,
-        split: str | None = "train",
+        split: str | None = DEFAULT_SPLIT,
         start: Any = None,
         end: Any = None,
         episode_length: int | None = None,
@@ -213,7 +215,7 @@ class FinHedgingEnv(gym.Env):
         self.render_mode = render_mode
         self.source = source
         self.dataset = dataset
-        self.split = split
+        self.split = resolve_split(split, user_data=data is not None)
         self._start, self._end = start, end
         self.episode_length = None if episode_length is None else int(episode_length)
         self._series: dict[str, PriceSeries] = {}

@@ -48,7 +48,7 @@ SPEC = TaskSpec(
     description="Choose an ordered pair of 8 stocks on day 1, then trade it dollar-neutral daily; 5 bp per leg; "
     "CR/SR/MDD.",
     entry_point="finenvs.envs.hedging:FinHedgingEnv",
-    kwargs={"symbols": None, "split": "train", "fee_bps": 5.0, "invalid_action": "hold", "source": "real",
+    kwargs={"symbols": None, "split": "default", "fee_bps": 5.0, "invalid_action": "hold", "source": "real",
             "dataset": "core"},
     plan=plan,
     episode_metrics=episode_metrics,
