@@ -104,6 +104,9 @@ def _parser() -> argparse.ArgumentParser:
                        "HERCULEAN tables beside the agents")
     bench.add_argument("--resume", type=Path,
                        help="continue a bench run folder: finished agent episodes are reused, the rest continue")
+    bench.add_argument("--alpha-cost-floor", type=float, metavar="DOLLARS",
+                       help="FAB++'s Alpha score divides by ln(1 + cost): at zero cost it is undefined (n/a); "
+                       "this dollar floor of the cost makes it finite (recorded with the result)")
 
     llm = sub.add_parser(
         "llm",
@@ -448,6 +451,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             resume=args.resume,
             herculean_rule=args.herculean_rule,
             published=args.herculean_published,
+            alpha_cost_floor=args.alpha_cost_floor,
         )
     )
     print(terminal_table(card))

@@ -96,6 +96,8 @@ class BenchConfig:
         herculean_rule: Run the model under HERCULEAN's rule (five attempts, then the episode fails, "—").
         published: HERCULEAN's published-results files (its Table 2 and Table 3 as JSON) whose rows join the
             HERCULEAN tables beside the agents.
+        alpha_cost_floor: Dollar floor of the cost in FAB++'s Alpha score (None: alpha is undefined at zero
+            cost; see :mod:`finenvs.scoring.alpha`).
     """
 
     split: str = "eval"
@@ -121,6 +123,7 @@ class BenchConfig:
     resume: Path | None = None
     herculean_rule: bool = False
     published: list[Path] = field(default_factory=list)
+    alpha_cost_floor: float | None = None
 
     @property
     def has_model(self) -> bool:
@@ -723,7 +726,8 @@ def run_bench(config: BenchConfig) -> Scorecard:
         baselines = herculean_baselines(herculean_specs, agent_runs, splits, config, catalog)
         herculean = herculean_tables(herculean_specs, agent_runs, baselines, splits, config.published)
     fabpp = [t for t in specs if t.bench.fabpp_sections]
-    aggregate_record = section_aggregate(fabpp, sections, agent_runs, config.weights, errors) if fabpp else None
+    aggregate_record = (section_aggregate(fabpp, sections, agent_runs, config.weights, errors,
+                                          cost_floor=config.alpha_cost_floor) if fabpp else None)
     lo, hi = SPLITS[config.split]
     card = Scorecard(
         config={**_config_record(config, specs), "run": run_dir.name, "split_dates": f"{lo}..{hi}",
@@ -769,7 +773,8 @@ def _config_record(config: BenchConfig, specs: list[TaskSpec]) -> dict[str, Any]
     return {"split": config.split, "seed": config.seed, "suite": config.suite, "envs": [t.env_id for t in specs],
             "symbols": config.symbols, "universe": config.universe, "env_kwargs": config.env_kwargs,
             "agents": config.agents, "model": config.model, "base_url": config.base_url, "a2a_url": config.a2a_url,
-            "agent_limit": config.agent_limit, "herculean_rule": config.herculean_rule}
+            "agent_limit": config.agent_limit, "herculean_rule": config.herculean_rule,
+            "alpha_cost_floor": config.alpha_cost_floor}
 
 
 def _herculean_splits(config: BenchConfig) -> tuple[str, ...]:
@@ -800,14 +805,18 @@ def _run_agents(bench_agents: list[BenchAgent], specs: list[TaskSpec], config: B
 
 
 def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_runs: list[dict[str, Any]],
-                      weights: str | dict[str, float], errors: list[dict[str, str]]) -> dict[str, Any]:
-    """The FAB++ section aggregate of each baseline profile (the families' ``profiles``) and of each agent.
+                      weights: str | dict[str, float], errors: list[dict[str, str]], *,
+                      cost_floor: float | None = None) -> dict[str, Any]:
+    """The FAB++ section aggregate of each baseline profile (the families' ``profiles``) and of each agent, each
+    with FAB++'s Alpha score (``record["alpha"]``, :func:`finenvs.scoring.alpha.alpha_score`: R the overall, D 1.0
+    without a debate round, the agent's dollar cost and look-ahead attempts per decision; a baseline costs 0).
 
     A family's section lists its tasks per policy (``section["tasks"][policy]``, each with its FAB++ section
     and 0-100 score); an agent's tasks are its runs' episodes. A task whose policy raised scores 0; a section that
     failed as a whole counts as one errored task (0), so it is never silently dropped.
     """
     from finenvs.evaluation.agent_runs import fabpp_tasks
+    from finenvs.scoring.alpha import alpha_score
 
     out: dict[str, Any] = {"weights": resolve_weights(weights), "profiles": {}}
     failed = {e["env"] for e in errors}
@@ -829,10 +838,19 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
                 continue
             tasks_ += [TaskScore(t["section"], t["task_id"], t["score"], t.get("error"))
                        for t in section["tasks"][policy]]
-        out["profiles"][profile] = {**aggregate(tasks_, out["weights"]).record(), "policies": answered}
-    for agent, items in fabpp_tasks([r for r in agent_runs if r["family"] in {t.family for t in fabpp}]).items():
+        record = aggregate(tasks_, out["weights"]).record()
+        alpha = alpha_score(record["overall"], cost_usd=0.0, decisions=len(tasks_), cost_floor=cost_floor)
+        out["profiles"][profile] = {**record, "policies": answered, "alpha": alpha.record()}
+    fab_runs = [r for r in agent_runs if r["family"] in {t.family for t in fabpp}]
+    for agent, items in fabpp_tasks(fab_runs).items():
         record = aggregate([TaskScore(*item) for item in items], out["weights"]).record()
-        out["profiles"][agent] = {**record, "policies": {name: agent for name in record["sections"]}}
+        effs = [r["efficiency"] for r in fab_runs if r["agent"] == agent]
+        costs = [e.get("cost_usd") for e in effs]
+        alpha = alpha_score(record["overall"], cost_usd=None if None in costs else float(sum(costs)),
+                            lookahead_attempts=sum(int(e.get("look_ahead_attempts") or 0) for e in effs),
+                            decisions=sum(int(e.get("decisions") or 0) for e in effs), cost_floor=cost_floor)
+        out["profiles"][agent] = {**record, "policies": {name: agent for name in record["sections"]},
+                                  "alpha": alpha.record()}
     return out
 
 
@@ -844,18 +862,33 @@ def aggregate_markdown(agg: dict[str, Any]) -> list[str]:
              "Every task normalised to 0-100; section score = mean of its tasks (an errored task counts 0); "
              "weights " + ", ".join(f"{SECTION_NAMES.get(k, k)} {100 * v:.0f}%" for k, v in w.items())
              + ", redistributed over the sections that ran. Each profile names the baseline that answers each "
-             "section.", "",
-             "| profile | " + " | ".join(SECTION_NAMES.get(k, k) for k in names) + " | overall |",
-             "|---|" + "---:|" * (len(names) + 1)]
+             "section. Alpha is FAB++'s R·D / (C·P): R the overall, D the debate multiplier (1.0: no debate round), "
+             "C = ln(1 + cost in $), P = 1 + look-ahead attempts per decision; at zero cost C = 0 and alpha is "
+             "undefined (n/a), never infinite (`--alpha-cost-floor` sets a dollar floor).", "",
+             "| profile | " + " | ".join(SECTION_NAMES.get(k, k) for k in names) + " | overall | alpha (R, C, P) |",
+             "|---|" + "---:|" * (len(names) + 2)]
     for profile, rec in agg["profiles"].items():
         cells = []
         for k in names:
             sec = rec["sections"][k]
             cells.append("—" if sec["score"] is None else f"{sec['score']:.2f} ({rec['policies'][k]})")
         overall = "—" if rec["overall"] is None else f"**{rec['overall']:.2f}**"
-        lines.append(f"| {profile} | " + " | ".join(cells) + f" | {overall} |")
+        lines.append(f"| {profile} | " + " | ".join(cells) + f" | {overall} | {_alpha_cell(rec.get('alpha'))} |")
     lines.append("")
     return lines
+
+
+def _alpha_cell(alpha: dict[str, Any] | None) -> str:
+    """``alpha (R, C, P)`` for a table: n/a with its reason when undefined."""
+    if not alpha:
+        return "—"
+    c = "n/a" if alpha["C"] is None else f"{alpha['C']:.4f}"
+    parts = f"R {_fmt(alpha['R'])}, C {c}, P {alpha['P']:.2f}"
+    if alpha["alpha"] is None:
+        note = alpha["note"]
+        reason = "zero cost" if "zero cost" in note else "cost unknown" if "unknown" in note else "no score"
+        return f"n/a: {reason} ({parts})"
+    return f"{alpha['alpha']:.2f} ({parts})"
 
 
 def _json_default(obj: Any) -> Any:
@@ -933,10 +966,10 @@ def terminal_table(card: Scorecard) -> str:
         out.append("")
         out.append("Section aggregate (" + ", ".join(f"{k} {100 * v:.0f}%" for k, v in card.aggregate["weights"].items())
                    + "):")
-        out.append(_table(["profile", *card.aggregate["weights"], "overall"], [
+        out.append(_table(["profile", *card.aggregate["weights"], "overall", "alpha (R, C, P)"], [
             [name, *("n/a" if rec["sections"][k]["score"] is None else f"{rec['sections'][k]['score']:.2f}"
                      for k in card.aggregate["weights"]),
-             "n/a" if rec["overall"] is None else f"{rec['overall']:.2f}"]
+             "n/a" if rec["overall"] is None else f"{rec['overall']:.2f}", _alpha_cell(rec.get("alpha"))]
             for name, rec in card.aggregate["profiles"].items()]))
     if card.reproduction:
         ok = sum(c["match"] for c in card.reproduction)
