@@ -104,6 +104,10 @@ def _parser() -> argparse.ArgumentParser:
                        "HERCULEAN tables beside the agents")
     bench.add_argument("--resume", type=Path,
                        help="continue a bench run folder: finished agent episodes are reused, the rest continue")
+    bench.add_argument("--config", type=Path, metavar="FILE",
+                       help="a FAB++ evaluation config (YAML or JSON: datasets with limits and task types, sampling "
+                       "strategy, seed, total limit): the FAB++ tasks the agents play and the aggregate counts; "
+                       "recorded with its digest in the run folder")
     bench.add_argument("--alpha-cost-floor", type=float, metavar="DOLLARS",
                        help="FAB++'s Alpha score divides by ln(1 + cost): at zero cost it is undefined (n/a); "
                        "this dollar floor of the cost makes it finite (recorded with the result)")
@@ -452,6 +456,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             herculean_rule=args.herculean_rule,
             published=args.herculean_published,
             alpha_cost_floor=args.alpha_cost_floor,
+            eval_config=args.config,
         )
     )
     print(terminal_table(card))

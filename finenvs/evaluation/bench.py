@@ -11,7 +11,7 @@ import json
 import math
 import platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +98,9 @@ class BenchConfig:
             HERCULEAN tables beside the agents.
         alpha_cost_floor: Dollar floor of the cost in FAB++'s Alpha score (None: alpha is undefined at zero
             cost; see :mod:`finenvs.scoring.alpha`).
+        eval_config: A FAB++ evaluation config (YAML or JSON, :mod:`finenvs.evaluation.eval_config`): the FAB++
+            tasks the agents play and the section aggregate counts; recorded with its digest.
+        instances: Plan indices per family the agents play (set from ``eval_config``; None: every plan).
     """
 
     split: str = "eval"
@@ -124,6 +127,8 @@ class BenchConfig:
     herculean_rule: bool = False
     published: list[Path] = field(default_factory=list)
     alpha_cost_floor: float | None = None
+    eval_config: Path | None = None
+    instances: dict[str, tuple[int, ...]] | None = None
 
     @property
     def has_model(self) -> bool:
@@ -368,6 +373,12 @@ def render_markdown(card: Scorecard) -> str:
         lines += herculean_markdown(card.herculean, tuple(card.herculean))
     if card.aggregate:
         lines += aggregate_markdown(card.aggregate)
+    rec = card.config.get("eval_config_record")
+    if rec:
+        lines += [f"Evaluation config `{rec['name']}` ({rec['source']}, digest `{rec['digest'][:16]}`): {rec['tasks']} "
+                  "FAB++ tasks, played by the agents and counted in the aggregate; the family tables above show every "
+                  "baseline over the family's whole plan. The selected tasks: `eval_config.json`."
+                  + "".join(f" Skipped `{s['type']}`: {s['reason']}." for s in rec["skipped"]), ""]
     if card.errors:
         lines += ["## Errors", ""] + [f"- {e['env']} {e['symbol']} {e['policy']}: {e['error']}" for e in card.errors]
         lines.append("")
@@ -568,8 +579,10 @@ def _agent_selection(task: TaskSpec, split: str, config: BenchConfig, model: boo
         symbols = config.universe if task.bench.universe else config.symbols
         if symbols is None and not model and not task.bench.universe and catalog is not None:
             symbols = catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core"))
+    instances = (config.instances or {}).get(task.family)
     return Selection(split=split, symbols=tuple(symbols) if symbols else None, seeds=(config.seed,),
-                     limit=config.agent_limit if model else None, env_kwargs=dict(config.env_kwargs))
+                     instances=instances, limit=config.agent_limit if model else None,
+                     env_kwargs=dict(config.env_kwargs))
 
 
 def _market_jobs(task: TaskSpec, config: BenchConfig, catalog: Any) -> list[tuple[str, str, str]]:
@@ -666,6 +679,14 @@ def run_bench(config: BenchConfig) -> Scorecard:
 
     if config.split not in SPLITS:
         raise ValueError(f"unknown split {config.split!r}; valid splits: {sorted(SPLITS)}")
+    selection = None
+    if config.eval_config is not None:  # a bad config fails here, before any work
+        from finenvs.evaluation.eval_config import bench_pools, read_config, select
+
+        selection = select(read_config(config.eval_config), bench_pools(config.split, config.seed),
+                           source=str(config.eval_config))
+        config = replace(config, envs=[t.env_id for t in tasks() if t.family in selection.families],
+                         instances={f: selection.instances(f) for f in selection.families})
     specs = _select(config)
     resolve_weights(config.weights)  # fail before any work on bad weights
     catalog = default_catalog()
@@ -682,6 +703,8 @@ def run_bench(config: BenchConfig) -> Scorecard:
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "bench.json").write_text(json.dumps({"config": _config_record(config, specs)}, indent=2,
                                                    default=_json_default) + "\n")
+    if selection is not None:
+        (run_dir / "eval_config.json").write_text(json.dumps(selection.record(), indent=2, default=str) + "\n")
     jobs = [job for task in specs if task.bench.market_tables for job in _market_jobs(task, config, catalog)]
     results: list[EpisodeResult] = []
     errors: list[dict[str, str]] = []
@@ -727,13 +750,19 @@ def run_bench(config: BenchConfig) -> Scorecard:
         herculean = herculean_tables(herculean_specs, agent_runs, baselines, splits, config.published)
     fabpp = [t for t in specs if t.bench.fabpp_sections]
     aggregate_record = (section_aggregate(fabpp, sections, agent_runs, config.weights, errors,
-                                          cost_floor=config.alpha_cost_floor) if fabpp else None)
+                                          cost_floor=config.alpha_cost_floor,
+                                          task_ids=None if selection is None else
+                                          {f: selection.task_ids(f) for f in selection.families})
+                        if fabpp else None)
     lo, hi = SPLITS[config.split]
     card = Scorecard(
         config={**_config_record(config, specs), "run": run_dir.name, "split_dates": f"{lo}..{hi}",
                 "finenvs_version": finenvs.__version__, "data_manifest": catalog.manifest.digest,
                 "machine": f"{platform.machine()} Python {platform.python_version()}",
                 "sharpe_conventions": {SHARPE_LABELS[k]: v for k, v in SHARPE_CONVENTIONS.items()},
+                "eval_config_record": None if selection is None else {
+                    "name": selection.name, "source": selection.source, "digest": selection.digest,
+                    "tasks": len(selection.tasks), "skipped": selection.skipped},
                 "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
         results=results,
         errors=errors,
@@ -774,7 +803,9 @@ def _config_record(config: BenchConfig, specs: list[TaskSpec]) -> dict[str, Any]
             "symbols": config.symbols, "universe": config.universe, "env_kwargs": config.env_kwargs,
             "agents": config.agents, "model": config.model, "base_url": config.base_url, "a2a_url": config.a2a_url,
             "agent_limit": config.agent_limit, "herculean_rule": config.herculean_rule,
-            "alpha_cost_floor": config.alpha_cost_floor}
+            "alpha_cost_floor": config.alpha_cost_floor,
+            "eval_config": None if config.eval_config is None else str(config.eval_config),
+            "instances": config.instances}
 
 
 def _herculean_splits(config: BenchConfig) -> tuple[str, ...]:
@@ -806,14 +837,15 @@ def _run_agents(bench_agents: list[BenchAgent], specs: list[TaskSpec], config: B
 
 def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_runs: list[dict[str, Any]],
                       weights: str | dict[str, float], errors: list[dict[str, str]], *,
-                      cost_floor: float | None = None) -> dict[str, Any]:
+                      cost_floor: float | None = None, task_ids: dict[str, set[str]] | None = None) -> dict[str, Any]:
     """The FAB++ section aggregate of each baseline profile (the families' ``profiles``) and of each agent, each
     with FAB++'s Alpha score (``record["alpha"]``, :func:`finenvs.scoring.alpha.alpha_score`: R the overall, D 1.0
     without a debate round, the agent's dollar cost and look-ahead attempts per decision; a baseline costs 0).
 
     A family's section lists its tasks per policy (``section["tasks"][policy]``, each with its FAB++ section
     and 0-100 score); an agent's tasks are its runs' episodes. A task whose policy raised scores 0; a section that
-    failed as a whole counts as one errored task (0), so it is never silently dropped.
+    failed as a whole counts as one errored task (0), so it is never silently dropped. With ``task_ids`` (family ->
+    the task ids an evaluation config selected) a profile counts only those tasks of the families named.
     """
     from finenvs.evaluation.agent_runs import fabpp_tasks
     from finenvs.scoring.alpha import alpha_score
@@ -836,8 +868,9 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
                     tasks_ += [TaskScore(name, task.env_id, None, f"the {task.env_id} section failed")
                                for name in task.bench.fabpp_sections[:1]]
                 continue
+            keep = None if task_ids is None else task_ids.get(task.family)
             tasks_ += [TaskScore(t["section"], t["task_id"], t["score"], t.get("error"))
-                       for t in section["tasks"][policy]]
+                       for t in section["tasks"][policy] if keep is None or t["task_id"] in keep]
         record = aggregate(tasks_, out["weights"]).record()
         alpha = alpha_score(record["overall"], cost_usd=0.0, decisions=len(tasks_), cost_floor=cost_floor)
         out["profiles"][profile] = {**record, "policies": answered, "alpha": alpha.record()}
