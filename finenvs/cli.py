@@ -108,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="a FAB++ evaluation config (YAML or JSON: datasets with limits and task types, sampling "
                        "strategy, seed, total limit): the FAB++ tasks the agents play and the aggregate counts; "
                        "recorded with its digest in the run folder")
+    bench.add_argument("--debate", action="store_true",
+                       help="also play every baseline of the families with a debate round (FinOptions-v0) under "
+                       "FAB++'s adversarial debate; the aggregate gains an overall with the debate multipliers")
     bench.add_argument("--alpha-cost-floor", type=float, metavar="DOLLARS",
                        help="FAB++'s Alpha score divides by ln(1 + cost): at zero cost it is undefined (n/a); "
                        "this dollar floor of the cost makes it finite (recorded with the result)")
@@ -457,6 +460,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             published=args.herculean_published,
             alpha_cost_floor=args.alpha_cost_floor,
             eval_config=args.config,
+            debate=args.debate,
         )
     )
     print(terminal_table(card))

@@ -101,6 +101,9 @@ class BenchConfig:
         eval_config: A FAB++ evaluation config (YAML or JSON, :mod:`finenvs.evaluation.eval_config`): the FAB++
             tasks the agents play and the section aggregate counts; recorded with its digest.
         instances: Plan indices per family the agents play (set from ``eval_config``; None: every plan).
+        debate: Also play every baseline of the families with a debate round (FinOptions-v0) under FAB++'s
+            adversarial debate (:mod:`finenvs.evaluation.debate_runs`); the aggregate gains an overall with
+            each section's mean multiplier.
     """
 
     split: str = "eval"
@@ -129,6 +132,7 @@ class BenchConfig:
     alpha_cost_floor: float | None = None
     eval_config: Path | None = None
     instances: dict[str, tuple[int, ...]] | None = None
+    debate: bool = False
 
     @property
     def has_model(self) -> bool:
@@ -373,6 +377,15 @@ def render_markdown(card: Scorecard) -> str:
         lines += herculean_markdown(card.herculean, tuple(card.herculean))
     if card.aggregate:
         lines += aggregate_markdown(card.aggregate)
+        if card.aggregate.get("debate"):
+            from finenvs.evaluation.debate_runs import debate_markdown
+
+            lines += debate_markdown(card.aggregate["debate"])
+            lines += ["| profile | overall | with debate | multipliers |", "|---|---:|---:|---|"]
+            lines += [f"| {name} | {_fmt(rec['overall'])} | {_fmt(rec['overall_debate'])} | "
+                      + ", ".join(f"{k} {v:.3f}" for k, v in rec["debate_multipliers"].items()) + " |"
+                      for name, rec in card.aggregate["profiles"].items() if "overall_debate" in rec]
+            lines.append("")
     rec = card.config.get("eval_config_record")
     if rec:
         lines += [f"Evaluation config `{rec['name']}` ({rec['source']}, digest `{rec['digest'][:16]}`): {rec['tasks']} "
@@ -749,10 +762,24 @@ def run_bench(config: BenchConfig) -> Scorecard:
         baselines = herculean_baselines(herculean_specs, agent_runs, splits, config, catalog)
         herculean = herculean_tables(herculean_specs, agent_runs, baselines, splits, config.published)
     fabpp = [t for t in specs if t.bench.fabpp_sections]
+    debates: dict[str, Any] = {}
+    if config.debate:
+        from finenvs.evaluation.debate_runs import run_debate
+
+        for task in fabpp:
+            if task.debate is None:
+                continue
+            try:
+                debates[task.env_id] = run_debate(task, config.split, config.seed,
+                                                  (config.instances or {}).get(task.family), config.env_kwargs)
+            except Exception as exc:  # reported, never dropped
+                errors.append({"env": task.env_id, "symbol": "-", "policy": "debate",
+                               "error": f"{type(exc).__name__}: {exc}"})
     aggregate_record = (section_aggregate(fabpp, sections, agent_runs, config.weights, errors,
                                           cost_floor=config.alpha_cost_floor,
                                           task_ids=None if selection is None else
-                                          {f: selection.task_ids(f) for f in selection.families})
+                                          {f: selection.task_ids(f) for f in selection.families},
+                                          debates=debates)
                         if fabpp else None)
     lo, hi = SPLITS[config.split]
     card = Scorecard(
@@ -803,7 +830,7 @@ def _config_record(config: BenchConfig, specs: list[TaskSpec]) -> dict[str, Any]
             "symbols": config.symbols, "universe": config.universe, "env_kwargs": config.env_kwargs,
             "agents": config.agents, "model": config.model, "base_url": config.base_url, "a2a_url": config.a2a_url,
             "agent_limit": config.agent_limit, "herculean_rule": config.herculean_rule,
-            "alpha_cost_floor": config.alpha_cost_floor,
+            "alpha_cost_floor": config.alpha_cost_floor, "debate": config.debate,
             "eval_config": None if config.eval_config is None else str(config.eval_config),
             "instances": config.instances}
 
@@ -837,7 +864,8 @@ def _run_agents(bench_agents: list[BenchAgent], specs: list[TaskSpec], config: B
 
 def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_runs: list[dict[str, Any]],
                       weights: str | dict[str, float], errors: list[dict[str, str]], *,
-                      cost_floor: float | None = None, task_ids: dict[str, set[str]] | None = None) -> dict[str, Any]:
+                      cost_floor: float | None = None, task_ids: dict[str, set[str]] | None = None,
+                      debates: dict[str, Any] | None = None) -> dict[str, Any]:
     """The FAB++ section aggregate of each baseline profile (the families' ``profiles``) and of each agent, each
     with FAB++'s Alpha score (``record["alpha"]``, :func:`finenvs.scoring.alpha.alpha_score`: R the overall, D 1.0
     without a debate round, the agent's dollar cost and look-ahead attempts per decision; a baseline costs 0).
@@ -845,7 +873,9 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
     A family's section lists its tasks per policy (``section["tasks"][policy]``, each with its FAB++ section
     and 0-100 score); an agent's tasks are its runs' episodes. A task whose policy raised scores 0; a section that
     failed as a whole counts as one errored task (0), so it is never silently dropped. With ``task_ids`` (family ->
-    the task ids an evaluation config selected) a profile counts only those tasks of the families named.
+    the task ids an evaluation config selected) a profile counts only those tasks of the families named. With
+    ``debates`` (env id -> :func:`~finenvs.evaluation.debate_runs.run_debate`'s record) a profile also gets
+    ``overall_debate``: the aggregate with each debated section's mean multiplier of the profile's policy.
     """
     from finenvs.evaluation.agent_runs import fabpp_tasks
     from finenvs.scoring.alpha import alpha_score
@@ -856,6 +886,7 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
     for profile in profiles:
         tasks_: list[TaskScore] = []
         answered: dict[str, str] = {}
+        multipliers: dict[str, float] = {}
         for task in fabpp:
             policy = task.bench.profiles.get(profile)
             if policy is None:
@@ -868,12 +899,21 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
                     tasks_ += [TaskScore(name, task.env_id, None, f"the {task.env_id} section failed")
                                for name in task.bench.fabpp_sections[:1]]
                 continue
+            debated = (debates or {}).get(task.env_id, {}).get("policies", {}).get(policy)
+            if debated:
+                multipliers.update({k: v for k, v in debated["section_multipliers"].items()
+                                    if k in task.bench.fabpp_sections})
             keep = None if task_ids is None else task_ids.get(task.family)
             tasks_ += [TaskScore(t["section"], t["task_id"], t["score"], t.get("error"))
                        for t in section["tasks"][policy] if keep is None or t["task_id"] in keep]
         record = aggregate(tasks_, out["weights"]).record()
+        if multipliers:
+            record["overall_debate"] = aggregate(tasks_, out["weights"], multipliers).overall
+            record["debate_multipliers"] = multipliers
         alpha = alpha_score(record["overall"], cost_usd=0.0, decisions=len(tasks_), cost_floor=cost_floor)
         out["profiles"][profile] = {**record, "policies": answered, "alpha": alpha.record()}
+    if debates:
+        out["debate"] = debates
     fab_runs = [r for r in agent_runs if r["family"] in {t.family for t in fabpp}]
     for agent, items in fabpp_tasks(fab_runs).items():
         record = aggregate([TaskScore(*item) for item in items], out["weights"]).record()

@@ -272,6 +272,9 @@ class TaskSpec:
         default_decision: ``"default"`` (an invalid reply takes the protocol's documented default) or
             ``"fail"`` (HERCULEAN's rule applies when asked for).
         rl: What the stable-baselines3 baselines need (``finenvs train``); None: the family has none.
+        debate: ``"module:function"`` ``(unwrapped env) -> DebateRound``: the counter-argument of FAB++'s
+            adversarial debate for the current task and what counts as a correct answer
+            (:class:`finenvs.wrappers.debate.Debate`; None: the family has no debate round).
     """
 
     family: str
@@ -295,6 +298,7 @@ class TaskSpec:
     judge: str | None = None
     max_tool_calls: int = 8
     rl: RLSpec | None = None
+    debate: str | None = None
 
     @property
     def ids(self) -> tuple[str, str]:

@@ -70,6 +70,7 @@ SPEC = TaskSpec(
     tools="options",
     run_options=("instance",),
     run_printer="finenvs.baselines.options:run_output",
+    debate="finenvs.envs.options_debate:debate_round",
     bench=BenchSection(title="Options", suites=("fabpp",), fabpp_sections=("options",),
                        plots="finenvs.evaluation.scorecard_html:options_plot",
                        profiles={"reference": "engine_reference", "naive": "keyword_stuffer", "random": "random"},
