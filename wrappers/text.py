@@ -26,7 +26,13 @@ arguments) or ``TextInterface(gym.make("FinTrading-v0", ...))``::
   ``info["format_errors"]`` counts them over the episode and the scorecard
   reports them.
 * **Tools**: :meth:`TextInterface.call_tool` reads through the env's as-of view
-  at the current close; the date advances only on :meth:`step`.
+  at the current close; the date advances only on :meth:`step`. ``tools`` picks
+  the mode (:data:`TOOL_MODES`): ``"fabpp"`` (default; the family's full toolset,
+  the FAB++ paper's setting, where agents had tool servers) or ``"none"`` (closed
+  book: only ``commit_action``; the agent computes everything itself). The mode is
+  ``info["tools_mode"]`` at every reset and step; given to a registered text env
+  (``gym.make("FinOptions-text-v0", tools="none")``) or in a run's ``env_kwargs``,
+  it is also recorded with the env's arguments.
 
 Text spaces are not for stable-baselines3 (it rejects them): RL uses the base env.
 """
@@ -45,9 +51,34 @@ from finenvs.text.protocol import (
     TextProtocol,
     render_prompt,
 )
+from finenvs.tools import CLOSED_BOOK_TOOLSET
 from finenvs.tools.registry import COMMIT_TOOL, DEFAULT_MAX_CHARS, ToolBox, ToolResult
 
 DEFAULT_HISTORY = 5
+#: Tool modes of a text env: the family's full toolset, or closed book (commit tool only).
+TOOL_MODES = ("fabpp", "none")
+DEFAULT_TOOL_MODE = "fabpp"
+#: Arguments of the text wrapper that may travel with a base env's arguments (a run's ``env_kwargs``).
+WRAPPER_KWARGS = ("tools",)
+
+
+def split_text_kwargs(env_kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(base env arguments, text wrapper arguments)`` of a text env's arguments (:data:`WRAPPER_KWARGS`)."""
+    return ({k: v for k, v in env_kwargs.items() if k not in WRAPPER_KWARGS},
+            {k: v for k, v in env_kwargs.items() if k in WRAPPER_KWARGS})
+
+
+def tool_mode(tools: Any) -> str:
+    """The tool mode ``tools`` names: a mode of :data:`TOOL_MODES`, or a bool (True: ``"fabpp"``, False: ``"none"``).
+
+    Raises:
+        ValueError: Anything else.
+    """
+    if isinstance(tools, bool):
+        return DEFAULT_TOOL_MODE if tools else "none"
+    if isinstance(tools, str) and tools in TOOL_MODES:
+        return tools
+    raise ValueError(f"tools={str(tools)[:40]!r} is not a tool mode; valid: {list(TOOL_MODES)} (or True/False)")
 
 
 def tool_call_parts(call: Any) -> tuple[Any, Any] | None:
@@ -68,7 +99,8 @@ class TextInterface(gym.Wrapper):
         env: A finenvs env whose unwrapped class has ``text_protocol`` (and
             ``task_family`` for tools).
         history: Recent decisions shown in the prompt (0 for none).
-        tools: Offer the task's tools (:class:`finenvs.tools.ToolBox`).
+        tools: Tool mode (:data:`TOOL_MODES`): ``"fabpp"`` (default, also True) offers the task's toolset,
+            ``"none"`` (also False) only the commit tool.
         tool_max_chars: Cap on each tool result's JSON.
         toolset: Name of the toolset in :data:`finenvs.tools.TOOLSETS` (default: the env's task spec's, or
             its ``task_family``).
@@ -81,7 +113,7 @@ class TextInterface(gym.Wrapper):
         env: gym.Env,
         *,
         history: int = DEFAULT_HISTORY,
-        tools: bool = True,
+        tools: bool | str = DEFAULT_TOOL_MODE,
         tool_max_chars: int = DEFAULT_MAX_CHARS,
         toolset: str | None = None,
         **toolbox_kwargs: Any,
@@ -101,7 +133,11 @@ class TextInterface(gym.Wrapper):
                 toolset = task_of(env).tools
             except KeyError:  # an env not made from a finenvs id: its class names its toolset
                 toolset = getattr(env.unwrapped, "task_family", None)
-        self.toolbox = ToolBox(env, max_chars=tool_max_chars, family=toolset, **toolbox_kwargs) if tools else None
+        #: ``"fabpp"`` (the task's toolset) or ``"none"`` (closed book: the commit tool only); in every info.
+        self.tools_mode = tool_mode(tools)
+        if self.tools_mode == "none":
+            toolset = CLOSED_BOOK_TOOLSET
+        self.toolbox = ToolBox(env, max_chars=tool_max_chars, family=toolset, **toolbox_kwargs)
         self.observation_space = PrintableText(MAX_PROMPT_CHARS)
         self.action_space = PrintableText(protocol.max_chars)
         self._decisions: list[str] = []
@@ -132,6 +168,7 @@ class TextInterface(gym.Wrapper):
         self._tool_calls_total = 0
         info = dict(info)
         info["format_errors"] = 0
+        info["tools_mode"] = self.tools_mode
         return self.prompt(), info
 
     def parse(self, action: Any) -> ParsedAction:
@@ -171,6 +208,7 @@ class TextInterface(gym.Wrapper):
         info["format_errors"] = self._format_errors
         info["tool_calls"] = self._tool_calls
         info["tool_calls_total"] = self._tool_calls_total
+        info["tools_mode"] = self.tools_mode
         self._tool_calls = 0
         note = f" (format error: {parsed.invalid})" if parsed.invalid else ""
         equity = info.get("equity")
@@ -195,14 +233,16 @@ class TextInterface(gym.Wrapper):
 
 
 def make_text_env(base_id: str, *, history: int = DEFAULT_HISTORY, tool_max_chars: int = DEFAULT_MAX_CHARS,
-                  **env_kwargs: Any) -> TextInterface:
+                  tools: bool | str = DEFAULT_TOOL_MODE, **env_kwargs: Any) -> TextInterface:
     """Entry point of the registered ``<Name>-text-v0`` variants: the base env, with its task spec's
-    ``text_kwargs`` (a text action mode), wrapped in :class:`TextInterface` with the spec's tools."""
+    ``text_kwargs`` (a text action mode), wrapped in :class:`TextInterface` with the spec's tools in mode
+    ``tools`` (:data:`TOOL_MODES`)."""
     from finenvs.tasks import task_of
 
     task = task_of(base_id)
     env = gym.make(base_id, **{**task.text_kwargs, **env_kwargs})
-    return TextInterface(env, history=history, tool_max_chars=tool_max_chars, toolset=task.tools)
+    return TextInterface(env, history=history, tool_max_chars=tool_max_chars, toolset=task.tools, tools=tools)
 
 
-__all__ = ["DEFAULT_HISTORY", "SAMPLE_CHARSET", "PrintableText", "TextInterface", "make_text_env", "tool_call_parts"]
+__all__ = ["DEFAULT_HISTORY", "DEFAULT_TOOL_MODE", "SAMPLE_CHARSET", "TOOL_MODES", "WRAPPER_KWARGS", "PrintableText",
+           "TextInterface", "make_text_env", "split_text_kwargs", "tool_call_parts", "tool_mode"]

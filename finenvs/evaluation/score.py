@@ -56,6 +56,7 @@ from finenvs.evaluation.session import (
     verify_chain,
 )
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
+from finenvs.wrappers.text import split_text_kwargs
 
 #: Invalid reasons of decisions that produced no reply to parse again.
 _NO_REPLY = ("endpoint error", "decision timed out", "no decision")
@@ -206,7 +207,7 @@ def _protocol(spec: EpisodeSpec, envs: dict[str, Any]) -> Any:
     key = EnvPool._key(spec)
     if key not in envs:
         task = task_of(spec.env_id)
-        envs[key] = gym.make(task.env_id, **{**task.text_kwargs, **spec.env_kwargs})
+        envs[key] = gym.make(task.env_id, **{**task.text_kwargs, **split_text_kwargs(spec.env_kwargs)[0]})
     return envs[key].unwrapped.text_protocol
 
 

@@ -48,7 +48,7 @@ import gymnasium as gym
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
 from finenvs.text.protocol import ParsedAction
 from finenvs.tools.registry import ToolResult
-from finenvs.wrappers.text import DEFAULT_HISTORY, TextInterface
+from finenvs.wrappers.text import DEFAULT_HISTORY, TextInterface, split_text_kwargs
 
 RUN_FILE = "run.json"
 TRAJECTORY_FILE = "trajectories.jsonl"
@@ -400,10 +400,12 @@ def verify_chain(path: Path, meta: dict[str, Any]) -> ChainCheck:
 def make_text_env(spec: EpisodeSpec, *, history: int = DEFAULT_HISTORY, tool_max_chars: int | None = None,
                   **toolbox_kwargs: Any) -> TextInterface:
     """The text env of an episode: its family's base env (with the spec's ``text_kwargs``) in a
-    :class:`~finenvs.wrappers.TextInterface` with the family's tools."""
+    :class:`~finenvs.wrappers.TextInterface` with the family's tools (the wrapper's own arguments among the
+    episode's ``env_kwargs``, e.g. ``tools="none"``, go to the wrapper)."""
     task = task_of(spec.env_id)
-    base = gym.make(task.env_id, **{**task.text_kwargs, **spec.env_kwargs})
-    kwargs: dict[str, Any] = dict(toolbox_kwargs)
+    env_kwargs, wrapper_kwargs = split_text_kwargs(spec.env_kwargs)
+    base = gym.make(task.env_id, **{**task.text_kwargs, **env_kwargs})
+    kwargs: dict[str, Any] = {**toolbox_kwargs, **wrapper_kwargs}
     if tool_max_chars is not None:
         kwargs["tool_max_chars"] = tool_max_chars
     return TextInterface(base, history=history, toolset=task.tools, **kwargs)
@@ -620,7 +622,8 @@ class EpisodeSession:
         calls, self._pending = self._pending, []
         self.episode_record = {
             "type": "episode", "episode": self.spec.index, "spec": self.spec.to_dict(), "status": "failed",
-            "label": self.label, "steps": self.step_index, "reason": reason, "metrics": None,
+            "label": self.label, "tools_mode": self.env.tools_mode, "steps": self.step_index, "reason": reason,
+            "metrics": None,
             "look_ahead_attempts": int(self.last_info.get("look_ahead_attempts", 0)) + sum(c.look_ahead for c in calls),
             "totals": asdict(self.totals),
             "failed_decision": {**attempt, "tool_calls": [{**c.record(), "result": c.data} for c in calls]},
@@ -670,6 +673,7 @@ class EpisodeSession:
             "spec": self.spec.to_dict(),
             "status": "complete",
             "label": metrics.get("label") or self.label,
+            "tools_mode": self.env.tools_mode,
             "steps": self.step_index,
             "look_ahead_attempts": int(info.get("look_ahead_attempts", 0)),
             "metrics": jsonable(metrics),
@@ -733,7 +737,7 @@ def replay_episode(spec: EpisodeSpec, actions: list[Any], *, complete: bool = Tr
     key = EnvPool._key(spec)
     env = envs.get(key) if envs is not None else None
     if env is None:
-        env = gym.make(task.env_id, **{**task.text_kwargs, **spec.env_kwargs})
+        env = gym.make(task.env_id, **{**task.text_kwargs, **split_text_kwargs(spec.env_kwargs)[0]})
         if envs is not None:
             envs[key] = env
     protocol = env.unwrapped.text_protocol

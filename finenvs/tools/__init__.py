@@ -24,7 +24,8 @@ from finenvs.tools.pairs import PAIR_TOOLS  # noqa: E402,I001  (registers the pa
 from finenvs.tools.report import REPORT_TOOLS  # noqa: E402,I001  (registers the report tools)
 from finenvs.tools.audit import AUDIT_TOOLS  # noqa: E402,I001  (registers the audit tools)
 from finenvs.tools.qa import QA_TOOLS  # noqa: E402,I001  (registers the FinQA tools)
-from finenvs.tools.options import DELTAHEDGE_TOOLS, OPTIONS_TOOLS  # noqa: E402,I001  (registers the options tools)
+from finenvs.tools.options import DELTAHEDGE_TOOLS  # noqa: E402,I001  (registers the options tools)
+from finenvs.tools.risk import RISK_TOOLS  # noqa: E402,I001  (registers the risk tools, also into "options")
 from finenvs.tools.registry import (
     COMMIT_TOOL,
     DEFAULT_MAX_CHARS,
@@ -39,7 +40,13 @@ from finenvs.tools.registry import (
     validate_arguments,
 )
 
+#: The toolset of a closed-book text env (``tools="none"``): no tool but the commit tool every ToolBox adds.
+CLOSED_BOOK_TOOLSET = "none"
+register_tools(CLOSED_BOOK_TOOLSET, ())
+OPTIONS_TOOLS = TOOLSETS["options"]  # the options tools with the risk tools
+
 __all__ = [
+    "CLOSED_BOOK_TOOLSET",
     "COMMIT_TOOL",
     "DEFAULT_MAX_CHARS",
     "MARKET_TOOLS",
@@ -49,6 +56,7 @@ __all__ = [
     "QA_TOOLS",
     "OPTIONS_TOOLS",
     "DELTAHEDGE_TOOLS",
+    "RISK_TOOLS",
     "TOOLSETS",
     "Tool",
     "ToolBox",

@@ -9,6 +9,14 @@ engine's numbers for a position built from the contracts on offer, from the env'
 :meth:`~finenvs.envs.options.FinOptionsEnv.position_numbers`: the scorer's own
 engine, so for a bank item that states per-leg Greeks in its question it sums those).
 
+It also has ``bs_price_greeks`` (Black-Scholes-Merton price and Greeks of any call or put,
+spot, rate and dividend yield defaulting to the task's market), ``implied_vol`` (the
+engine's solver, :func:`finenvs.pricing.implied_vol`; a premium outside the no-arbitrage
+bounds is an error naming them) and ``iv_surface`` (the implied vols of the contracts on
+offer, strikes x expiries, paged to the size cap), and the risk tools of
+:mod:`finenvs.tools.risk`. Multi-leg strategy analysis (premium, breakevens, max P&L,
+Greeks) is ``analyze_position``. Every tool reads only the current task: no other date.
+
 Toolset ``"deltahedge"``: ``get_hedge_state`` (the named observation at the
 current step, with spot, strike and the book) and ``bs_greeks`` (Black-Scholes
 price and Greeks of the hedged option at a spot, vol and time of your choice).
@@ -31,6 +39,10 @@ QUOTE_COLUMNS = ("type", "strike", "expiry", "days", "premium", "iv")
 POSITION_NUMBERS = ("net_premium", "max_profit", "max_loss", "breakevens", "pop", "delta", "gamma", "vega", "theta",
                     "hedge_shares")
 _ROOM = 400  # characters kept free for the paging fields and a truncation marker
+#: Outputs of ``bs_price_greeks`` (the engine's :func:`~finenvs.pricing.bsm_greeks` keys).
+GREEK_OUTPUTS = ("price", "delta", "gamma", "vega", "theta", "rho")
+GREEK_UNITS = ("price per share; delta per 1 of spot; gamma per 1 of spot squared; vega per vol point (sigma + 0.01); "
+               "theta per calendar day; rho per rate point (r + 0.01)")
 
 
 def _finite(value: Any) -> Any:
@@ -133,6 +145,141 @@ OPTIONS_TOOLS: tuple[Tool, ...] = (
 )
 
 
+def _market(ctx: ToolContext) -> dict[str, Any]:
+    """The current task's market (spot, rate, dividend yield, multiplier, as_of): the tools' default inputs."""
+    return _task(ctx)["market"]
+
+
+def _or(value: Any, default: Any) -> float:
+    return float(default if value is None else value)
+
+
+def bs_price_greeks(ctx: ToolContext, type: str, strike: float, days: float, vol: float,  # the quote field's name
+                    spot: float | None = None, rate: float | None = None,
+                    dividend_yield: float | None = None) -> dict[str, Any]:
+    from finenvs.pricing import bsm_greeks, year_fraction
+
+    m = _market(ctx)
+    inputs = {"type": type, "spot": _or(spot, m["spot"]), "strike": float(strike), "days": float(days),
+              "rate": _or(rate, m["rate"]), "dividend_yield": _or(dividend_yield, m["dividend_yield"]),
+              "vol": float(vol)}
+    g = bsm_greeks(inputs["spot"], inputs["strike"], float(year_fraction(inputs["days"])), inputs["rate"],
+                   inputs["dividend_yield"], inputs["vol"], type)
+    return {"inputs": inputs, **{k: _finite(g[k]) for k in GREEK_OUTPUTS},
+            "units": GREEK_UNITS + "; per share of one option (x multiplier for a contract)"}
+
+
+def implied_vol(ctx: ToolContext, type: str, premium: float, strike: float, days: float,  # the quote field's name
+                spot: float | None = None, rate: float | None = None,
+                dividend_yield: float | None = None) -> dict[str, Any]:
+    from finenvs.pricing import bsm_price, no_arbitrage_bounds, year_fraction
+    from finenvs.pricing import implied_vol as engine_implied_vol
+
+    m = _market(ctx)
+    S, r, q = _or(spot, m["spot"]), _or(rate, m["rate"]), _or(dividend_yield, m["dividend_yield"])
+    T = float(year_fraction(float(days)))
+    iv = engine_implied_vol(float(premium), S, float(strike), T, r, q, type)
+    lower, upper = no_arbitrage_bounds(S, float(strike), T, r, q, type)
+    return {"inputs": {"type": type, "premium": float(premium), "spot": S, "strike": float(strike),
+                       "days": float(days), "rate": r, "dividend_yield": q},
+            "iv": iv, "repriced": bsm_price(S, float(strike), T, r, q, iv, type),
+            "no_arbitrage_bounds": [lower, upper],
+            "units": "iv per year as a decimal (0.2 = 20%); premium per share; days are calendar days (T = days/365)"}
+
+
+def _quote_iv(quote: dict[str, Any], m: dict[str, Any]) -> tuple[float | None, str]:
+    """A contract's implied vol: the quoted one (the scorer's input), else solved from its premium, else None."""
+    if quote.get("iv") is not None:
+        return float(quote["iv"]), "quoted"
+    from finenvs.pricing import PricingError
+    from finenvs.pricing import implied_vol as engine_implied_vol
+
+    try:
+        return float(engine_implied_vol(float(quote["premium"]), float(m["spot"]), float(quote["strike"]),
+                                        float(quote["days"]) / 365.0, float(m["rate"]), float(m["dividend_yield"]),
+                                        quote["type"])), "solved"
+    except (PricingError, KeyError, TypeError, ValueError):
+        return None, "none"
+
+
+def iv_surface(ctx: ToolContext, type: str = "call", min_strike: float | None = None,  # the quote field's name
+               max_strike: float | None = None, offset: int = 0, limit: int = 200) -> dict[str, Any]:
+    task = _task(ctx)
+    m = task["market"]
+    quotes = [q for q in task["quotes"] if q["type"] == type and (min_strike is None or q["strike"] >= min_strike)
+              and (max_strike is None or q["strike"] <= max_strike)]
+    expiries = sorted({q["expiry"] for q in quotes})
+    days = {q["expiry"]: q.get("days") for q in quotes}
+    grid: dict[float, list[Any]] = {}
+    solved = 0
+    for q in quotes:
+        iv, how = _quote_iv(q, m)
+        solved += how == "solved"
+        grid.setdefault(float(q["strike"]), [None] * len(expiries))[expiries.index(q["expiry"])] = iv
+    rows = [[k, *grid[k]] for k in sorted(grid)]
+    out: dict[str, Any] = {"type": type, "as_of": m["as_of"], "spot": m["spot"], "expiries": expiries,
+                           "days": [days[e] for e in expiries], "columns": ["strike", *expiries],
+                           "total": len(rows), "offset": offset, "rows": [], "next_offset": None,
+                           "solved_from_premium": solved,
+                           "units": "iv per year as a decimal; null: that strike is not listed at that expiry (or "
+                                    "its premium implies no vol); quoted vols are the scorer's inputs, others are "
+                                    "solved from the premium by the engine"}
+    budget = ctx.max_chars - json_size(out) - _ROOM
+    for row in rows[offset : offset + limit]:  # whole rows that fit the cap; next_offset pages through the rest
+        budget -= json_size(_finite(row)) + 1
+        if budget < 0:
+            break
+        out["rows"].append(_finite(row))
+    end = offset + len(out["rows"])
+    out["next_offset"] = end if end < len(rows) else None
+    return out
+
+
+_MARKET_ARGS = {
+    "spot": {"type": "number", "minimum": 0, "maximum": 1e9, "description": "default: the task's spot"},
+    "rate": {"type": "number", "minimum": -1, "maximum": 1,
+             "description": "continuously compounded, per year, decimal; default: the task's rate"},
+    "dividend_yield": {"type": "number", "minimum": -1, "maximum": 1,
+                       "description": "continuous, per year, decimal; default: the task's"},
+}
+_CONTRACT_ARGS = {
+    "type": {"type": "string", "enum": ["call", "put"]},
+    "strike": {"type": "number", "minimum": 0, "maximum": 1e9},
+    "days": {"type": "number", "minimum": 0, "maximum": 36500, "description": "calendar days to expiry (T = days/365)"},
+}
+
+PRICING_TOOLS: tuple[Tool, ...] = (
+    Tool("bs_price_greeks",
+         "Black-Scholes-Merton price, delta, gamma, vega (per vol point), theta (per calendar day) and rho (per "
+         "rate point) of one European call or put per share, by the scorer's engine. Spot, rate and dividend "
+         "yield default to the task's market.",
+         {"type": "object", "properties": {
+             **_CONTRACT_ARGS, "vol": {"type": "number", "minimum": 0, "maximum": 10,
+                                       "description": "per year, decimal (0.2 = 20%)"}, **_MARKET_ARGS},
+          "required": ["type", "strike", "days", "vol"], "additionalProperties": False},
+         bs_price_greeks, summary="Black-Scholes-Merton price and Greeks of any call or put"),
+    Tool("implied_vol",
+         "The volatility at which the engine's Black-Scholes-Merton price equals a premium (Brent's method); a "
+         "premium outside the no-arbitrage bounds is an error naming the bounds. Spot, rate and dividend yield "
+         "default to the task's market.",
+         {"type": "object", "properties": {
+             **_CONTRACT_ARGS, "premium": {"type": "number", "minimum": 0, "maximum": 1e9,
+                                           "description": "per share"}, **_MARKET_ARGS},
+          "required": ["type", "premium", "strike", "days"], "additionalProperties": False},
+         implied_vol, summary="implied vol of a premium (engine's solver)"),
+    Tool("iv_surface",
+         "Implied vols of the contracts on offer as a strikes x expiries grid (rows [strike, iv per expiry]), "
+         "one option type, filtered by strike range, paged: call again with offset=next_offset until it is null.",
+         {"type": "object", "properties": {
+             "type": {"type": "string", "enum": ["call", "put"], "default": "call"},
+             "min_strike": {"type": "number"}, "max_strike": {"type": "number"},
+             "offset": {"type": "integer", "minimum": 0, "default": 0},
+             "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 200}},
+          "additionalProperties": False},
+         iv_surface, summary="implied-vol surface of the contracts on offer (paged)"),
+)
+
+
 # ---------------------------------------------------------------------------- FinDeltaHedge-v0
 def _hedge_env(ctx: ToolContext) -> Any:
     env = ctx.env
@@ -196,8 +343,9 @@ DELTAHEDGE_TOOLS: tuple[Tool, ...] = (
          bs_greeks, summary="Black-Scholes price and Greeks of the option"),
 )
 
-register_tools("options", OPTIONS_TOOLS)
+OPTIONS_TOOLS = (*OPTIONS_TOOLS, *PRICING_TOOLS)
+register_tools("options", OPTIONS_TOOLS)  # finenvs.tools.risk adds its risk tools to this toolset
 register_tools("deltahedge", DELTAHEDGE_TOOLS)
 
-__all__ = ["DELTAHEDGE_TOOLS", "OPTIONS_TOOLS", "analyze_position", "bs_greeks", "get_hedge_state", "get_quotes",
-           "get_task"]
+__all__ = ["DELTAHEDGE_TOOLS", "GREEK_OUTPUTS", "OPTIONS_TOOLS", "PRICING_TOOLS", "analyze_position", "bs_greeks",
+           "bs_price_greeks", "get_hedge_state", "get_quotes", "get_task", "implied_vol", "iv_surface"]
