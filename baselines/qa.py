@@ -75,8 +75,20 @@ def _calc(expression: str) -> Generator[list[Request], list[Any], float]:
 
 
 def question_steps(section: str, topic: str, x: dict[str, Any]) -> Steps:
-    """The method for a question of ``section`` and ``topic`` with the inputs ``x`` the question states."""
+    """The method for a question of ``section`` and ``topic`` with the inputs ``x`` the question states.
+
+    A closed-book question (``x["closed_book"]``: the FAB public split) has no method: no shipped data answers
+    it, so the method returns no answer (``None``) without calling a tool.
+    """
+    if x.get("closed_book"):
+        return closed_book_steps()
     return analysis_steps(topic, x) if section == "analysis" else knowledge_steps(topic, x)
+
+
+def closed_book_steps() -> Steps:
+    """No tool call, no answer: the scripted agents know no facts beyond the shipped data."""
+    return None
+    yield []  # pragma: no cover - makes this a generator
 
 
 def analysis_steps(topic: str, x: dict[str, Any]) -> Steps:  # noqa: C901 - one formula per topic
@@ -311,6 +323,9 @@ class ScriptedQAChatAgent(ScriptedChatAgent):
                     return self._calls(round_no, *pending.values())
                 requests = steps.send([log[call_key(*r)] for r in requests])
         except StopIteration as done:
+            if inputs.get("closed_book"):
+                return self._commit(round_no, None, "closed-book question: no shipped data answers it, and the "
+                                    "scripted agent knows nothing else")
             return self._commit(round_no, done.value, f"{task['topic']}: data from the date-locked tools, every "
                                 "number from the calculate tool")
         except (ValueError, KeyError, TypeError, IndexError) as exc:  # a tool error, or a result it cannot read
@@ -368,7 +383,7 @@ class FirstNumber:
         m = _NUMBER.search(question)
         value = m.group(0).replace(",", "") if m else "0"
         parts = info["parts"]
-        if len(parts) == 1:
+        if len(parts) <= 1:  # one part, or a free-text question (the FAB public split)
             return f"Answer: {value}"
         return json.dumps({"answer": {p: value for p in parts}})
 
@@ -402,14 +417,43 @@ class RandomQA:
         if self.rng.random() < 0.5:
             return MALFORMED[int(self.rng.integers(len(MALFORMED)))]
         answer = {p: float(np.round(10 ** self.rng.uniform(-2, 6), 4)) for p in info["parts"]}
+        if not answer:  # a free-text question (the FAB public split): one random number
+            return f"Answer: {float(np.round(10 ** self.rng.uniform(-2, 6), 4))}"
         return json.dumps({"answer": answer if len(answer) > 1 else next(iter(answer.values()))})
+
+
+class Reference:
+    """The reference answer: the expert answer of a FAB public question, the computed truth of any other.
+
+    An oracle (it reads the env's current item, which no agent sees): its score checks the scorer and the
+    data, not an agent. On the FAB public split it should pass every deterministic rubric item; where it does
+    not, that is a matcher bug or a data issue (``tests/test_fab_public.py`` lists them).
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+
+    @classmethod
+    def from_env(cls, env: Any, seed: int | None = 0) -> Reference:
+        return cls(env)
+
+    def __call__(self, obs: str, info: dict[str, Any]) -> str:
+        item = self.env.unwrapped.item
+        truth = item.truth
+        if "expert_answer" in truth and not item.parts:
+            return json.dumps({"answer": truth["expert_answer"]})
+        return json.dumps({"answer": truth}, default=str)
 
 
 QA_POLICIES: dict[str, tuple[type, str]] = {
     "scripted_agent": (ScriptedQAAgent, "offline agent: date-locked tools for data, the calculate tool for every number"),
     "first_number": (FirstNumber, "the first number of the question for every part (the naive reading)"),
     "random": (RandomQA, "malformed half the time, random numbers otherwise"),
+    "reference": (Reference, "oracle: the expert answer (FAB public split) or the computed truth; checks the scorer"),
 }
+#: The policies ``finenvs bench`` runs on the eval questions (the reference oracle is left out: it scores the
+#: scorer, not an agent).
+BENCH_POLICIES = ("scripted_agent", "first_number", "random")
 
 
 def run_qa(env: Any, policy: Any, indices: list[int] | None = None, seed: int = 0) -> list[dict[str, Any]]:
@@ -470,7 +514,8 @@ def run_qa_section(seed: int = 0) -> dict[str, Any]:
 
     env = gym.make("FinQA-v0", split="eval")
     section: dict[str, Any] = {"n": len(env.unwrapped.items), "as_of": env.unwrapped.as_of, "policies": {}}
-    for name, (cls, _) in QA_POLICIES.items():
+    for name in BENCH_POLICIES:
+        cls = QA_POLICIES[name][0]
         rows = run_qa(env, cls.from_env(env, seed), seed=seed)
         section["policies"][name] = {**summarise(rows), "rows": rows}
     env.close()
@@ -503,6 +548,7 @@ def qa_markdown(section: dict[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["MALFORMED", "QA_POLICIES", "REVENUE", "FirstNumber", "RandomQA", "Request", "ScriptedQAAgent",
-           "ScriptedQAChatAgent", "Steps", "analysis_steps", "knowledge_steps", "print_episode", "qa_markdown",
+__all__ = ["BENCH_POLICIES", "MALFORMED", "QA_POLICIES", "REVENUE", "FirstNumber", "RandomQA", "Reference", "Request",
+           "ScriptedQAAgent",
+           "ScriptedQAChatAgent", "Steps", "analysis_steps", "closed_book_steps", "knowledge_steps", "print_episode", "qa_markdown",
            "question_steps", "run_output", "run_qa", "run_qa_bench", "run_qa_section", "run_steps", "summarise"]

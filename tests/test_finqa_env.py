@@ -970,7 +970,7 @@ def test_random_baseline_sends_malformed_replies(env, items):
 
 
 def test_qa_policies_registry(env):
-    assert set(QA_POLICIES) == {"scripted_agent", "first_number", "random"}
+    assert set(QA_POLICIES) == {"scripted_agent", "first_number", "random", "reference"}
     for cls, description in QA_POLICIES.values():
         assert callable(cls.from_env(env, 0)) and description
 

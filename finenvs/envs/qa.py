@@ -10,13 +10,13 @@ import gymnasium as gym
 import numpy as np
 
 from finenvs.envs.validation import check_choice, check_render_mode
-from finenvs.qa import analysis, knowledge
+from finenvs.qa import analysis, fab_public, knowledge
 from finenvs.qa.items import QAItem
-from finenvs.scoring.qa import AnswerError, final_answer, score_answer
+from finenvs.scoring.qa import AnswerError, final_answer
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
 
 SECTIONS = ("all", "knowledge", "analysis")
-SPLITS = ("eval", "train", "published")
+SPLITS = ("eval", "train", "published", "fab_public")
 #: Eval split: analysis topics at these seeds (seed 0 is the published question, kept out of eval)...
 EVAL_ANALYSIS_SEEDS = tuple(range(1, 6))
 #: ... and these knowledge seeds at the as-of date.
@@ -118,8 +118,13 @@ class FinQAEnv(gym.Env):
     seeds 0..59 at ``as_of``); ``options={"index": i}`` picks one, else it is drawn
     with ``np_random``. ``split="published"``: the 18 published analytical
     questions. ``split="train"``: a fresh item from a seed >= 10,000 (knowledge:
-    asked at a random date of the train split). ``options={"item": QAItem}`` or
-    ``{"topic": name, "seed": s}`` asks one directly.
+    asked at a random date of the train split). ``split="fab_public"``: the Finance
+    Agent Benchmark's 50 public questions (section knowledge, **closed-book**: about
+    filings and guidance finenvs does not ship; ``info["closed_book"]`` is True with
+    the reason), scored on their rubrics' figures (:mod:`finenvs.qa.fab_public`:
+    the reward is the share of deterministic rubric items passed; ``info["qa"]``
+    lists each one checked and each qualitative one not scored).
+    ``options={"item": QAItem}`` or ``{"topic": name, "seed": s}`` asks one directly.
 
     ## Episode End
     ``terminated`` after the answer (one step). Never truncated.
@@ -155,6 +160,9 @@ class FinQAEnv(gym.Env):
         check_choice("split", split, SPLITS)
         if split == "published" and section == "knowledge":
             raise ValueError("split='published' holds the published analytical questions; use section='analysis' or 'all'")
+        if split == "fab_public" and section == "analysis":
+            raise ValueError("split='fab_public' holds the FAB public questions (section knowledge); use "
+                             "section='knowledge' or 'all'")
         self.render_mode = render_mode
         self.section = section
         self.split = split
@@ -164,6 +172,8 @@ class FinQAEnv(gym.Env):
             self.items: list[QAItem] | None = list(items)
         elif split == "published":
             self.items = analysis.published_items()
+        elif split == "fab_public":
+            self.items = list(fab_public.shipped_items())
         elif split == "eval":
             self.items = self._eval_items()
         else:
@@ -231,7 +241,7 @@ class FinQAEnv(gym.Env):
                 return self.items[int(index)]
             return self.items[int(self.np_random.integers(len(self.items)))]
         if "index" in options:
-            raise ValueError("options['index'] needs a fixed item list (split 'eval' or 'published')")
+            raise ValueError("options['index'] needs a fixed item list (split 'eval', 'published' or 'fab_public')")
         seed = int(self.np_random.integers(TRAIN_SEED_START, 2**31 - 1))
         sections = ["knowledge", "analysis"] if self.section == "all" else [self.section]
         if sections[int(self.np_random.integers(len(sections)))] == "analysis":
@@ -247,11 +257,9 @@ class FinQAEnv(gym.Env):
                                         else "the episode has ended; call reset() before step()")
         parsed = self.text_protocol.parse_text(action)
         if parsed.invalid and parsed.via == "default":  # over-long, non-printable or not text: nothing is read
-            outcome = score_answer("", self.item.parts)
-            record = {**outcome.record(), "reason": parsed.invalid, "score": 0.0}
+            record = {**self.item.score(""), "reason": parsed.invalid, "score": 0.0}
         else:
-            outcome = score_answer(action, self.item.parts)
-            record = outcome.record()
+            record = self.item.score(action)
         self._done = True
         self._last = record
         info = self._info()
@@ -310,6 +318,7 @@ class FinQAEnv(gym.Env):
         return {"task_id": item.id, "section": item.section, "topic": item.topic, "seed": item.seed,
                 "as_of": item.as_of, "date": item.as_of, "inputs": dict(item.inputs),
                 "parts": [p.name for p in item.parts], "split": self.split,
+                "closed_book": item.closed_book is not None, "closed_book_reason": item.closed_book,
                 "look_ahead_attempts": self._view.counter.attempts if self._view is not None else 0}
 
 

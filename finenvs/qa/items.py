@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from finenvs.scoring.qa import Part, answer_format
+from finenvs.scoring.qa import Part, answer_format, score_answer
 
 SECTIONS = ("knowledge", "analysis")
 
@@ -27,6 +27,7 @@ class QAItem:
         solution: The computation that produced the truth, step by step.
         published: For a reproduced published question: its id, the published answer and
             the correction (``None`` otherwise).
+        closed_book: Why the question cannot be answered from the shipped data (``None``: it can).
     """
 
     id: str
@@ -39,6 +40,7 @@ class QAItem:
     as_of: str | None = None
     solution: tuple[str, ...] = ()
     published: dict[str, Any] | None = None
+    closed_book: str | None = None
 
     def prompt(self) -> str:
         """The question and its answer format, as the agent reads it."""
@@ -48,6 +50,10 @@ class QAItem:
     def truth(self) -> dict[str, Any]:
         """Part name -> truth."""
         return {p.name: (list(p.value) if p.kind == "sequence" else p.value) for p in self.parts}
+
+    def score(self, reply: Any) -> dict[str, Any]:
+        """The reply's score record (:func:`finenvs.scoring.qa.score_answer` on the parts; never raises)."""
+        return score_answer(reply, self.parts).record()
 
     def record(self) -> dict[str, Any]:
         return {"id": self.id, "section": self.section, "topic": self.topic, "seed": self.seed,

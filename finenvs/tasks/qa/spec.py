@@ -8,8 +8,10 @@ from finenvs.tasks.common import indexed_plan, mean
 from finenvs.tasks.spec import BenchSection, Column, TaskSpec
 
 ENV_ID = "FinQA-v0"
-#: Questions of each split: 150 eval (knowledge and analysis), the published FAB++ questions.
-SPLIT_SIZES = {"eval": 150, "train": 150, "published": 18}
+#: Questions of each split: 150 eval (knowledge and analysis), the published FAB++ questions, and the Finance
+#: Agent Benchmark's public questions (closed-book, rubric-scored; ``tests/test_fab_public.py`` checks the count
+#: against the data file).
+SPLIT_SIZES = {"eval": 150, "train": 150, "published": 18, "fab_public": 50}
 
 
 def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
