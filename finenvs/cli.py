@@ -129,6 +129,9 @@ def _parser() -> argparse.ArgumentParser:
     _agent_arguments(llm)
     llm.add_argument("--max-tool-calls", type=int,
                      help="tool calls per decision (default: the family's, 8; FinAudit-v0 24)")
+    llm.add_argument("--tools", choices=["fabpp", "none"],
+                     help="tool mode: fabpp (default: the family's tools, FAB++'s setting) or none (closed book: "
+                     "the commit tool only); recorded with the run")
     llm.add_argument("--decision-timeout", type=float, default=600.0, help="seconds per decision (default: 600)")
     llm.add_argument("--retries", type=int, default=4, help="retries of a transient failure (default: 4)")
     llm.add_argument("--concurrency", type=int, default=4, help="episodes in flight (default: 4)")
@@ -532,7 +535,10 @@ def _agent(args: argparse.Namespace, env_id: str, meta: dict[str, Any] | None = 
 
 
 def _window_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    return {k: getattr(args, k) for k in ("start", "end") if getattr(args, k, None)}
+    out = {k: getattr(args, k) for k in ("start", "end") if getattr(args, k, None)}
+    if getattr(args, "tools", None):  # the text wrapper's tool mode travels with the env's arguments
+        out["tools"] = args.tools
+    return out
 
 
 def _cmd_llm(args: argparse.Namespace) -> int:

@@ -308,3 +308,15 @@ def test_run_options_envs_print_score_and_hedging_error():
     assert out["steps"] == 30 and abs(out["hedging_error"]) < 2.0
     proc = run_cli("run", "--env", "FinDeltaHedge-v0", "--policy", "bs_delta", "--fee-bps", "3")
     assert proc.returncode == 2 and "--fee-bps is not an option of FinDeltaHedge-v0" in proc.stderr
+
+
+def test_llm_tools_none_runs_closed_book_and_records_the_mode(tmp_path):
+    """`finenvs llm --tools none`: only the commit tool; the mode is in every episode record and run.json."""
+    proc = run_cli("llm", "--env", "FinOptions-v0", "--tools", "none", "--limit", "1", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["config"]["env_kwargs"]["tools"] == "none"
+    records = [json.loads(line) for line in (run / "trajectories.jsonl").read_text().splitlines()]
+    episodes = [r for r in records if r.get("type") == "episode"]
+    assert episodes and all(e["tools_mode"] == "none" for e in episodes)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,10 @@ class BenchAgent:
     name: str
     make: Callable[[TaskSpec], Any]
     model: bool = False
+    #: Further env arguments of its episodes (``{"tools": "none"}``: closed book).
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    #: Play only the families whose bench section asks for a closed-book run (``BenchSection.closed_book``).
+    closed_book_only: bool = False
 
 
 def slug(name: str) -> str:

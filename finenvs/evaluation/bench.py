@@ -573,6 +573,8 @@ def _bench_agents(config: BenchConfig) -> list[BenchAgent]:
     out = []
     if config.agents:
         out.append(BenchAgent(SCRIPTED, lambda task: task.make_scripted_agent()))
+        out.append(BenchAgent(f"{SCRIPTED} (closed book)", lambda task: task.make_scripted_agent(),
+                              env_kwargs={"tools": "none"}, closed_book_only=True))
     if config.has_model:
         probe = make_agent(tasks()[0].env_id, base_url=config.base_url, model=config.model, a2a_url=config.a2a_url,
                            **config.endpoint)
@@ -582,8 +584,8 @@ def _bench_agents(config: BenchConfig) -> list[BenchAgent]:
     return out
 
 
-def _agent_selection(task: TaskSpec, split: str, config: BenchConfig, model: bool, catalog: Any = None
-                     ) -> Selection:
+def _agent_selection(task: TaskSpec, split: str, config: BenchConfig, model: bool, catalog: Any = None,
+                     env_kwargs: dict[str, Any] | None = None) -> Selection:
     """The episodes an agent plays. Market families: the bench's symbols (or universe); without ``--symbols`` the
     scripted agents play every symbol the baselines play and a model the family's plan (HERCULEAN's four stocks).
     Other families: their plan (a model's cut to ``agent_limit``)."""
@@ -595,7 +597,7 @@ def _agent_selection(task: TaskSpec, split: str, config: BenchConfig, model: boo
     instances = (config.instances or {}).get(task.family)
     return Selection(split=split, symbols=tuple(symbols) if symbols else None, seeds=(config.seed,),
                      instances=instances, limit=config.agent_limit if model else None,
-                     env_kwargs=dict(config.env_kwargs))
+                     env_kwargs={**config.env_kwargs, **(env_kwargs or {})})
 
 
 def _market_jobs(task: TaskSpec, config: BenchConfig, catalog: Any) -> list[tuple[str, str, str]]:
@@ -846,14 +848,17 @@ def _run_agents(bench_agents: list[BenchAgent], specs: list[TaskSpec], config: B
     runs = []
     for agent in bench_agents:
         for task in specs:
+            if agent.closed_book_only and not task.bench.closed_book:
+                continue
             splits = _herculean_splits(config) if task.bench.herculean and task.bench.live else (config.split,)
             for split in splits:
                 if config.progress:
                     print(f"finenvs bench: agent {agent.name} on {task.env_id} ({split})", flush=True)
                 try:
                     extra = {"failure_rule": "herculean"} if agent.model and config.herculean_rule else {}
-                    run = run_agent(agent, task, _agent_selection(task, split, config, agent.model, catalog), root,
-                                    concurrency=config.concurrency, progress=config.progress, **extra)
+                    selection = _agent_selection(task, split, config, agent.model, catalog, dict(agent.env_kwargs))
+                    run = run_agent(agent, task, selection, root, concurrency=config.concurrency,
+                                    progress=config.progress, **extra)
                     run["sections"] = list(task.bench.fabpp_sections)
                     runs.append(run)
                 except Exception as exc:  # reported, never dropped

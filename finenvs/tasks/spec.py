@@ -150,6 +150,8 @@ class BenchSection:
             ``section`` and its 0-100 ``task_score``; a ``run`` section exposes
             ``section["tasks"][policy] = [{"section", "task_id", "score", "error"}]``.
         profiles: FAB++ aggregate profiles the family's baselines answer, ``{profile: policy}``.
+        closed_book: The bench also runs the scripted agent closed book (``tools="none"``: the commit tool only)
+            beside its run with the family's tools.
     """
 
     title: str
@@ -169,6 +171,7 @@ class BenchSection:
     published: Mapping[str, Mapping[str, Mapping[str, float]]] = field(default_factory=dict)
     fabpp_sections: tuple[str, ...] = ()
     profiles: Mapping[str, str] = field(default_factory=dict)
+    closed_book: bool = False
 
 
 #: How a real evaluation split's episodes are chosen (:attr:`RLSpec.eval_episodes`).

@@ -98,7 +98,7 @@ SPEC = TaskSpec(
     run_options=("symbol",),
     run_printer="finenvs.baselines.deltahedge:run_output",
     bench=BenchSection(title="Delta hedging", suites=("fabpp",), run="finenvs.baselines.deltahedge:run_bench",
-                       markdown="finenvs.baselines.deltahedge:bench_markdown"),
+                       markdown="finenvs.baselines.deltahedge:bench_markdown", closed_book=True),
     rl=RLSpec(synthetic=rl_synthetic, wealth=rl_wealth, episode_scores=rl_episode_scores, run_scores=rl_run_scores,
               columns=(Column("hedging_error_pct_rmse", "hedge err RMSE %"),),
               build_hints={"maturity_days": 'maturity_days <= 20 fits every split: env_kwargs={"maturity_days": 20}'}),

@@ -74,6 +74,7 @@ SPEC = TaskSpec(
     bench=BenchSection(title="Options", suites=("fabpp",), fabpp_sections=("options",),
                        plots="finenvs.evaluation.scorecard_html:options_plot",
                        profiles={"reference": "engine_reference", "naive": "keyword_stuffer", "random": "random"},
+                       closed_book=True,
                        run="finenvs.baselines.options:run_options_bench",
                        markdown="finenvs.baselines.options:options_markdown"),
 )
