@@ -267,10 +267,13 @@ def test_the_aggregate_table(run):
     assert "Section aggregate (FAB++)" in names
     section = run.html.split('<h2 id="section-aggregate-fab">', 1)[1].split("<h2", 1)[0]
     table = _parse(section).tables[0]
-    assert table[0] == ("th", ["profile", "Knowledge Retrieval", "Analytical Reasoning", "Options Trading", "overall"])
-    assert [cells[0] for _, cells in table[1:]] == ["reference", "naive", "random", "scripted_agent"]
+    assert table[0] == ("th", ["profile", "Knowledge Retrieval", "Analytical Reasoning", "Options Trading", "overall",
+                               "alpha (R, C, P)"])
+    assert [cells[0] for _, cells in table[1:]] == ["reference", "naive", "random", "scripted_agent",
+                                                    "scripted_agent (closed book)"]
     reference = table[1][1]
-    assert reference[1].startswith("100.00") and reference[-1] == "100.00"
+    assert reference[1].startswith("100.00") and reference[-2] == "100.00"
+    assert reference[-1].startswith("n/a: zero cost")  # offline: FAB++'s alpha divides by ln(1 + 0)
     assert "<strong>100.00</strong>" in section  # the overall column is bold
 
 
