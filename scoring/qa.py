@@ -58,11 +58,13 @@ UNIT_SLIPS = (2, 3, 6, 9)
 _SCALES = {"thousand": 1e3, "thousands": 1e3, "k": 1e3, "million": 1e6, "millions": 1e6, "m": 1e6, "mn": 1e6,
            "mm": 1e6, "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12, "trillions": 1e12,
            "t": 1e12, "tn": 1e12}
+# possessive whitespace runs (four optional pieces each behind ``\s*`` split a run of spaces in O(n^3) ways),
+# and no match starts on a space (else every position of a run of spaces rescans the rest of it)
 _QUANTITY = re.compile(
-    r"(?P<open>\()?\s*(?P<sign>[-+])?\s*(?:US)?\$?\s*(?P<sign2>[-+])?\s*"
+    r"(?!\s)(?P<open>\()?\s*+(?P<sign>[-+])?\s*+(?:US)?\$?\s*+(?P<sign2>[-+])?\s*+"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?:[eE](?P<exp>[-+]?\d+))?"
-    r"(?:\s*(?P<scale>(?i:trillions?|billions?|millions?|thousands?|bn|mm|mn|tn)|[kmbtKMBT])(?![A-Za-z]))?"
-    r"\s*(?P<pct>%|percent\b|pct\b)?\s*(?P<close>\))?"
+    r"(?:\s*+(?P<scale>(?i:trillions?|billions?|millions?|thousands?|bn|mm|mn|tn)|[kmbtKMBT])(?![A-Za-z]))?"
+    r"\s*+(?P<pct>%|percent\b|pct\b)?\s*+(?P<close>\))?"
 )
 # possessive runs, and the answer's trailing emphasis stripped in code: a lazy ``.*?`` before ``[ \t*_]*$``
 # rescans the line's tail from every position (quadratic in a line of spaces)

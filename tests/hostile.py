@@ -47,6 +47,11 @@ def floods(limit: int = 16_384) -> list[tuple[str, str]]:
         "spaces-x": " " * (n - 1) + "x",
         "marker-spaces": "Action" + " " * (n - 8) + "x",
         "answer-spaces": "Answer: " + " " * (n - 9) + "x",
+        # a second marker, then a run of spaces with no number after it: each start position of the old quantity
+        # pattern split the run among four optional pieces (it hung the FinQA scorer)
+        "answer-twice-spaces": "Answer: xAnswer:" + " " * (n - 17) + "x",
+        "paren-spaces": "Answer: " + "( " * ((n - 8) // 2),
+        "sign-spaces": "Answer: " + "- " * ((n - 9) // 2) + "5",
         "rating-spaces": "Rating" + " " * (n - 8) + "x",
         "heading-spaces": "# a" + " " * (n - 4) + "b",
         "bold-spaces": "**a**" + " " * (n - 6) + "x",
