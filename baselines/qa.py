@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from finenvs.qa.analysis import key_values
+from finenvs.qa.methods import METHODS
 from finenvs.text.chat import (
     NO_USAGE,
     ChatReply,
@@ -273,7 +275,15 @@ class ScriptedQAAgent:
 
     def __call__(self, obs: str, info: dict[str, Any]) -> str:
         steps = question_steps(info["section"], info["topic"], info["inputs"])
-        return json.dumps({"answer": run_steps(steps, self.fetch)})
+        answer = run_steps(steps, self.fetch)
+        if info["section"] == "analysis" and info["topic"] in METHODS:
+            # FAB++'s structured answer: the method it used and the intermediates it computed on the way
+            spec = METHODS[info["topic"]]
+            values = key_values(info["topic"], info["inputs"])
+            return json.dumps({"method": spec.method,
+                               "intermediates": {i.name: values[i.name] for i in spec.intermediates},
+                               "answer": answer})
+        return json.dumps({"answer": answer})
 
 
 _TASK = re.compile(r"(?P<id>\S+) \((?P<section>\w+), topic (?P<topic>\w+)\)")

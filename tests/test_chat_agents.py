@@ -173,7 +173,9 @@ def test_qa_agent_equals_the_scripted_agent_on_every_eval_question(qa_env):
     for i, row in enumerate(rows):
         obs, info = base.reset(options={"index": i})
         infos, actions, log = _drive(qa_env, agent, options={"index": i}, budget=8)
-        assert _committed(actions[-1]) == json.loads(reference(obs, info)), i
+        # the same answer (the offline agent also states FAB++'s method and intermediates; the chat agent's commit
+        # carries the answer only)
+        assert _committed(actions[-1])["answer"] == json.loads(reference(obs, info))["answer"], i
         assert infos[-1]["qa"]["score"] == row["score"] == 1.0
         scores.append(infos[-1]["qa"]["score"])
         calls += log["calls"]

@@ -105,3 +105,45 @@ def test_bench_debate_gives_each_baseline_its_multiplier_and_the_aggregate_appli
     assert out["profiles"]["reference"]["overall_debate"] == pytest.approx(60.0)  # 50 x 1.2
     assert out["profiles"]["naive"]["overall_debate"] == pytest.approx(40.0)  # 50 x 0.8
     assert any("engine_reference | 3 | 1.200" in line for line in debate_markdown({"FinOptions-v0": debate}))
+
+
+def test_finqa_debate_argues_the_topics_mistake_and_holding_the_truth_scores_1_2():
+    from finenvs.qa.methods import reference_structured_answer
+
+    env = Debate(gym.make("FinQA-v0", split="eval"))  # the spec names finenvs.qa.debate:debate_round
+    held = wrong = 0
+    for index in range(75, 150, 5):  # analytical questions of the eval split
+        env.reset(options={"index": index})
+        item = env.unwrapped.item
+        right = reference_structured_answer(item)
+        obs, reward, terminated, _, info = env.step(right)
+        assert not terminated and info["debate"]["first_correct"]
+        assert "A reviewer disagrees" in obs and info["debate"]["counter_argument"] in obs
+        _, reward, terminated, _, info = env.step(right)
+        assert terminated and reward == 1.0 and info["debate"]["multiplier"] == 1.2
+        held += 1
+        env.reset(options={"index": index})
+        _, _, _, _, info = env.step("Answer: 0")
+        _, _, _, _, info = env.step("Answer: 0")
+        wrong += info["debate"]["outcome"] == "wrong answer kept"
+    assert held == wrong == 15
+
+
+def test_finqa_fabpp_scoring_splits_methodology_calculation_answer():
+    from finenvs.qa.methods import reference_structured_answer
+
+    for mode, bare_reward in (("answer", 1.0), ("fabpp", 0.4)):
+        env = gym.make("FinQA-v0", split="eval", analysis_score=mode)
+        env.reset(options={"index": 100})
+        item = env.unwrapped.item
+        truth = item.truth
+        bare = json.dumps({"answer": truth if len(truth) > 1 else next(iter(truth.values()))})
+        _, reward, _, _, info = env.step(bare)
+        assert reward == pytest.approx(bare_reward)
+        split = info["qa"]["method_split"]
+        assert (split["methodology"], split["calculation"], split["answer"]) == (0.0, 0.0, 1.0)
+        env.reset(options={"index": 100})
+        _, reward, _, _, info = env.step(reference_structured_answer(item))
+        assert reward == 1.0 and info["qa"]["method_split"]["total"] == 1.0
+    with pytest.raises(ValueError, match="analysis_score"):
+        gym.make("FinQA-v0", analysis_score="vibes")

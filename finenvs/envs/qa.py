@@ -10,13 +10,16 @@ import gymnasium as gym
 import numpy as np
 
 from finenvs.envs.validation import check_choice, check_render_mode
-from finenvs.qa import analysis, fab_public, knowledge
+from finenvs.qa import analysis, fab_public, knowledge, methods
 from finenvs.qa.items import QAItem
 from finenvs.scoring.qa import AnswerError, final_answer
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
 
 SECTIONS = ("all", "knowledge", "analysis")
 SPLITS = ("eval", "train", "published", "fab_public")
+#: The reward of an analytical question: the answer's parts (default), or FAB++'s split — methodology 30,
+#: calculation 30, answer 40 (:func:`finenvs.qa.methods.score_structured`; always in ``info["qa"]["method_split"]``).
+ANALYSIS_SCORES = ("answer", "fabpp")
 #: Eval split: analysis topics at these seeds (seed 0 is the published question, kept out of eval)...
 EVAL_ANALYSIS_SEEDS = tuple(range(1, 6))
 #: ... and these knowledge seeds at the as-of date.
@@ -135,7 +138,13 @@ class FinQAEnv(gym.Env):
 
     ## Arguments
     section (``all``, ``knowledge``, ``analysis``), split, as_of (knowledge
-    questions' date, default 2026-03-31), items (an explicit list), render_mode (``"ansi"``).
+    questions' date, default 2026-03-31), items (an explicit list), render_mode (``"ansi"``),
+    analysis_score (``"answer"``, default: the reward of an analytical question is its parts' score;
+    ``"fabpp"``: FAB++'s methodology 30 / calculation 30 / answer 40, checked in code against the
+    generator's own method and intermediates — a bare right number earns 0.4, a right method and
+    intermediates with a slip 0.6; see :mod:`finenvs.qa.methods`). Either way ``info["qa"]["method_split"]``
+    holds the split of an analytical answer. A structured answer is JSON
+    ``{"method": ..., "intermediates": {name: value}, "answer": ...}``; free text is read for the same parts.
 
     ## Version History
     v0: first version.
@@ -153,9 +162,12 @@ class FinQAEnv(gym.Env):
         as_of: str = knowledge.DEFAULT_AS_OF,
         items: list[QAItem] | None = None,
         render_mode: str | None = None,
+        analysis_score: str = "answer",
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
+        check_choice("analysis_score", analysis_score, ANALYSIS_SCORES)
+        self.analysis_score = analysis_score
         check_choice("section", section, SECTIONS)
         check_choice("split", split, SPLITS)
         if split == "published" and section == "knowledge":
@@ -260,6 +272,12 @@ class FinQAEnv(gym.Env):
             record = {**self.item.score(""), "reason": parsed.invalid, "score": 0.0}
         else:
             record = self.item.score(action)
+        if self.item.topic in methods.METHODS and self.item.section == "analysis":
+            split = methods.score_structured(self.item, "" if parsed.invalid and parsed.via == "default" else action)
+            record["method_split"] = {k: split[k] for k in ("methodology", "calculation", "answer", "total", "method")}
+            record["method_split"]["reasons"] = split["reasons"][:6]
+            if self.analysis_score == "fabpp":
+                record = {**record, "answer_score": record["score"], "score": float(split["total"])}
         self._done = True
         self._last = record
         info = self._info()

@@ -74,9 +74,15 @@ def _npv_sample(rng: np.random.Generator) -> dict[str, Any]:
     return {"investment": invest, "cash_flow_a_year1": cf1, "cash_flow_b_year2": cf2}
 
 
+def _npv_values(x: dict[str, Any]) -> dict[str, float]:
+    a, b = x["cash_flow_a_year1"], x["cash_flow_b_year2"]
+    r = b / a - 1
+    return {"one_plus_r": b / a, "pv_inflow": a / (1 + r), "discount_rate": r}
+
+
 def _npv_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
     i, a, b = x["investment"], x["cash_flow_a_year1"], x["cash_flow_b_year2"]
-    r = b / a - 1
+    r = _npv_values(x)["discount_rate"]
     q = (f"A company has two mutually exclusive projects. Project A requires {_money(i)} investment and returns "
          f"{_money(a)} in Year 1. Project B requires {_money(i)} investment and returns {_money(b)} in Year 2. "
          "At what discount rate are the two projects equally attractive (i.e., have equal NPV)?")
@@ -100,8 +106,14 @@ def _beta_sample(rng: np.random.Generator) -> dict[str, Any]:
                     "market_premium": _r(rng.uniform(0.04, 0.08), 0.005), "target_beta": target}
 
 
+def _beta_values(x: dict[str, Any]) -> dict[str, float]:
+    y_part = x["weight_y"] * x["beta_y"]
+    return {"beta_y_contribution": y_part, "beta_x_contribution": x["target_beta"] - y_part,
+            "weight_x": (x["target_beta"] - x["weight_y"] * x["beta_y"]) / x["beta_x"]}
+
+
 def _beta_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
-    new = (x["target_beta"] - x["weight_y"] * x["beta_y"]) / x["beta_x"]
+    new = _beta_values(x)["weight_x"]
     q = (f"An investor holds a portfolio of two stocks: Stock X ({_pct(x['weight_x'])} weight, beta={x['beta_x']:g}) and "
          f"Stock Y ({_pct(x['weight_y'])} weight, beta={x['beta_y']:g}). The risk-free rate is {_pct(x['risk_free'])} and "
          f"the market risk premium is {_pct(x['market_premium'])}. The investor wants a portfolio beta of exactly "
@@ -128,10 +140,16 @@ def _bond_sample(rng: np.random.Generator) -> dict[str, Any]:
     return {"years": years, "zero_price": zero, "coupon_1": c1, "price_1": p1, "coupon_2": c2}
 
 
+def _bond_values(x: dict[str, Any]) -> dict[str, float]:
+    z, c1, p1, c2 = x["zero_price"], x["coupon_1"], x["price_1"], x["coupon_2"]
+    units = c2 / c1
+    return {"coupon_bond_units": units, "zero_units": 1 - units, "price": units * p1 + (1 - units) * z}
+
+
 def _bond_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
     n, z, c1, p1, c2 = x["years"], x["zero_price"], x["coupon_1"], x["price_1"], x["coupon_2"]
-    units = c2 / c1
-    price = units * p1 + (1 - units) * z
+    values = _bond_values(x)
+    units, price = values["coupon_bond_units"], values["price"]
     par = " at par" if p1 == 1000 else ""
     q = (f"A zero-coupon bond with face value $1,000 matures in {n} years and currently trades at {_money(z)}. A coupon "
          f"bond with the same maturity pays {_pct(c1)} annual coupons and trades{par} at {_money(p1)}. Using only "
@@ -158,8 +176,13 @@ def _fcff(x: dict[str, Any]) -> float:
     return x["ebit"] * (1 - x["tax_rate"]) + x["depreciation"] - x["capex"] - x["working_capital_increase"]
 
 
+def _fcff_values(x: dict[str, Any]) -> dict[str, float]:
+    nopat = x["ebit"] * (1 - x["tax_rate"])
+    return {"nopat": nopat, "operating_cash_flow": nopat + x["depreciation"], "fcff": _fcff(x)}
+
+
 def _fcff_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
-    value = _fcff(x)
+    value = _fcff_values(x)["fcff"]
     q = (f"Company ABC has EBIT of {_millions(x['ebit'])}, depreciation of {_millions(x['depreciation'])}, capital "
          f"expenditures of {_millions(x['capex'])}, and working capital increase of "
          f"{_millions(x['working_capital_increase'])}. The tax rate is {_pct(x['tax_rate'])}. What is the Free Cash "
@@ -179,9 +202,16 @@ def _spread_sample(rng: np.random.Generator) -> dict[str, Any]:
     return {"strike_long": k1, "premium_long": c2 + net, "strike_short": k1 + width, "premium_short": c2}
 
 
-def _spread_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+def _spread_values(x: dict[str, Any]) -> dict[str, float]:
     k1, c1, k2, c2 = x["strike_long"], x["premium_long"], x["strike_short"], x["premium_short"]
     net = c1 - c2
+    return {"net_debit": net, "spread_width": k2 - k1, "max_profit": k2 - k1 - net, "max_loss": net,
+            "breakeven": k1 + net}
+
+
+def _spread_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+    k1, c1, k2, c2 = x["strike_long"], x["premium_long"], x["strike_short"], x["premium_short"]
+    net = _spread_values(x)["net_debit"]
     parts = (Part("max_profit", k2 - k1 - net, "number", "maximum profit, $ per share"),
              Part("max_loss", net, "number", "maximum loss as a positive $ amount per share"),
              Part("breakeven", k1 + net, "number", "breakeven price of the underlying, $"))
@@ -200,14 +230,21 @@ def _roe_sample(rng: np.random.Generator) -> dict[str, Any]:
             "roa_ebit": _r(rng.uniform(0.06, 0.2), 0.005)}
 
 
-def _roe_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+def _roe_values(x: dict[str, Any]) -> dict[str, float]:
     a, de = x["assets"], x["debt_to_equity"]
     equity = a / (1 + de)
     debt = a - equity
     ebit = x["roa_ebit"] * a
     interest = x["interest_rate"] * debt
     ni = (ebit - interest) * (1 - x["tax_rate"])
-    roe = ni / equity
+    return {"equity": equity, "debt": debt, "ebit": ebit, "interest": interest, "net_income": ni, "roe": ni / equity}
+
+
+def _roe_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+    a, de = x["assets"], x["debt_to_equity"]
+    values = _roe_values(x)
+    equity, debt, ebit, interest = values["equity"], values["debt"], values["ebit"], values["interest"]
+    ni, roe = values["net_income"], values["roe"]
     q = (f"A firm has {_millions(a)} in assets, a debt-to-equity ratio of {de:g}, and pays {_pct(x['interest_rate'])} "
          f"interest on its debt. The corporate tax rate is {_pct(x['tax_rate'])}. If the firm's ROA, measured as EBIT "
          f"divided by total assets, is {_pct(x['roa_ebit'])}, what is the ROE (net income divided by equity)?")
@@ -226,8 +263,15 @@ def _mm_sample(rng: np.random.Generator) -> dict[str, Any]:
             "interest_rate": _r(rng.uniform(0.03, 0.08), 0.005), "fraction": _r(rng.uniform(0.02, 0.2), 0.01)}
 
 
-def _mm_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+def _mm_values(x: dict[str, Any]) -> dict[str, float]:
     value = x["shares_a"] * x["price_a"]
+    f, d = x["fraction"], x["debt_b"]
+    return {"firm_a_equity": value, "firm_b_equity": value - d, "firm_a_position": f * value, "borrowing": f * d,
+            "own_funds": f * (value - d)}
+
+
+def _mm_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+    value = _mm_values(x)["firm_a_equity"]
     f, d = x["fraction"], x["debt_b"]
     parts = (Part("firm_a_position", f * value, "number", "value of Firm A stock to hold, $", aliases=("buy_a",)),
              Part("borrowing", f * d, "number", "amount to borrow personally, $", aliases=("borrow",)),
@@ -253,9 +297,15 @@ def _rn_sample(rng: np.random.Generator) -> dict[str, Any]:
             "down": _r(rng.uniform(0.05, 0.3), 0.01), "rate": r}
 
 
-def _rn_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+def _rn_values(x: dict[str, Any]) -> dict[str, float]:
     u, d, r = 1 + x["up"], 1 - x["down"], x["rate"]
-    p = (1 + r - d) / (u - d)
+    return {"u": u, "d": d, "probability": (1 + r - d) / (u - d)}
+
+
+def _rn_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+    values = _rn_values(x)
+    u, d, r = values["u"], values["d"], x["rate"]
+    p = values["probability"]
     q = (f"A company's stock price follows a binomial model. Currently at {_money(x['spot'])}, it can go up "
          f"{_pct(x['up'])} or down {_pct(x['down'])} each period. The risk-free rate is {_pct(r)} per period. What is "
          "the risk-neutral probability of an up move?")
@@ -274,8 +324,13 @@ def _pv_sample(rng: np.random.Generator) -> dict[str, Any]:
             return {"amount_now": now, "amount_later": later, "years": years, "rate": rate}
 
 
-def _pv_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+def _pv_values(x: dict[str, Any]) -> dict[str, float]:
     pv = x["amount_later"] / (1 + x["rate"]) ** x["years"]
+    return {"pv_b": pv, "compound_factor": (1 + x["rate"]) ** x["years"], "difference": abs(x["amount_now"] - pv)}
+
+
+def _pv_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+    pv = _pv_values(x)["pv_b"]
     better = "A" if x["amount_now"] > pv else "B"
     diff = abs(x["amount_now"] - pv)
     q = (f"An investor can choose between: (A) receiving {_money(x['amount_now'])} today, or (B) receiving "
@@ -294,9 +349,15 @@ def _dur_sample(rng: np.random.Generator) -> dict[str, Any]:
     return {"liability_duration": _r(rng.uniform(da + 1, db - 1), 0.5), "duration_a": da, "duration_b": db}
 
 
-def _dur_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+def _dur_values(x: dict[str, Any]) -> dict[str, float]:
     dl, da, db = x["liability_duration"], x["duration_a"], x["duration_b"]
     w = (dl - da) / (db - da)
+    return {"duration_spread": db - da, "weight_a": 1 - w, "weight_b": w}
+
+
+def _dur_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+    dl, da, db = x["liability_duration"], x["duration_a"], x["duration_b"]
+    w = _dur_values(x)["weight_b"]
     q = (f"A pension fund has liabilities with duration of {dl:g} years. It holds two bonds: Bond A with duration "
          f"{da:g} years and Bond B with duration {db:g} years. What percentage of the portfolio should be invested in "
          "Bond B to immunize the portfolio against interest rate changes?")
@@ -310,8 +371,13 @@ def _dtl_sample(rng: np.random.Generator) -> dict[str, Any]:
             "sales_change": _r(rng.choice([-1, 1]) * rng.uniform(0.02, 0.2), 0.01)}
 
 
+def _dtl_values(x: dict[str, Any]) -> dict[str, float]:
+    return {"dtl": x["dol"] * x["dfl"], "ebit_change": x["dol"] * x["sales_change"],
+            "eps_change": x["dol"] * x["dfl"] * x["sales_change"]}
+
+
 def _dtl_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
-    change = x["dol"] * x["dfl"] * x["sales_change"]
+    change = _dtl_values(x)["eps_change"]
     word = "increase" if x["sales_change"] > 0 else "decrease"
     q = (f"A company has operating leverage (DOL) of {x['dol']:g} and financial leverage (DFL) of {x['dfl']:g}. If "
          f"sales {word} by {_pct(abs(x['sales_change']))}, by what percentage will EPS change? (A fall is negative.)")
@@ -328,9 +394,15 @@ def _cal_sample(rng: np.random.Generator) -> dict[str, Any]:
             "target_return": _r(rng.uniform(er + 0.01, er + 0.1), 0.005)}
 
 
-def _cal_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+def _cal_values(x: dict[str, Any]) -> dict[str, float]:
     w = (x["target_return"] - x["risk_free"]) / (x["expected_return"] - x["risk_free"])
-    sd = w * x["std_dev"]
+    return {"stock_excess_return": x["expected_return"] - x["risk_free"],
+            "target_excess_return": x["target_return"] - x["risk_free"], "leverage": w, "std_dev": w * x["std_dev"]}
+
+
+def _cal_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+    values = _cal_values(x)
+    w, sd = values["leverage"], values["std_dev"]
     q = (f"Stock XYZ has an expected return of {_pct(x['expected_return'])} and standard deviation of "
          f"{_pct(x['std_dev'])}. The risk-free rate is {_pct(x['risk_free'])}. An investor wants to create a portfolio "
          f"with expected return of {_pct(x['target_return'])} using Stock XYZ and the risk-free asset. What is the "
@@ -351,9 +423,14 @@ def _perp_sample(rng: np.random.Generator) -> dict[str, Any]:
     return {"coupon": _r(rng.uniform(10, 100), 5), "rate_before": r0, "rate_after": r1}
 
 
+def _perp_values(x: dict[str, Any]) -> dict[str, float]:
+    c, r0, r1 = x["coupon"], x["rate_before"], x["rate_after"]
+    return {"price_before": c / r0, "price_after": c / r1, "price_change": r0 / r1 - 1}
+
+
 def _perp_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
     c, r0, r1 = x["coupon"], x["rate_before"], x["rate_after"]
-    change = r0 / r1 - 1
+    change = _perp_values(x)["price_change"]
     word = "rise" if r1 > r0 else "fall"
     q = (f"A perpetual bond pays {_money(c)} annually. If interest rates {word} from {_pct(r0)} to {_pct(r1)}, what is "
          "the percentage change in the bond's price? (A fall is negative.)")
@@ -372,11 +449,18 @@ def _swap_sample(rng: np.random.Generator) -> dict[str, Any]:
             return {"x_fixed": fx, "x_spread": sx, "y_fixed": fy, "y_spread": sy}
 
 
-def _swap_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+def _swap_values(x: dict[str, Any]) -> dict[str, float]:
     fx, sx, fy, sy = x["x_fixed"], x["x_spread"], x["y_fixed"], x["y_spread"]
     gain = (fy - fx) - (sy - sx)
-    x_pays = sx - gain / 2  # X wants floating: LIBOR + this
-    y_pays = fy - gain / 2  # Y wants fixed
+    return {"fixed_gap": fy - fx, "total_gain": gain, "gain_each": gain / 2,
+            "x_spread": sx - gain / 2,  # X wants floating: LIBOR + this
+            "y_fixed": fy - gain / 2}  # Y wants fixed
+
+
+def _swap_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+    fx, sx, fy, sy = x["x_fixed"], x["x_spread"], x["y_fixed"], x["y_spread"]
+    values = _swap_values(x)
+    gain, x_pays, y_pays = values["total_gain"], values["x_spread"], values["y_fixed"]
     q = (f"Company X can borrow at fixed rate {_pct(fx)} or floating LIBOR+{_pct(sx)}. Company Y can borrow at fixed "
          f"rate {_pct(fy)} or floating LIBOR+{_pct(sy)}. X wants floating-rate debt and Y wants fixed-rate debt. Each "
          "borrows in the market where it has a comparative advantage and they enter an interest rate swap (no "
@@ -397,9 +481,14 @@ def _split_sample(rng: np.random.Generator) -> dict[str, Any]:
     return {"shares": _r(rng.uniform(50_000, 5_000_000), 10_000), "price": _r(rng.uniform(10, 500), 1), "new": a, "old": b}
 
 
+def _split_values(x: dict[str, Any]) -> dict[str, float]:
+    return {"split_factor": x["new"] / x["old"], "market_cap": x["shares"] * x["price"],
+            "price": x["price"] * x["old"] / x["new"], "shares": x["shares"] * x["new"] / x["old"]}
+
+
 def _split_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
-    price = x["price"] * x["old"] / x["new"]
-    shares = x["shares"] * x["new"] / x["old"]
+    values = _split_values(x)
+    price, shares = values["price"], values["shares"]
     q = (f"A company has {x['shares']:,.0f} shares outstanding at {_money(x['price'])} per share. It announces a "
          f"{x['new']}-for-{x['old']} stock split. After the split, what is the expected price per share and how many "
          "shares will be outstanding?")
@@ -417,9 +506,15 @@ def _pcp_sample(rng: np.random.Generator) -> dict[str, Any]:
     return {"call": c, "spot": s, "strike": k, "rate": r, "years": t}
 
 
-def _pcp_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+def _pcp_values(x: dict[str, Any]) -> dict[str, float]:
     pv_k = x["strike"] * math.exp(-x["rate"] * x["years"])
-    put = x["call"] - x["spot"] + pv_k
+    return {"discount_factor": math.exp(-x["rate"] * x["years"]), "pv_strike": pv_k,
+            "put_price": x["call"] - x["spot"] + pv_k}
+
+
+def _pcp_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+    values = _pcp_values(x)
+    pv_k, put = values["pv_strike"], values["put_price"]
     yrs = "1 year" if x["years"] == 1 else f"{x['years']:g} years"
     q = (f"Using put-call parity, if a European call option on a non-dividend paying stock is priced at "
          f"{_money(x['call'])}, the stock price is {_money(x['spot'])}, the strike price is {_money(x['strike'])}, and "
@@ -436,9 +531,15 @@ def _ggm_sample(rng: np.random.Generator) -> dict[str, Any]:
     return {"dividend": _r(rng.uniform(0.5, 6), 0.05), "growth": g, "required_return": _r(g + rng.uniform(0.02, 0.08), 0.005)}
 
 
-def _ggm_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+def _ggm_values(x: dict[str, Any]) -> dict[str, float]:
     d1 = x["dividend"] * (1 + x["growth"])
-    value = d1 / (x["required_return"] - x["growth"])
+    return {"D1": d1, "required_minus_growth": x["required_return"] - x["growth"],
+            "value": d1 / (x["required_return"] - x["growth"])}
+
+
+def _ggm_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
+    values = _ggm_values(x)
+    d1, value = values["D1"], values["value"]
     q = (f"An investor uses the Gordon Growth Model to value a stock. The stock just paid a dividend of "
          f"${x['dividend']:.2f}, dividends are expected to grow at {_pct(x['growth'])} annually forever, and the "
          f"required return is {_pct(x['required_return'])}. What is the intrinsic value of the stock?")
@@ -464,6 +565,14 @@ def _cia(x: dict[str, Any]) -> tuple[str, float, float]:
     if f < fair:  # EUR cheap forward: borrow EUR, sell spot, invest USD, buy EUR forward
         return "EUR", n * (1 + iu) - n / s * (1 + ie) * f, fair
     return "USD", n / s * (1 + ie) * f - n * (1 + iu), fair
+
+
+def _cia_values(x: dict[str, Any]) -> dict[str, float]:
+    borrow, profit, fair = _cia(x)
+    eur = x["notional"] / x["spot"]
+    # the borrowed leg's repayment at year end, in USD: the cost the invested leg must beat
+    repay = x["notional"] * (1 + x["usd_rate"]) if borrow == "USD" else eur * (1 + x["eur_rate"]) * x["forward"]
+    return {"fair_forward": fair, "eur_notional": eur, "repayment_usd": repay, "profit": profit}
 
 
 def _cia_build(x: dict[str, Any]) -> tuple[str, tuple[Part, ...], tuple[str, ...]]:
@@ -595,4 +704,31 @@ def bank(seeds: range | list[int]) -> list[QAItem]:
     return [generate(name, s) for s in seeds for name in TOPICS]
 
 
-__all__ = ["NOT_REPRODUCED", "TOPICS", "Topic", "bank", "generate", "published_items", "topic_inputs"]
+#: topic -> ``values(inputs)``: the worked solution's named numbers (key intermediates and the truths of the
+#: numeric parts), computed by the same functions the builders take their truths from.
+_VALUES: dict[str, Callable[[dict[str, Any]], dict[str, float]]] = {
+    "npv_crossover": _npv_values, "beta_targeting": _beta_values, "bond_replication": _bond_values,
+    "fcff": _fcff_values, "bull_spread": _spread_values, "roe_leverage": _roe_values,
+    "mm_homemade_leverage": _mm_values, "risk_neutral_probability": _rn_values, "pv_comparison": _pv_values,
+    "duration_immunization": _dur_values, "combined_leverage": _dtl_values, "cal_leverage": _cal_values,
+    "perpetuity": _perp_values, "swap_comparative_advantage": _swap_values, "stock_split": _split_values,
+    "put_call_parity": _pcp_values, "gordon_growth": _ggm_values, "covered_interest_arbitrage": _cia_values,
+}
+
+
+def key_values(topic: str, inputs: dict[str, Any]) -> dict[str, float]:
+    """The named numbers of ``topic``'s worked solution for ``inputs`` (e.g. ``{"D1": 2.12, ...}``).
+
+    Each builder reads its truth from the same function, so an intermediate here and the
+    truth of the item always agree.
+
+    Raises:
+        KeyError: Unknown topic.
+    """
+    if topic not in _VALUES:
+        raise KeyError(f"unknown analysis topic {topic!r}; topics: {sorted(TOPICS)}")
+    return {k: float(v) for k, v in _VALUES[topic](inputs).items()}
+
+
+__all__ = ["NOT_REPRODUCED", "TOPICS", "Topic", "bank", "generate", "key_values", "published_items",
+           "topic_inputs"]

@@ -48,6 +48,7 @@ SPEC = TaskSpec(
     tools="qa",
     run_options=("instance", "topic"),
     run_printer="finenvs.baselines.qa:run_output",
+    debate="finenvs.qa.debate:debate_round",
     bench=BenchSection(title="Knowledge and Analysis", suites=("fabpp",), fabpp_sections=("knowledge", "analysis"),
                        live=False, plots="finenvs.evaluation.scorecard_html:qa_plot",
                        profiles={"reference": "scripted_agent", "naive": "first_number", "random": "random"},
