@@ -245,7 +245,7 @@ def test_full_bench_on_shipped_data(tmp_path):
 
 def test_bench_suites_select_their_sections(tmp_path):
     proc = run_cli("bench", "--suite", "fabpp", "--out", str(tmp_path), "--name", "f", "--no-plots", "--quiet",
-                   "--weights", "knowledge=1,analysis=1,options=0")
+                   "--no-agents", "--weights", "knowledge=1,analysis=1,options=0")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "f" / "scorecard.json").read_text())
     assert card["rows"] == [] and set(card["sections"]) == {"qa", "options", "deltahedge"}
@@ -261,6 +261,10 @@ def test_bench_suites_select_their_sections(tmp_path):
     assert set(card["sections"]) == {"audit"} and card["aggregate"] is None and card["herculean"] is None
     assert {r["env"] for r in card["rows"]} == {"FinTrading-v0", "FinHedging-v0", "FinReport-v0"}
     assert not (tmp_path / "h" / "scorecard.html").exists()
+    # --no-agents: the baselines only (6 trading, 5 report, 4 pairs rows), no agent run
+    assert len(card["rows"]) == 6 + 5 + 4 and "scripted_agent" not in {r["policy"] for r in card["rows"]}
+    assert card["agents"] == []
+    assert {r["symbol"] for r in card["rows"] if r["env"] == "FinTrading-v0"} == {"SPY"}
     bad = run_cli("bench", "--weights", "knowledge=-1", "--out", str(tmp_path), "--quiet")
     assert bad.returncode != 0 and "knowledge" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -275,16 +279,6 @@ def test_run_finqa_prints_part_verdicts():
     assert "score 0.000" in proc.stdout and "wrong" in proc.stdout
     bad = run_cli("run", "--env", "FinQA-v0", "--policy", "scripted_agent", "--topic", "nope")
     assert bad.returncode != 0 and "unknown topic" in bad.stderr
-
-
-def test_bench_without_agents(tmp_path):
-    proc = run_cli("bench", "--symbols", "SPY", "--out", str(tmp_path), "--name", "na", "--no-plots", "--quiet",
-                   "--no-agents")
-    assert proc.returncode == 0, proc.stderr
-    card = json.loads((tmp_path / "na" / "scorecard.json").read_text())
-    assert len(card["rows"]) == 6 + 5 + 4 and "scripted_agent" not in {r["policy"] for r in card["rows"]}
-    assert card["agents"] == [] and card["herculean"] is None
-    assert {r["symbol"] for r in card["rows"] if r["env"] == "FinTrading-v0"} == {"SPY"}
 
 
 def _has_matplotlib() -> bool:
