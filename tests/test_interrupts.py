@@ -16,9 +16,16 @@ from finenvs import cli
 from finenvs.evaluation.session import read_trajectories
 
 
+def default_sigint() -> None:
+    """In the child: Ctrl-C as a terminal delivers it. A test run started as a background job of a
+    non-interactive shell inherits SIGINT ignored, and so would every finenvs it starts."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def finenvs(*args: str, **kwargs) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "finenvs.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ), **kwargs)
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ), preexec_fn=default_sigint,
+                            **kwargs)
 
 
 def wait_for(condition, timeout: float = 60.0) -> None:

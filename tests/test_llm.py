@@ -417,7 +417,8 @@ def test_ctrl_c_on_the_cli_leaves_a_resumable_run(clean, tmp_path):
     env = dict(os.environ)
     cmd = [sys.executable, "-m", "finenvs.cli", "llm", "--base-url", clean.base_url, "--model", "scripted",
            "--symbols", "AAPL", "--out", str(tmp_path), "--name", "sigint", "--quiet"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal sends it
     trajectory = tmp_path / "sigint" / "trajectories.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not trajectory.exists() or trajectory.read_text().count("\n") < 5):
