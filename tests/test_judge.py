@@ -362,3 +362,40 @@ def test_cli_score_runs_the_judge_against_an_endpoint(tmp_path, capsys):
     judged = json.loads((summary.run_dir / "judge.json").read_text())
     assert judged["judged"] >= 1
     assert main(["score", str(summary.run_dir), "--judge-model", "x"]) == 2
+
+
+# ------------------------------------------------------------------------------ FinQA-v0
+def test_finqa_checklist_is_the_qualitative_rubric_or_the_truth_and_its_mistake():
+    from finenvs.qa.fab_public import FabItem
+    from finenvs.tasks.qa.judge import checklist
+
+    env = gym.make("FinQA-v0", split="fab_public")
+    for index in range(50):
+        env.reset(options={"index": index})
+        item = env.unwrapped.item
+        assert isinstance(item, FabItem)
+        qualitative = [r for r in item.rubric if not r.deterministic][:15]
+        check = checklist(env, '{"answer": "no idea"}')
+        assert [i["id"] for i in check["items"]] == [f"{r.operator}_{r.index}" for r in qualitative]
+        assert [i["expect"] for i in check["items"]] == [r.operator != "contradiction" for r in qualitative]
+        assert all(re.fullmatch(r"[a-z0-9_]+", i["id"]) for i in check["items"])
+    env = gym.make("FinQA-v0", split="eval")
+    env.reset(options={"index": 100})
+    check = checklist(env, "Answer: 5")
+    positive = [i for i in check["items"] if i["expect"]]
+    negative = [i for i in check["items"] if not i["expect"]]
+    assert len(positive) == len(env.unwrapped.item.parts) and negative  # the truth, and the topic's mistake
+    assert "premium ignored" in negative[0]["claim"]
+
+
+def test_a_judge_scores_a_fab_public_runs_qualitative_items_apart_from_the_reward(tmp_path):
+    summary = run_llm(RunConfig(env_id="FinQA-v0", split="fab_public", limit=1),
+                      task_of("FinQA-v0").make_scripted_agent(), out=tmp_path, name="q", progress=False)
+    result = judge_run(summary.run_dir, FakeJudge(lambda item_id, claim, text: item_id.startswith("correctness")))
+    assert result["judged"] == 1
+    (episode,) = result["episodes"]
+    (decision,) = episode["decisions"]
+    assert decision["agree"] == 1.0 and len(decision["items"]) == 4  # question 0: 4 qualitative items, all kept
+    steps = [json.loads(line) for line in (summary.run_dir / "trajectories.jsonl").read_text().splitlines()]
+    rewards = [r["reward"] for r in steps if r["type"] == "step"]
+    assert rewards == [0.0]  # the deterministic reward is untouched (closed book: the scripted agent answers null)

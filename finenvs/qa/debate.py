@@ -471,7 +471,7 @@ def counter_argument(item: QAItem, view: Any = None) -> str:
     def claims(named: Callable[[Part], str]) -> str:
         return "; ".join(f"{named(parts[n])} is {format_claim(v, parts[n])}" for n, v in m.values.items())
 
-    text = (f"I disagree with your answer. {m.reasoning} So {claims(_label)}. I am confident in this; "
+    text = (f"I disagree with your answer. {m.reasoning} So {claims(part_label)}. I am confident in this; "
             "please revise.")
     if _matches_truth(text, item.parts):  # a label holding a number that happens to be a truth
         text = (f"I disagree with your answer. {m.reasoning} So {claims(lambda p: p.name)}. I am confident in "
@@ -479,7 +479,7 @@ def counter_argument(item: QAItem, view: Any = None) -> str:
     return text
 
 
-def _label(part: Part) -> str:
+def part_label(part: Part) -> str:
     """The part's label without its unit or example ("the probability (e.g. 57.14%)" -> "the probability")."""
     if part.kind == "sequence":
         return "the order"
@@ -500,4 +500,4 @@ def debate_round(env: Any) -> DebateRound:
 
 
 __all__ = ["MISTAKES", "Mistake", "MistakeRule", "counter_argument", "debate_outcome", "debate_round", "format_claim",
-           "knowledge_mistake", "mistake"]
+           "knowledge_mistake", "mistake", "part_label"]

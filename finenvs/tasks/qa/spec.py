@@ -49,6 +49,7 @@ SPEC = TaskSpec(
     run_options=("instance", "topic"),
     run_printer="finenvs.baselines.qa:run_output",
     debate="finenvs.qa.debate:debate_round",
+    judge="finenvs.tasks.qa.judge:checklist",
     bench=BenchSection(title="Knowledge and Analysis", suites=("fabpp",), fabpp_sections=("knowledge", "analysis"),
                        live=False, plots="finenvs.evaluation.scorecard_html:qa_plot",
                        profiles={"reference": "scripted_agent", "naive": "first_number", "random": "random"},
