@@ -428,7 +428,10 @@ def score_part(raw: Any, part: Part) -> PartResult:
 
 
 # --------------------------------------------------------------------------- splitting into parts
-_NAMED_VALUE = re.compile(r"^\s*([A-Za-z][A-Za-z _-]*?)\s+(?:is\s+|of\s+)?([-+(\u2212$\d.].*)$")
+# the name is words joined by spaces (possessive runs): a name that could end in spaces split a run of spaces
+# with the ``\s+`` after it in quadratically many ways ("a" + 60,000 spaces + "b")
+_NAMED_VALUE = re.compile(
+    r"^\s*+([A-Za-z][A-Za-z_-]*+(?:[ ]++[A-Za-z_-]++)*?)\s++(?:is\s++|of\s++)?([-+(\u2212$\d.].*)$")
 _PAIR_SPLIT = re.compile(r";|\n|,(?=\s*[A-Za-z])")
 
 

@@ -52,6 +52,7 @@ def floods(limit: int = 16_384) -> list[tuple[str, str]]:
         "answer-twice-spaces": "Answer: xAnswer:" + " " * (n - 17) + "x",
         "paren-spaces": "Answer: " + "( " * ((n - 8) // 2),
         "sign-spaces": "Answer: " + "- " * ((n - 9) // 2) + "5",
+        "name-spaces": "Answer: a" + " " * (n - 10) + "b",  # a multi-part answer's "name value" reading
         "rating-spaces": "Rating" + " " * (n - 8) + "x",
         "heading-spaces": "# a" + " " * (n - 4) + "b",
         "bold-spaces": "**a**" + " " * (n - 6) + "x",

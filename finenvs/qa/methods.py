@@ -12,8 +12,7 @@ with an LLM judge. This module checks the same three things without a judge:
   within tolerance (``D1`` and ``r - g`` for Gordon growth, the replicating weights of the bond
   replication, ...). Their truths come from :func:`finenvs.qa.analysis.key_values`, the same
   functions the question's truth is computed by.
-* **answer** (share in [0, 1]): the existing part score of :func:`finenvs.scoring.qa.score_answer`
-  (through :func:`score_answer_bounded`: the same score, in linear time).
+* **answer** (share in [0, 1]): the existing part score of :func:`finenvs.scoring.qa.score_answer`.
 
 ``total = 0.3 * methodology + 0.3 * calculation + 0.4 * answer``: a bare correct number earns 0.4,
 the right method and intermediates with an arithmetic slip in the final answer 0.6, everything 1.0.
@@ -47,14 +46,11 @@ from typing import Any
 from finenvs.qa import analysis
 from finenvs.qa.items import QAItem
 from finenvs.scoring.qa import (
-    AnswerError,
     Part,
     PartResult,
-    QAOutcome,
-    final_answer,
     key_of,
+    score_answer,
     score_part,
-    split_parts,
 )
 from finenvs.text import safe_json
 
@@ -423,64 +419,6 @@ def parse_reply(reply: Any) -> ParsedReply:
 
 
 # --------------------------------------------------------------------------- scoring
-_WS_RUN = re.compile(r"\s{3,}")
-_CONTROL_WS = "\t\n\r\f\v"
-
-
-def _two(m: re.Match[str]) -> str:
-    run = m.group()
-    control = next((c for c in run if c in _CONTROL_WS), None)
-    return run[:2] if control is None or control in run[:2] else run[0] + control
-
-
-def _collapse(value: Any) -> Any:
-    """``value`` with every whitespace run longer than two cut to two characters (strings inside lists/dicts too).
-
-    :func:`finenvs.scoring.qa.parse_quantity` backtracks polynomially over a long whitespace run with
-    no number after it (``"x" + 500 spaces + "x"`` takes minutes); a run of two reads exactly as a
-    longer one there (digits are grouped by single spaces only), so this changes no score.
-    Iterative, so any nesting is walked without recursion (the value passed the JSON limits).
-    """
-    if isinstance(value, str):
-        return _WS_RUN.sub(_two, value)
-    if not isinstance(value, (dict, list, tuple)):
-        return value
-    root: list[Any] = [value]
-    stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]
-    while stack:
-        parent, key, node = stack.pop()
-        if isinstance(node, str):
-            parent[key] = _WS_RUN.sub(_two, node)
-        elif isinstance(node, dict):
-            copy = dict(node)
-            parent[key] = copy
-            stack.extend((copy, k, v) for k, v in node.items())
-        elif isinstance(node, (list, tuple)):
-            copy_list = list(node)
-            parent[key] = copy_list
-            stack.extend((copy_list, k, v) for k, v in enumerate(node))
-    return root[0]
-
-
-def score_answer_bounded(action: Any, parts: tuple[Part, ...]) -> QAOutcome:
-    """:func:`finenvs.scoring.qa.score_answer` with the answer's whitespace runs cut to two (:func:`_collapse`).
-
-    The same steps (``final_answer``, ``split_parts``, ``score_part``) and the same score for every
-    reply, in time linear in the reply.
-    """
-    try:
-        answer, via = final_answer(action)
-        raws = split_parts(_collapse(answer), parts)
-        results = tuple(score_part(raw, p) for raw, p in zip(raws, parts, strict=True))
-    except (AnswerError, ValueError, RecursionError, OverflowError) as exc:
-        reason = str(exc) if isinstance(exc, AnswerError) else f"unreadable answer ({type(exc).__name__})"
-        results = tuple(PartResult(p.name, p.describe(), None, None, False, reason) for p in parts)
-        return QAOutcome(0.0, results, reason, "none")
-    total = sum(p.weight for p in parts)
-    score = sum(p.weight for p, r in zip(parts, results, strict=True) if r.correct) / total
-    return QAOutcome(float(score), results, None, via)
-
-
 def _named_value(named: dict[str, Any], part: Part) -> Any:
     for key in part.keys:
         if key in named:
@@ -514,7 +452,7 @@ def _score_intermediates(parsed: ParsedReply, parts: tuple[Part, ...],
     """
     results: list[dict[str, Any] | None] = [None] * len(parts)
     for k, part in enumerate(parts):
-        raw = _collapse(_named_value(parsed.named, part))
+        raw = _named_value(parsed.named, part)
         if raw is not None:
             results[k] = {**_short(score_part(raw, part).record()), "via": "name"}
     used: set[int] = set()
@@ -524,7 +462,7 @@ def _score_intermediates(parsed: ParsedReply, parts: tuple[Part, ...],
         for j, raw in enumerate(parsed.unnamed):
             if j in used:
                 continue
-            r = score_part(_collapse(raw), part)
+            r = score_part(raw, part)
             if r.correct and not any(_same_number(float(r.read), a) for a in answered):
                 used.add(j)
                 results[k] = {**_short(r.record()), "via": "value"}
@@ -548,7 +486,7 @@ def score_structured(item: QAItem, answer: Any) -> dict[str, Any]:
         "answer_detail", "form", "reasons"}``; ``total = 0.3 methodology + 0.3 calculation + 0.4 answer``.
         Never raises for any reply.
     """
-    outcome = score_answer_bounded(answer if isinstance(answer, (dict, str, bytes)) else type(answer).__name__,
+    outcome = score_answer(answer if isinstance(answer, (dict, str, bytes)) else type(answer).__name__,
                                    item.parts)
     answer_score = float(outcome.score)
     detail = outcome.record()
@@ -637,4 +575,4 @@ def reference_free_text_answer(item: QAItem) -> str:
 
 __all__ = ["MAX_UNNAMED_NUMBERS", "METHODS", "WEIGHTS", "Intermediate", "MethodSpec", "ParsedReply",
            "key_intermediates", "match_method", "method_spec", "parse_reply", "reference_free_text_answer",
-           "reference_structured", "reference_structured_answer", "score_answer_bounded", "score_structured"]
+           "reference_structured", "reference_structured_answer", "score_structured"]
