@@ -19,3 +19,20 @@ def perturb_after(frame: pd.DataFrame, cut: str, rng: np.random.Generator) -> pd
     out.loc[after, "low"] = np.minimum(out.loc[after, "low"], out.loc[after, ["open", "close"]].min(axis=1)) * 0.99
     out.loc[after, "volume"] = out.loc[after, "volume"].to_numpy() * rng.uniform(0.1, 10.0, n)
     return out
+
+
+def herculean_buy_and_hold(env_id: str, symbol: str, split: str, buy: int) -> dict[str, float]:
+    """``{"CR", "SR", "MDD"}`` of always-``buy`` under HERCULEAN's convention, rounded as the paper publishes."""
+    import gymnasium as gym
+
+    from finenvs.wrappers import EpisodeMetrics
+
+    env = EpisodeMetrics(gym.make(env_id, symbol=symbol, split=split))
+    env.reset(seed=0)
+    while True:
+        _, _, term, trunc, info = env.step(buy)
+        if term or trunc:
+            break
+    h = info["episode_metrics"]["herculean"]
+    return {"CR": round(100 * h["cumulative_return"], 2), "SR": round(h["sharpe"], 2),
+            "MDD": round(100 * h["max_drawdown"], 2)}

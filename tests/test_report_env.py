@@ -36,7 +36,7 @@ from finenvs.envs.report_core import (
 from finenvs.evaluation.episodes import run_episode
 from finenvs.tools import ToolBox
 from finenvs.tools.indicators import macd, rsi, sma
-from helpers import perturb_after
+from helpers import herculean_buy_and_hold, perturb_after
 
 FEE = 0.0005
 EVAL_FRIDAYS = [
@@ -324,20 +324,11 @@ def test_buy_and_hold_reproduces_herculeans_published_market_insights_rows(split
     """HERCULEAN Table 2 (eval) and Table 3 (live): the Market Insights Buy&Hold baseline per stock, under the
     paper's convention (the herculean preset)."""
     from finenvs.tasks.report.spec import HERCULEAN_PUBLISHED_BUY_AND_HOLD
-    from finenvs.wrappers import EpisodeMetrics
 
     published = HERCULEAN_PUBLISHED_BUY_AND_HOLD[split]
     assert set(published) == {"MSFT", "TSLA", "AAPL", "NVDA"}
     for symbol, row in published.items():
-        env = EpisodeMetrics(gym.make("FinReport-v0", symbol=symbol, split=split))
-        env.reset(seed=0)
-        while True:
-            _, _, term, trunc, info = env.step(BUY)
-            if term or trunc:
-                break
-        h = info["episode_metrics"]["herculean"]
-        ours = {"CR": round(100 * h["cumulative_return"], 2), "SR": round(h["sharpe"], 2),
-                "MDD": round(100 * h["max_drawdown"], 2)}
+        ours = herculean_buy_and_hold("FinReport-v0", symbol, split, BUY)
         assert {k: ours[k] for k in row} == row, symbol
 
 

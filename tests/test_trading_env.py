@@ -30,7 +30,7 @@ from finenvs.envs.trading_core import (
 from finenvs.errors import UnknownSymbolError, WindowError
 from finenvs.scoring import herculean_metrics
 from finenvs.wrappers import EpisodeMetrics
-from helpers import perturb_after
+from helpers import herculean_buy_and_hold, perturb_after
 
 FEE = 0.0005
 VARIANTS = {
@@ -233,15 +233,7 @@ def test_herculean_preset_reproduces_published_live_buy_and_hold(symbol):
     """HERCULEAN paper, Table 3 (live window 2026-04-01..2026-05-01), Trading baseline (BL)."""
     from finenvs.tasks.trading.spec import HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD
 
-    env = EpisodeMetrics(gym.make("FinTrading-v0", symbol=symbol, split="live"))
-    env.reset(seed=0)
-    while True:
-        _, _, term, trunc, info = env.step(BUY)
-        if term or trunc:
-            break
-    h = info["episode_metrics"]["herculean"]
-    ours = {"CR": round(100 * h["cumulative_return"], 2), "SR": round(h["sharpe"], 2),
-            "MDD": round(100 * h["max_drawdown"], 2)}
+    ours = herculean_buy_and_hold("FinTrading-v0", symbol, "live", BUY)
     assert ours == HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD[symbol]
 
 
