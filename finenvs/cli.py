@@ -109,8 +109,9 @@ def _parser() -> argparse.ArgumentParser:
                        "strategy, seed, total limit): the FAB++ tasks the agents play and the aggregate counts; "
                        "recorded with its digest in the run folder")
     bench.add_argument("--debate", action="store_true",
-                       help="also play every baseline of the families with a debate round (FinOptions-v0) under "
-                       "FAB++'s adversarial debate; the aggregate gains an overall with the debate multipliers")
+                       help="also play every baseline and agent of the families with a debate round (FinQA-v0, "
+                       "FinOptions-v0) under FAB++'s adversarial debate; the aggregate gains an overall with the "
+                       "debate multipliers")
     bench.add_argument("--alpha-cost-floor", type=float, metavar="DOLLARS",
                        help="FAB++'s Alpha score divides by ln(1 + cost): at zero cost it is undefined (n/a); "
                        "this dollar floor of the cost makes it finite (recorded with the result)")
@@ -132,6 +133,10 @@ def _parser() -> argparse.ArgumentParser:
     llm.add_argument("--tools", choices=["fabpp", "none"],
                      help="tool mode: fabpp (default: the family's tools, FAB++'s setting) or none (closed book: "
                      "the commit tool only); recorded with the run")
+    llm.add_argument("--debate", action="store_true",
+                     help="FAB++'s adversarial debate (FinQA-v0, FinOptions-v0): after each first answer the agent "
+                     "faces a counter-argument and gives a final answer; the multiplier (1.2/1.0/0.8) and the "
+                     "debated score are reported beside the plain score")
     llm.add_argument("--decision-timeout", type=float, default=600.0, help="seconds per decision (default: 600)")
     llm.add_argument("--retries", type=int, default=4, help="retries of a transient failure (default: 4)")
     llm.add_argument("--concurrency", type=int, default=4, help="episodes in flight (default: 4)")
@@ -160,6 +165,11 @@ def _parser() -> argparse.ArgumentParser:
     _selection_arguments(mcp, one=True)
     mcp.add_argument("--out", type=Path, default=Path("finenvs-mcp-runs"), help="parent folder of the run folder")
     mcp.add_argument("--name", help="run folder name (default: mcp-<env>-<label>-<UTC time>)")
+    mcp.add_argument("--tools", choices=["fabpp", "none"],
+                     help="tool mode: fabpp (default: the family's tools) or none (closed book: commit_action only)")
+    mcp.add_argument("--debate", action="store_true",
+                     help="FAB++'s adversarial debate (FinQA-v0, FinOptions-v0): the first commit is answered with a "
+                     "counter-argument in the next observation; the second commit is the final answer")
     mcp.add_argument("--print-config", action="store_true",
                      help="print a ready .mcp.json entry for these arguments (absolute command path) and exit")
 
@@ -538,6 +548,8 @@ def _window_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     out = {k: getattr(args, k) for k in ("start", "end") if getattr(args, k, None)}
     if getattr(args, "tools", None):  # the text wrapper's tool mode travels with the env's arguments
         out["tools"] = args.tools
+    if getattr(args, "debate", False):  # so does the debate round
+        out["debate"] = True
     return out
 
 
@@ -600,9 +612,11 @@ def _cmd_score(args: argparse.Namespace) -> int:
 def _mcp_arguments(args: argparse.Namespace) -> list[str]:
     """The ``finenvs mcp`` arguments that reproduce this invocation (for ``--print-config``)."""
     out = ["mcp", "--env", args.env, "--split", args.split, "--seed", str(args.seed), "--out", str(args.out.resolve())]
-    for flag in ("symbol", "instance", "start", "end", "name"):
-        if getattr(args, flag) is not None:
+    for flag in ("symbol", "instance", "start", "end", "name", "tools"):
+        if getattr(args, flag, None) is not None:
             out += [f"--{flag}", str(getattr(args, flag))]
+    if getattr(args, "debate", False):
+        out.append("--debate")
     if args.symbols:
         out += ["--symbols", *args.symbols]
     return out

@@ -63,7 +63,7 @@ class Debate(gym.Wrapper):
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
         self._round, self._first = None, None
-        return obs, {**info, "debate": {"turn": 1, "turns": 2}}
+        return obs, {**info, "n_decisions": 2, "debate": {"turn": 1, "turns": 2}}
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self._first is None:
@@ -81,7 +81,7 @@ class Debate(gym.Wrapper):
         final_correct = bool(self._round.correct(float(reward), info))
         multiplier, outcome = debate_outcome(self._first["first_correct"], final_correct)
         info = {**info, "debate": {**self._first, "final_score": float(reward), "final_correct": final_correct,
-                                   "multiplier": multiplier, "outcome": outcome,
+                                   "multiplier": multiplier, "outcome": outcome, "max_score": self._round.max_score,
                                    "debated_score": min(self._round.max_score, float(reward) * multiplier)}}
         return obs, reward, terminated, truncated, info
 

@@ -59,7 +59,12 @@ DEFAULT_HISTORY = 5
 TOOL_MODES = ("fabpp", "none")
 DEFAULT_TOOL_MODE = "fabpp"
 #: Arguments of the text wrapper that may travel with a base env's arguments (a run's ``env_kwargs``).
-WRAPPER_KWARGS = ("tools",)
+WRAPPER_KWARGS = ("tools", "debate")
+#: Characters of the counter-argument (and half as many of the first answer) a debate's second prompt shows.
+DEBATE_CHARS = 1_500
+#: How the prompt of a debate's second turn frames the counter-argument.
+DEBATE_FRAME = ("A reviewer disagrees with your answer:\n{counter}\n\nYour first answer: {first}\n"
+                "Give your final answer in the same format: keep it or revise it. Only the final answer is scored.")
 
 
 def split_text_kwargs(env_kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -104,6 +109,9 @@ class TextInterface(gym.Wrapper):
         tool_max_chars: Cap on each tool result's JSON.
         toolset: Name of the toolset in :data:`finenvs.tools.TOOLSETS` (default: the env's task spec's, or
             its ``task_family``).
+        debate: Play FAB++'s adversarial debate (:class:`finenvs.wrappers.debate.Debate`, for envs whose task
+            spec names a debate round): the first reply is answered with a counter-argument shown in the next
+            prompt, the second reply is the final answer. Recorded in ``info["debate"]``.
         toolbox_kwargs: Extra arguments of :class:`~finenvs.tools.ToolBox`
             (e.g. ``news=`` / ``filings=`` stores).
     """
@@ -116,9 +124,19 @@ class TextInterface(gym.Wrapper):
         tools: bool | str = DEFAULT_TOOL_MODE,
         tool_max_chars: int = DEFAULT_MAX_CHARS,
         toolset: str | None = None,
+        debate: bool = False,
         **toolbox_kwargs: Any,
     ) -> None:
+        if not isinstance(debate, bool):
+            raise ValueError(f"debate={str(debate)[:40]!r} must be True or False")
+        if debate:
+            from finenvs.wrappers.debate import Debate
+
+            env = Debate(env)
         super().__init__(env)
+        #: Whether the episode is debated (a counter-argument after the first answer).
+        self.debate = debate
+        self._challenge: str | None = None
         protocol = getattr(env.unwrapped, "text_protocol", None)
         if not isinstance(protocol, TextProtocol):
             raise TypeError(f"{type(env.unwrapped).__name__} has no text protocol; it cannot be used as a text env")
@@ -153,7 +171,10 @@ class TextInterface(gym.Wrapper):
         state = self.env.unwrapped.text_state()
         tools = self.toolbox.summaries() if self.toolbox is not None else None
         recent = self._decisions[-self.history :] if self.history else None
-        return render_prompt(self.protocol, state, history=recent, tools=tools)
+        prompt = render_prompt(self.protocol, state, history=recent, tools=tools)
+        if not self._challenge:
+            return prompt
+        return f"{prompt[: MAX_PROMPT_CHARS - len(self._challenge) - 2]}\n\n{self._challenge}"
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """The tools in chat-completions format (empty without tools)."""
@@ -166,6 +187,7 @@ class TextInterface(gym.Wrapper):
         self._format_errors = 0
         self._tool_calls = 0
         self._tool_calls_total = 0
+        self._challenge = None
         info = dict(info)
         info["format_errors"] = 0
         info["tools_mode"] = self.tools_mode
@@ -211,6 +233,16 @@ class TextInterface(gym.Wrapper):
         info["tools_mode"] = self.tools_mode
         self._tool_calls = 0
         note = f" (format error: {parsed.invalid})" if parsed.invalid else ""
+        debate = info.get("debate") if isinstance(info.get("debate"), dict) else {}
+        if debate.get("turn") == 2 and "multiplier" not in debate:  # a debate's first answer, now challenged
+            answer = self.protocol.encode(parsed.action) if parsed.valid else f"{parsed.name}{note}"
+            answer = answer if isinstance(answer, str) else str(answer)
+            if len(answer) > DEBATE_CHARS:
+                answer = answer[:DEBATE_CHARS] + " ... (cut)"
+            self._challenge = DEBATE_FRAME.format(counter=str(debate.get("counter_argument", ""))[:DEBATE_CHARS],
+                                                  first=answer)
+            return self.prompt(), float(reward), terminated, truncated, info
+        self._challenge = None
         equity = info.get("equity")
         self._decisions.append(
             f"- {info.get('date', len(self._decisions) + 1)}: {parsed.name}{note}; reward {reward:+.5f}"
@@ -233,15 +265,16 @@ class TextInterface(gym.Wrapper):
 
 
 def make_text_env(base_id: str, *, history: int = DEFAULT_HISTORY, tool_max_chars: int = DEFAULT_MAX_CHARS,
-                  tools: bool | str = DEFAULT_TOOL_MODE, **env_kwargs: Any) -> TextInterface:
+                  tools: bool | str = DEFAULT_TOOL_MODE, debate: bool = False, **env_kwargs: Any) -> TextInterface:
     """Entry point of the registered ``<Name>-text-v0`` variants: the base env, with its task spec's
     ``text_kwargs`` (a text action mode), wrapped in :class:`TextInterface` with the spec's tools in mode
-    ``tools`` (:data:`TOOL_MODES`)."""
+    ``tools`` (:data:`TOOL_MODES`), debated when ``debate`` (FAB++'s adversarial debate)."""
     from finenvs.tasks import task_of
 
     task = task_of(base_id)
     env = gym.make(base_id, **{**task.text_kwargs, **env_kwargs})
-    return TextInterface(env, history=history, tool_max_chars=tool_max_chars, toolset=task.tools, tools=tools)
+    return TextInterface(env, history=history, tool_max_chars=tool_max_chars, toolset=task.tools, tools=tools,
+                         debate=debate)
 
 
 __all__ = ["DEFAULT_HISTORY", "DEFAULT_TOOL_MODE", "SAMPLE_CHARSET", "TOOL_MODES", "WRAPPER_KWARGS", "PrintableText",

@@ -35,6 +35,9 @@ class BenchAgent:
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     #: Play only the families whose bench section asks for a closed-book run (``BenchSection.closed_book``).
     closed_book_only: bool = False
+    #: The agent whose debated runs these are (``env_kwargs`` has ``debate``): it plays only the families with a
+    #: debate round, and its multipliers apply to that agent's profile in the aggregate.
+    debate_of: str | None = None
 
 
 def slug(name: str) -> str:
@@ -63,7 +66,8 @@ def run_agent(agent: BenchAgent, task: TaskSpec, selection: Selection, root: Pat
         single = task.metrics_of_run([e.metrics]) if e.metrics is not None else None
         episodes.append({"index": e.index, "label": e.label, "status": e.status, "metrics": single,
                          "episode": e.metrics, "reason": e.reason, "reproduced": e.reproduced})
-    return {"agent": agent.name, "model": agent.model, "family": task.family, "env": task.env_id,
+    return {"agent": agent.name, "model": agent.model, "debate_of": agent.debate_of, "family": task.family,
+            "env": task.env_id,
             "split": selection.split, "run_dir": str(summary.run_dir), "status": summary.status,
             "metrics": score.run_metrics(), "episodes": episodes, "efficiency": score.efficiency(),
             "reproduced": score.reproduced,
@@ -227,6 +231,32 @@ def herculean_markdown(tables: dict[str, Any], splits: tuple[str, ...]) -> list[
     return lines
 
 
+def debate_record(run: dict[str, Any]) -> dict[str, Any]:
+    """A debated agent run as :func:`finenvs.evaluation.debate_runs.run_debate` records a policy: per task its
+    outcome and multiplier (an unfinished task counts as a wrong answer kept, 0.8), the mean multiplier overall and
+    per FAB++ section, and the outcomes."""
+    from collections import Counter
+
+    from finenvs.text.debate import OUTCOMES
+
+    kept = OUTCOMES[(False, False)]
+    rows = []
+    for e in run["episodes"]:
+        full = e.get("episode") or {}
+        debate = full.get("debate") or {"outcome": f"{kept[1]} ({e['status']})", "multiplier": kept[0],
+                                        "first_score": None, "final_score": None, "debated_score": None}
+        rows.append({"task_id": e["label"], "section": full.get("section", (run.get("sections") or ["-"])[0]),
+                     **{k: debate.get(k) for k in ("first_score", "final_score", "multiplier", "outcome",
+                                                   "debated_score")}})
+    by_section: dict[str, list[float]] = {}
+    for row in rows:
+        by_section.setdefault(str(row["section"]), []).append(float(row["multiplier"]))
+    mean = (lambda xs: sum(xs) / len(xs) if xs else float("nan"))
+    return {"rows": rows, "multiplier": mean([float(r["multiplier"]) for r in rows]),
+            "section_multipliers": {k: mean(v) for k, v in by_section.items()},
+            "outcomes": dict(Counter(str(r["outcome"]) for r in rows)), "run_dir": run.get("run_dir")}
+
+
 def fabpp_tasks(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, float | None, str | None]]]:
     """Per agent, its FAB++ tasks ``(section, task id, 0-100 score, error)`` from the families' episode metrics
     (``section`` and ``task_score``); an episode that failed or did not finish scores 0 with its reason."""
@@ -244,5 +274,6 @@ def fabpp_tasks(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, fl
     return out
 
 
-__all__ = ["PUBLISHED_BASELINE", "SCRIPTED", "BenchAgent", "load_published", "agents_markdown", "fabpp_tasks", "herculean_markdown", "herculean_tables",
+__all__ = ["PUBLISHED_BASELINE", "SCRIPTED", "BenchAgent", "load_published", "agents_markdown", "debate_record",
+           "fabpp_tasks", "herculean_markdown", "herculean_tables",
            "run_agent", "slug"]

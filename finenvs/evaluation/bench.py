@@ -101,8 +101,9 @@ class BenchConfig:
         eval_config: A FAB++ evaluation config (YAML or JSON, :mod:`finenvs.evaluation.eval_config`): the FAB++
             tasks the agents play and the section aggregate counts; recorded with its digest.
         instances: Plan indices per family the agents play (set from ``eval_config``; None: every plan).
-        debate: Also play every baseline of the families with a debate round (FinOptions-v0) under FAB++'s
-            adversarial debate (:mod:`finenvs.evaluation.debate_runs`); the aggregate gains an overall with
+        debate: Also play every baseline of the families with a debate round (FinQA-v0, FinOptions-v0) under
+            FAB++'s adversarial debate (:mod:`finenvs.evaluation.debate_runs`), and every agent through the text
+            interface with ``debate=True`` (``<agent> (debate)`` runs); the aggregate gains an overall with
             each section's mean multiplier.
     """
 
@@ -575,12 +576,18 @@ def _bench_agents(config: BenchConfig) -> list[BenchAgent]:
         out.append(BenchAgent(SCRIPTED, lambda task: task.make_scripted_agent()))
         out.append(BenchAgent(f"{SCRIPTED} (closed book)", lambda task: task.make_scripted_agent(),
                               env_kwargs={"tools": "none"}, closed_book_only=True))
+        if config.debate:
+            out.append(BenchAgent(f"{SCRIPTED} (debate)", lambda task: task.make_scripted_agent(),
+                                  env_kwargs={"debate": True}, debate_of=SCRIPTED))
     if config.has_model:
         probe = make_agent(tasks()[0].env_id, base_url=config.base_url, model=config.model, a2a_url=config.a2a_url,
                            **config.endpoint)
         name = config.model or probe.name
         out.append(BenchAgent(name, lambda task: make_agent(task.env_id, base_url=config.base_url, model=config.model,
                                                             a2a_url=config.a2a_url, **config.endpoint), model=True))
+        if config.debate:
+            out.append(BenchAgent(f"{name} (debate)", out[-1].make, model=True, env_kwargs={"debate": True},
+                                  debate_of=name))
     return out
 
 
@@ -777,6 +784,11 @@ def run_bench(config: BenchConfig) -> Scorecard:
             except Exception as exc:  # reported, never dropped
                 errors.append({"env": task.env_id, "symbol": "-", "policy": "debate",
                                "error": f"{type(exc).__name__}: {exc}"})
+        from finenvs.evaluation.agent_runs import debate_record
+
+        for run in agent_runs:  # the agents' debated runs, beside the baselines'
+            if run.get("debate_of") is not None and run["env"] in debates:
+                debates[run["env"]].setdefault("agents", {})[run["debate_of"]] = debate_record(run)
     aggregate_record = (section_aggregate(fabpp, sections, agent_runs, config.weights, errors,
                                           cost_floor=config.alpha_cost_floor,
                                           task_ids=None if selection is None else
@@ -850,6 +862,8 @@ def _run_agents(bench_agents: list[BenchAgent], specs: list[TaskSpec], config: B
         for task in specs:
             if agent.closed_book_only and not task.bench.closed_book:
                 continue
+            if agent.debate_of is not None and task.debate is None:
+                continue
             splits = _herculean_splits(config) if task.bench.herculean and task.bench.live else (config.split,)
             for split in splits:
                 if config.progress:
@@ -892,6 +906,7 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
         tasks_: list[TaskScore] = []
         answered: dict[str, str] = {}
         multipliers: dict[str, float] = {}
+        debated_rows: list[float] = []
         for task in fabpp:
             policy = task.bench.profiles.get(profile)
             if policy is None:
@@ -908,6 +923,7 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
             if debated:
                 multipliers.update({k: v for k, v in debated["section_multipliers"].items()
                                     if k in task.bench.fabpp_sections})
+                debated_rows += [float(row["multiplier"]) for row in debated["rows"]]
             keep = None if task_ids is None else task_ids.get(task.family)
             tasks_ += [TaskScore(t["section"], t["task_id"], t["score"], t.get("error"))
                        for t in section["tasks"][policy] if keep is None or t["task_id"] in keep]
@@ -915,18 +931,31 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
         if multipliers:
             record["overall_debate"] = aggregate(tasks_, out["weights"], multipliers).overall
             record["debate_multipliers"] = multipliers
-        alpha = alpha_score(record["overall"], cost_usd=0.0, decisions=len(tasks_), cost_floor=cost_floor)
+        alpha = alpha_score(record["overall"], cost_usd=0.0, decisions=len(tasks_), cost_floor=cost_floor,
+                            debate_multiplier=sum(debated_rows) / len(debated_rows) if debated_rows else 1.0)
         out["profiles"][profile] = {**record, "policies": answered, "alpha": alpha.record()}
     if debates:
         out["debate"] = debates
-    fab_runs = [r for r in agent_runs if r["family"] in {t.family for t in fabpp}]
+    fab_runs = [r for r in agent_runs if r["family"] in {t.family for t in fabpp} and r.get("debate_of") is None]
     for agent, items in fabpp_tasks(fab_runs).items():
-        record = aggregate([TaskScore(*item) for item in items], out["weights"]).record()
+        tasks_ = [TaskScore(*item) for item in items]
+        record = aggregate(tasks_, out["weights"]).record()
+        multipliers = {}
+        debated_tasks = []
+        for env_id, debate in (debates or {}).items():
+            mine = debate.get("agents", {}).get(agent)
+            if mine:
+                multipliers.update(mine["section_multipliers"])
+                debated_tasks += [row["multiplier"] for row in mine["rows"]]
+        if multipliers:
+            record["overall_debate"] = aggregate(tasks_, out["weights"], multipliers).overall
+            record["debate_multipliers"] = multipliers
         effs = [r["efficiency"] for r in fab_runs if r["agent"] == agent]
         costs = [e.get("cost_usd") for e in effs]
         alpha = alpha_score(record["overall"], cost_usd=None if None in costs else float(sum(costs)),
                             lookahead_attempts=sum(int(e.get("look_ahead_attempts") or 0) for e in effs),
-                            decisions=sum(int(e.get("decisions") or 0) for e in effs), cost_floor=cost_floor)
+                            decisions=sum(int(e.get("decisions") or 0) for e in effs), cost_floor=cost_floor,
+                            debate_multiplier=sum(debated_tasks) / len(debated_tasks) if debated_tasks else 1.0)
         out["profiles"][agent] = {**record, "policies": {name: agent for name in record["sections"]},
                                   "alpha": alpha.record()}
     return out

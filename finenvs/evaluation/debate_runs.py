@@ -1,4 +1,5 @@
-"""``finenvs bench --debate``: every baseline of each family with a debate round, two turns per task.
+"""``finenvs bench --debate``: every baseline of each family with a debate round, two turns per task (the
+agents play the same round through the text interface: :func:`finenvs.evaluation.agent_runs.debate_record`).
 
 Each task of the family's bench plan (the evaluation config's selection when one
 is given) is played under :class:`finenvs.wrappers.debate.Debate`: the policy
@@ -66,7 +67,9 @@ def debate_markdown(debates: dict[str, dict[str, Any]]) -> list[str]:
              "answer abandoned or a wrong one kept; the aggregate applies each section's mean multiplier.", "",
              "| env | policy | tasks | mean multiplier | outcomes |", "|---|---|---:|---:|---|"]
     for env_id, debate in debates.items():
-        for name, rec in debate["policies"].items():
+        rows = [*debate["policies"].items(), *((f"{name} (agent, text interface)", rec)
+                                               for name, rec in debate.get("agents", {}).items())]
+        for name, rec in rows:
             outcomes = ", ".join(f"{k} {v}" for k, v in sorted(rec["outcomes"].items()))
             lines.append(f"| {env_id} | {name} | {len(rec['rows'])} | {rec['multiplier']:.3f} | {outcomes} |")
     lines.append("")

@@ -63,7 +63,8 @@ DATASETS: dict[str, str] = {
 }
 #: FAB++ dataset types finenvs has no task for, and why (recorded as skipped, never silently dropped).
 UNAVAILABLE = {
-    "public_csv": "the Finance Agent Benchmark's public questions are not part of the bench's plan yet",
+    "public_csv": "the Finance Agent Benchmark's public questions are FinQA-v0's split fab_public (run them with "
+                  "finenvs llm --env FinQA-v0 --split fab_public); a bench run's FAB++ sections use one split",
     "prbench": "PRBench is judged by an LLM rubric; finenvs ships no PRBench questions",
     "crypto": "finenvs has no crypto trading task (its adversarial transforms are not shipped)",
     "gdpval": "GDPVal's professional tasks are judged by an LLM and are not shipped",

@@ -36,12 +36,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-
 from finenvs.evaluation.score import _fmt, _table
-from finenvs.evaluation.session import RunFiles, jsonable, read_trajectories, same_number, write_run_json
+from finenvs.evaluation.session import (
+    RunFiles,
+    jsonable,
+    make_base_env,
+    read_trajectories,
+    same_number,
+    write_run_json,
+)
 from finenvs.tasks import EpisodeSpec, load, task_of
-from finenvs.wrappers.text import split_text_kwargs
 
 JUDGE_FILE = "judge.json"
 #: Characters of a reply that are parsed; the rest is ignored.
@@ -192,7 +196,7 @@ async def _judge_episode(spec: EpisodeSpec, label: str, steps: list[dict[str, An
                          max_items: int) -> dict[str, Any]:
     task = task_of(spec.env_id)
     make_checklist = load(task.judge)
-    env = gym.make(task.env_id, **{**task.text_kwargs, **split_text_kwargs(spec.env_kwargs)[0]})
+    env = make_base_env(spec)
     decisions: list[dict[str, Any]] = []
     error = None
     try:

@@ -58,6 +58,7 @@ from finenvs.evaluation.session import (
     write_run_json,
 )
 from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, task_of
+from finenvs.tasks import tasks as _tasks
 from finenvs.text import safe_json
 from finenvs.text.chat import ChatAgent
 from finenvs.text.protocol import ParsedAction, TextProtocol
@@ -191,6 +192,12 @@ class RunConfig:
             raise ValueError(f"failure_rule={self.failure_rule!r}; valid: {list(FAILURE_RULES)}")
         if self.failure_rule == "herculean":
             self.format_retries = max(self.format_retries, HERCULEAN_ATTEMPTS - 1)
+        debate = self.env_kwargs.get("debate", False)
+        if not isinstance(debate, bool):
+            raise ValueError(f"env_kwargs debate={str(debate)[:40]!r} must be true or false")
+        if debate and self.task.debate is None:
+            raise ValueError(f"{self.task.env_id} has no debate round; FAB++'s debate is for "
+                             + ", ".join(t.env_id for t in _tasks() if t.debate is not None))
 
     @property
     def task(self) -> TaskSpec:

@@ -51,12 +51,12 @@ from finenvs.evaluation.session import (
     RunFiles,
     differences,
     jsonable,
+    make_base_env,
     replay_episode,
     same_number,
     verify_chain,
 )
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
-from finenvs.wrappers.text import split_text_kwargs
 
 #: Invalid reasons of decisions that produced no reply to parse again.
 _NO_REPLY = ("endpoint error", "decision timed out", "no decision")
@@ -202,12 +202,9 @@ def _reparse(protocol: Any, step: dict[str, Any]) -> tuple[str, bool] | None:
 
 def _protocol(spec: EpisodeSpec, envs: dict[str, Any]) -> Any:
     """The text protocol of an episode's env (one env per env arguments, reused by the replays)."""
-    import gymnasium as gym
-
     key = EnvPool._key(spec)
     if key not in envs:
-        task = task_of(spec.env_id)
-        envs[key] = gym.make(task.env_id, **{**task.text_kwargs, **split_text_kwargs(spec.env_kwargs)[0]})
+        envs[key] = make_base_env(spec)
     return envs[key].unwrapped.text_protocol
 
 
@@ -479,14 +476,18 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 def episode_table(score: RunScore) -> str:
     """One row per episode: the family's columns (— for a failed episode), then efficiency."""
     columns = score.task.columns if score.task else ()
-    headers = ["episode", "label", "status", "steps", *(c.label for c in columns), "format errors",
+    debated = any(isinstance((e.metrics or {}).get("debate"), dict) for e in score.episodes)
+    headers = ["episode", "label", "status", "steps", *(c.label for c in columns),
+               *(("debate", "multiplier") if debated else ()), "format errors",
                "tool calls/decision", "look-ahead", "tokens", "cost $", "reproduced"]
     rows = []
     for e in score.episodes:
         t = e.totals
         single = score.task.metrics_of_run([e.metrics]) if score.task and e.metrics is not None else None
+        debate = (e.metrics or {}).get("debate") or {}
         rows.append([
             str(e.index), e.label, e.status, str(e.steps), *(c.cell(single) for c in columns),
+            *((str(debate.get("outcome", "—")), _fmt(debate.get("multiplier", math.nan), digits=1)) if debated else ()),
             str(t.format_errors), _fmt(t.tool_calls / t.decisions if t.decisions else math.nan),
             str(e.look_ahead_attempts), "n/a" if t.tokens is None else str(t.tokens),
             _fmt(t.cost_usd, digits=4), {True: "yes", False: "NO", None: "-"}[e.reproduced],
@@ -520,6 +521,10 @@ def metrics_line(score: RunScore) -> str:
     if score.task is None or metrics is None:
         return f"no complete episode ({failed} failed)" if failed else "no complete episode"
     cells = ", ".join(f"{c.label} {c.cell(metrics)}" for c in score.task.columns)
+    if metrics.get("debated"):
+        outcomes = ", ".join(f"{k} {v}" for k, v in metrics["debate_outcomes"].items())
+        cells += (f"; FAB++ debate over {metrics['debated']}: mean multiplier {metrics['debate_multiplier']:.3f} "
+                  f"({outcomes}), debated score {metrics['debated_score']:.2f}")
     return f"{score.task.env_id} over {done} complete episode(s): {cells}" + (
         f"; {failed} failed (HERCULEAN's rule: shown as —)" if failed else "")
 

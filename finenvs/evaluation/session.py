@@ -48,6 +48,7 @@ import gymnasium as gym
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
 from finenvs.text.protocol import ParsedAction
 from finenvs.tools.registry import ToolResult
+from finenvs.wrappers.debate import Debate
 from finenvs.wrappers.text import DEFAULT_HISTORY, TextInterface, split_text_kwargs
 
 RUN_FILE = "run.json"
@@ -411,6 +412,16 @@ def make_text_env(spec: EpisodeSpec, *, history: int = DEFAULT_HISTORY, tool_max
     return TextInterface(base, history=history, toolset=task.tools, **kwargs)
 
 
+def make_base_env(spec: EpisodeSpec) -> gym.Env:
+    """The env an episode's recorded env actions replay into: its family's base env with the spec's
+    ``text_kwargs``, under :class:`~finenvs.wrappers.debate.Debate` when the episode is debated (the text
+    wrapper's own arguments, such as ``tools``, change no reward and are left out)."""
+    task = task_of(spec.env_id)
+    env_kwargs, wrapper_kwargs = split_text_kwargs(spec.env_kwargs)
+    env = gym.make(task.env_id, **{**task.text_kwargs, **env_kwargs})
+    return Debate(env) if wrapper_kwargs.get("debate") else env
+
+
 class ReplayMismatch(RuntimeError):
     """A recorded trajectory does not replay to the same rewards (data, code or env arguments changed)."""
 
@@ -607,6 +618,8 @@ class EpisodeSession:
             "errors": errors or [],
             "timing": timing or {},
         }
+        if isinstance(info.get("debate"), dict):  # a debated episode: the counter-argument, the multiplier
+            record["debate"] = jsonable(info["debate"])
         if taken is not parsed and (taken.name, taken.invalid) != (parsed.name, parsed.invalid):
             # the reply read as one word, the env's stage check took another: keep both
             record["reply_action"], record["reply_valid"] = parsed.name, parsed.valid
@@ -737,7 +750,7 @@ def replay_episode(spec: EpisodeSpec, actions: list[Any], *, complete: bool = Tr
     key = EnvPool._key(spec)
     env = envs.get(key) if envs is not None else None
     if env is None:
-        env = gym.make(task.env_id, **{**task.text_kwargs, **split_text_kwargs(spec.env_kwargs)[0]})
+        env = make_base_env(spec)
         if envs is not None:
             envs[key] = env
     protocol = env.unwrapped.text_protocol
@@ -841,6 +854,7 @@ __all__ = [
     "TrajectoryWriter",
     "replay_episode",
     "jsonable",
+    "make_base_env",
     "make_text_env",
     "read_trajectories",
     "record_chain_head",

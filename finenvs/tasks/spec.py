@@ -27,6 +27,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+#: What the metrics of a debated episode keep of its ``info["debate"]`` (:class:`finenvs.wrappers.debate.Debate`).
+DEBATE_RECORD = ("outcome", "multiplier", "first_score", "final_score", "debated_score", "max_score", "mistake")
+
+
 def load(target: Any) -> Any:
     """``"package.module:attr"`` -> the attribute (imported on first use); anything else is returned as is."""
     if not isinstance(target, str):
@@ -314,11 +318,34 @@ class TaskSpec:
         return load(self.scripted_agent)(**kwargs)
 
     def metrics_of_episode(self, env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
-        return load(self.episode_metrics)(env, reset_info, infos)
+        """The family's episode metrics; a debated episode (FAB++'s debate) adds ``"debate"``: its outcome,
+        multiplier, first and final score and the debated score."""
+        metrics = load(self.episode_metrics)(env, reset_info, infos)
+        debate = infos[-1].get("debate") if infos else None
+        if isinstance(debate, dict) and "multiplier" in debate:
+            metrics = {**metrics, "debate": {k: debate.get(k) for k in DEBATE_RECORD}}
+        return metrics
 
     def metrics_of_run(self, episodes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        return load(self.run_metrics)(list(episodes))
+        """The family's run metrics; debated episodes add the mean multiplier (overall and per section), the
+        outcomes and the mean debated score on the 0-100 scale, beside the plain scores (never replacing them)."""
+        episodes = list(episodes)
+        out = load(self.run_metrics)(episodes)
+        debated = [e for e in episodes if isinstance(e.get("debate"), dict)]
+        if debated:
+            sections: dict[str, list[float]] = {}
+            outcomes: dict[str, int] = {}
+            for e in debated:
+                sections.setdefault(str(e.get("section", "all")), []).append(float(e["debate"]["multiplier"]))
+                outcomes[str(e["debate"]["outcome"])] = outcomes.get(str(e["debate"]["outcome"]), 0) + 1
+            out = {**out, "debated": len(debated),
+                   "debate_multiplier": sum(float(e["debate"]["multiplier"]) for e in debated) / len(debated),
+                   "debate_section_multipliers": {k: sum(v) / len(v) for k, v in sorted(sections.items())},
+                   "debate_outcomes": dict(sorted(outcomes.items())),
+                   "debated_score": sum(100.0 * float(e["debate"]["debated_score"]) / float(e["debate"]["max_score"])
+                                        for e in debated) / len(debated)}
+        return out
 
 
-__all__ = ["RL_EVAL_EPISODES", "BenchSection", "Column", "EpisodeSpec", "RLSpec", "Selection", "TaskSpec",
+__all__ = ["DEBATE_RECORD", "RL_EVAL_EPISODES", "BenchSection", "Column", "EpisodeSpec", "RLSpec", "Selection", "TaskSpec",
            "finish_plan", "load"]
