@@ -251,7 +251,8 @@ def debate_record(run: dict[str, Any]) -> dict[str, Any]:
     by_section: dict[str, list[float]] = {}
     for row in rows:
         by_section.setdefault(str(row["section"]), []).append(float(row["multiplier"]))
-    mean = (lambda xs: sum(xs) / len(xs) if xs else float("nan"))
+    from finenvs.tasks.common import mean
+
     return {"rows": rows, "multiplier": mean([float(r["multiplier"]) for r in rows]),
             "section_multipliers": {k: mean(v) for k, v in by_section.items()},
             "outcomes": dict(Counter(str(r["outcome"]) for r in rows)), "run_dir": run.get("run_dir")}

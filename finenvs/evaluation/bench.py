@@ -942,7 +942,7 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
         record = aggregate(tasks_, out["weights"]).record()
         multipliers = {}
         debated_tasks = []
-        for env_id, debate in (debates or {}).items():
+        for debate in (debates or {}).values():
             mine = debate.get("agents", {}).get(agent)
             if mine:
                 multipliers.update(mine["section_multipliers"])

@@ -26,7 +26,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-
 #: What the metrics of a debated episode keep of its ``info["debate"]`` (:class:`finenvs.wrappers.debate.Debate`).
 DEBATE_RECORD = ("outcome", "multiplier", "first_score", "final_score", "debated_score", "max_score", "mistake")
 
