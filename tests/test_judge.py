@@ -399,3 +399,38 @@ def test_a_judge_scores_a_fab_public_runs_qualitative_items_apart_from_the_rewar
     steps = [json.loads(line) for line in (summary.run_dir / "trajectories.jsonl").read_text().splitlines()]
     rewards = [r["reward"] for r in steps if r["type"] == "step"]
     assert rewards == [0.0]  # the deterministic reward is untouched (closed book: the scripted agent answers null)
+
+
+class _ClaimJudge:
+    """A judge model behind the test chat server: every numbered claim ``[correctness_*]`` holds, others do not."""
+
+    def reply(self, messages, tools):
+        from finenvs.text.chat import ChatReply
+
+        claims = re.findall(r"^(\d+)\. \[([a-z0-9_]+)\]", str(messages[-1]["content"]), flags=re.M)
+        answers = [{"id": int(k), "holds": item.startswith("correctness")} for k, item in claims]
+        return ChatReply(json.dumps({"answers": answers}))
+
+
+def test_cli_judges_a_fab_public_run_through_the_chat_server_apart_from_its_reward(tmp_path, capsys):
+    """``finenvs llm --split fab_public --judge-base-url --judge-model``: the qualitative rubric items go to the
+    judge endpoint, one request per decision; its agreement is reported in judge.json, the reward is untouched."""
+    pytest.importorskip("openai")
+    from chat_server import ChatServer
+
+    from finenvs.cli import main
+
+    with ChatServer(_ClaimJudge()) as server:
+        code = main(["llm", "--env", "FinQA-v0", "--split", "fab_public", "--instances", "0", "1", "2", "--out",
+                     str(tmp_path), "--name", "q", "--quiet", "--judge-base-url", server.base_url,
+                     "--judge-model", "judge"])
+        prompts = [b["messages"][-1]["content"] for b in server.requests]
+    assert code == 0 and len(prompts) == 2 and all("Claims:" in p for p in prompts)  # question 2 has no claim
+    judged = json.loads((tmp_path / "q" / "judge.json").read_text())
+    assert judged["judged"] == 3
+    decisions = [d for e in judged["episodes"] for d in e["decisions"]]
+    with_items = [d for d in decisions if d["items"]]  # a question whose rubric is all figures has no claim
+    assert len(with_items) == 2 and all(d["agree"] == 1.0 and d["answered"] == len(d["items"]) for d in with_items)
+    assert not any("expect" in p for p in prompts)  # the expected answers never reach the judge
+    steps = [json.loads(line) for line in (tmp_path / "q" / "trajectories.jsonl").read_text().splitlines()]
+    assert [r["reward"] for r in steps if r["type"] == "step"] == [0.0, 0.0, 0.0]

@@ -175,6 +175,9 @@ async def judge_decision(agent: Any, task_line: tuple[str, str], check: dict[str
     record: dict[str, Any] = {"error": None, "reply": None, "usage": None}
     if check.get("note"):
         problems.append(str(check["note"]))
+    if not items:  # nothing to verify: no request (a judge model costs money)
+        return {**dict.fromkeys(METRICS), "answered": 0, "problems": [*problems, "no claim to verify; not sent"],
+                **record, "items": []}
     try:
         reply = await agent.complete(judge_messages(task_line, text[:MAX_TEXT_CHARS], items), [])
     except Exception as exc:  # the judge is optional: an endpoint (or agent) failure is recorded, not raised
