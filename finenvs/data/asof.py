@@ -338,6 +338,55 @@ class AsOfView:
             self.counter.record(f"news_item({news_id})", self.as_of, self._news.published[i].astype("datetime64[D]"))
         raise DataError(f"no news item with id {news_id!r} is visible as of {self.as_of}")
 
+    def news_coverage(self, symbol: str) -> dict[str, Any]:
+        """What the news store holds for ``symbol`` among the items public by the close of ``as_of``.
+
+        Only visible items are consulted, so the answer is the same whatever the store holds later.
+
+        Returns:
+            ``symbol``, ``as_of``, ``count`` and the ``first_published_at`` / ``latest_published_at``
+            times (None when ``count`` is 0); with no visible item, also ``symbols_with_news``: the
+            symbols that do have an item public by the close (sorted).
+        """
+        cutoff = self.decision_time
+        lo, stop = self._news.rows_published_by(symbol, cutoff) if self._news is not None else (0, 0)
+        out: dict[str, Any] = {
+            "symbol": symbol,
+            "as_of": str(self.as_of),
+            "count": stop - lo,
+            "first_published_at": iso_utc(self._news.published[lo]) if stop > lo else None,
+            "latest_published_at": iso_utc(self._news.published[stop - 1]) if stop > lo else None,
+        }
+        if stop == lo:
+            out["symbols_with_news"] = self._news.symbols_published_by(cutoff) if self._news is not None else []
+        return out
+
+    def filing_coverage(self, symbol: str) -> dict[str, Any]:
+        """What the filing store holds for ``symbol`` among the filings public by the close of ``as_of``.
+
+        Returns:
+            ``symbol``, ``as_of``, ``count`` (filings), ``first_filed`` / ``latest_filed`` (None when
+            ``count`` is 0) and ``forms`` (filings per form); with no visible filing, also
+            ``symbols_with_filings``: the filers with a filing public by the close (sorted).
+        """
+        store = self._filings
+        stop = store.rows_available_by(self.decision_time) if store is not None else 0
+        rows = np.flatnonzero(store.symbol[:stop] == symbol) if stop else np.empty(0, dtype=int)
+        forms: dict[str, str] = {}
+        for i in rows:
+            forms.setdefault(str(store.filing_id[i]), str(store.form[i]))
+        out: dict[str, Any] = {
+            "symbol": symbol,
+            "as_of": str(self.as_of),
+            "count": len(forms),
+            "first_filed": str(store.filed[rows[0]]) if rows.size else None,
+            "latest_filed": str(store.filed[rows[-1]]) if rows.size else None,
+            "forms": {form: list(forms.values()).count(form) for form in sorted(set(forms.values()))},
+        }
+        if not rows.size:
+            out["symbols_with_filings"] = sorted({str(s) for s in store.symbol[:stop]}) if stop else []
+        return out
+
     def _visible_filing_rows(self) -> np.ndarray:
         if self._filings is None:
             return np.empty(0, dtype=int)

@@ -135,6 +135,16 @@ class NewsStore:
     def symbols(self) -> list[str]:
         return sorted(self._bounds)  # type: ignore[attr-defined]
 
+    def rows_published_by(self, symbol: str, cutoff: np.datetime64) -> tuple[int, int]:
+        """Row range ``[lo, stop)`` of the items of ``symbol`` published at or before ``cutoff``."""
+        lo, hi = self.symbol_rows(symbol)
+        return lo, lo + int(np.searchsorted(self.published[lo:hi], cutoff, side="right"))
+
+    def symbols_published_by(self, cutoff: np.datetime64) -> list[str]:
+        """Symbols with at least one item published at or before ``cutoff`` (sorted)."""
+        bounds = self._bounds  # type: ignore[attr-defined]
+        return [sym for sym in sorted(bounds) if self.published[bounds[sym][0]] <= cutoff]
+
     def rows_with_id(self, news_id: str) -> np.ndarray:
         return np.flatnonzero(self.id == news_id)
 
@@ -204,6 +214,10 @@ class FilingStore:
     def available_at(self) -> np.ndarray:
         """UTC instant each row becomes visible (see :func:`filing_available_utc`)."""
         return self.available  # type: ignore[attr-defined]
+
+    def rows_available_by(self, cutoff: np.datetime64) -> int:
+        """Rows ``[0, stop)`` are the sections public at or before ``cutoff`` (rows are sorted by filed date)."""
+        return int(np.searchsorted(self.available_at(), cutoff, side="right"))
 
 
 __all__ = [

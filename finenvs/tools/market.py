@@ -14,10 +14,17 @@ from typing import Any
 
 import numpy as np
 
+from finenvs.data.asof import AsOfView
 from finenvs.tools import indicators as ind
 from finenvs.tools.registry import Tool, ToolContext, json_size, register_tools
 
 PRICE_DECIMALS = 4
+#: Newest news item older than this (calendar days before the clock): the note says the days after are not covered.
+STALE_NEWS_DAYS = 3
+#: Newest filing older than this: past the usual interval between a company's 10-Q/10-K filings.
+STALE_FILING_DAYS = 100
+#: At most this many symbol names in a coverage object.
+MAX_SYMBOLS_LISTED = 20
 RATE_SERIES = {"DTB3": "3-month Treasury bill, secondary market, discount basis", "DGS10": "10-year Treasury yield"}
 _DATE = {"type": "string", "description": "A date, YYYY-MM-DD.", "minLength": 10, "maxLength": 32}
 _SYMBOL = {
@@ -127,6 +134,67 @@ def get_indicators(
     return {"symbol": symbol, "as_of": str(view.as_of), "bars_used": len(dates), "indicators": out}
 
 
+# ---------------------------------------------------------------------------- coverage
+def _days_between(earlier: str, later: str) -> int:
+    return int((np.datetime64(later[:10], "D") - np.datetime64(earlier[:10], "D")).astype(int))
+
+
+def _listed(coverage: dict[str, Any], key: str) -> int:
+    """Cap the symbol list ``coverage[key]`` at :data:`MAX_SYMBOLS_LISTED`; returns how many there are."""
+    names = coverage[key]
+    if len(names) > MAX_SYMBOLS_LISTED:
+        coverage[key] = names[:MAX_SYMBOLS_LISTED]
+        coverage[f"{key}_total"] = len(names)
+    return len(names)
+
+
+def news_coverage(view: AsOfView, symbol: str) -> dict[str, Any]:
+    """The ``coverage`` object of the news tools: what the news data holds for ``symbol`` up to the clock.
+
+    Computed only from items public by the close of ``view.as_of`` (see :meth:`AsOfView.news_coverage`),
+    with a plain-words ``note`` telling an agent whether an empty answer can mean "not covered".
+    """
+    cov = view.news_coverage(symbol)
+    as_of = cov["as_of"]
+    if cov["count"]:
+        first, latest = cov["first_published_at"][:10], cov["latest_published_at"][:10]
+        gap = cov["days_since_latest"] = _days_between(latest, as_of)
+        note = (f"{cov['count']} news items held for {symbol} up to the {as_of} close, from {first}; the newest "
+                f"is from {latest}, {gap} day(s) before {as_of}")
+        if gap > STALE_NEWS_DAYS:
+            note += (": the news data does not cover the days after it; an empty answer is not proof that "
+                     "nothing happened")
+    else:
+        held = _listed(cov, "symbols_with_news")
+        note = (f"the news data holds no item for {symbol} up to the {as_of} close; an empty answer is not proof "
+                "that nothing happened")
+        if held:
+            note += f" (it holds news for {held} symbol(s): symbols_with_news)"
+    cov["note"] = note
+    return cov
+
+
+def filing_coverage(view: AsOfView, symbol: str) -> dict[str, Any]:
+    """The ``coverage`` object of the filing tools (see :func:`news_coverage`)."""
+    cov = view.filing_coverage(symbol)
+    as_of = cov["as_of"]
+    if cov["count"]:
+        gap = cov["days_since_latest"] = _days_between(cov["latest_filed"], as_of)
+        note = (f"{cov['count']} filing(s) held for {symbol} up to the {as_of} close, filed {cov['first_filed']} "
+                f"to {cov['latest_filed']}; the newest was filed {gap} day(s) before {as_of}")
+        if gap > STALE_FILING_DAYS:
+            note += (f": a 10-Q or 10-K normally follows within {STALE_FILING_DAYS} days, so the filing data "
+                     "likely does not cover the later ones; no filing listed is not proof that none was made")
+    else:
+        held = _listed(cov, "symbols_with_filings")
+        note = (f"the filing data holds no filing of {symbol} up to the {as_of} close; an empty list is not "
+                "proof that none was made")
+        if held:
+            note += f" (it holds filings of {held} symbol(s): symbols_with_filings)"
+    cov["note"] = note
+    return cov
+
+
 # ---------------------------------------------------------------------------- news
 def list_news(
     ctx: ToolContext,
@@ -144,17 +212,20 @@ def list_news(
         "as_of": str(view.as_of),
         "visible_until_utc": str(view.decision_time) + "Z",
         "count": len(items),
+        "coverage": news_coverage(view, symbol),
         "items": items[: int(limit)],
     }
     if not items:
-        out["note"] = f"no news visible for {symbol} in this window (an empty answer is valid)"
+        out["note"] = f"no news item for {symbol} in this window; coverage says what the news data holds"
     elif len(items) > limit:
         out["note"] = f"showing the newest {limit} of {len(items)}; raise limit or narrow the window"
     return out
 
 
 def get_news(ctx: ToolContext, id: str) -> dict[str, Any]:  # noqa: A002  (the tool's argument name)
-    return ctx.view().news_item(id)
+    view = ctx.view()
+    item = view.news_item(id)
+    return {**item, "coverage": news_coverage(view, item["symbol"])}
 
 
 # ---------------------------------------------------------------------------- filings
@@ -162,17 +233,21 @@ def list_filings(ctx: ToolContext, symbol: str | None = None, form: str | None =
     view = ctx.view()
     symbol = symbol or ctx.symbol
     filings = view.filings(symbol, form)
-    out: dict[str, Any] = {"symbol": symbol, "as_of": str(view.as_of), "count": len(filings), "filings": filings}
+    out: dict[str, Any] = {"symbol": symbol, "as_of": str(view.as_of), "count": len(filings),
+                           "coverage": filing_coverage(view, symbol), "filings": filings}
     if not filings:
-        out["note"] = f"no filing of {symbol} is visible as of {view.as_of}"
+        out["note"] = (f"no {form + ' ' if form else ''}filing of {symbol} is visible as of {view.as_of}; "
+                       "coverage says what the filing data holds")
     return out
 
 
 def get_filing_section(
     ctx: ToolContext, id: str, section: str, offset: int = 0, max_chars: int = 4000  # noqa: A002
 ) -> dict[str, Any]:
-    doc = ctx.view().filing_section(id, section)
+    view = ctx.view()
+    doc = view.filing_section(id, section)
     text = doc.pop("text")
+    doc["coverage"] = filing_coverage(view, doc["symbol"])
     offset = int(offset)
 
     def page(n: int) -> dict[str, Any]:
@@ -270,7 +345,8 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     Tool(
         "list_news",
         "Headlines published by the current close (16:00 New York), newest first: id, time (UTC), title, "
-        "publisher. An empty list is a valid answer.",
+        "publisher. An empty list is a valid answer; `coverage` says what the news data holds for the symbol "
+        "up to now (count, first and newest item), so you can tell 'nothing published' from 'not covered'.",
         {
             "type": "object",
             "properties": {
@@ -287,7 +363,8 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "get_news",
-        "One news item in full (summary, URL, publisher, provider sentiment when the provider gives one).",
+        "One news item in full (summary, URL, publisher, provider sentiment when the provider gives one), "
+        "with the `coverage` of its symbol's news.",
         {
             "type": "object",
             "properties": {"id": {"type": "string", "minLength": 1, "maxLength": 200}},
@@ -300,7 +377,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     Tool(
         "list_filings",
         "10-K/10-Q filings public by the current close (a filing is usable from the day after its filing "
-        "date), with their text sections.",
+        "date), with their text sections; `coverage` says what the filing data holds for the symbol up to now.",
         {
             "type": "object",
             "properties": {"symbol": _SYMBOL, "form": {"type": "string", "enum": ["10-K", "10-Q"]}},
@@ -341,5 +418,5 @@ MARKET_TOOLS: tuple[Tool, ...] = (
 
 register_tools("trading", MARKET_TOOLS)
 
-__all__ = ["MARKET_TOOLS", "get_filing_section", "get_indicators", "get_news", "get_prices", "get_rate",
-           "get_state", "list_filings", "list_news"]
+__all__ = ["MARKET_TOOLS", "filing_coverage", "get_filing_section", "get_indicators", "get_news", "get_prices",
+           "get_rate", "get_state", "list_filings", "list_news", "news_coverage"]
