@@ -144,7 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     llm.add_argument("--herculean-rule", action="store_true",
                      help="HERCULEAN's rule: five attempts per decision; a decision still without a valid action "
                      "fails the episode (shown as — in tables) instead of taking the documented default")
-    llm.add_argument("--max-decisions", type=int, help="stop each episode after N decisions (smoke runs)")
+    llm.add_argument("--max-decisions", type=int, help="stop each episode after N decisions (smoke runs; with "
+                     "--resume: the new cap, none by default)")
     llm.add_argument("--price-in", type=float, help="$ per million prompt tokens")
     llm.add_argument("--price-out", type=float, help="$ per million completion tokens")
     llm.add_argument("--prices", type=Path, help="JSON price table {model: {input_per_million, output_per_million}}")
@@ -159,6 +160,39 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("run_dir", type=Path, help="a folder written by `finenvs llm` or `finenvs mcp`")
     score.add_argument("--json", action="store_true", help="print the score as JSON")
     _judge_arguments(score)
+
+    harness = sub.add_parser(
+        "harness", help="run an external agent program once per decision, grounded by an MCP server (HERCULEAN's "
+        "harness)",
+        description="Run the family's episodes (as finenvs llm selects them) by invoking --agent-cmd once per "
+        "decision. Placeholders in the command: {prompt_file} (the decision's prompt), {mcp_config} (an "
+        "mcpServers JSON naming the episode's MCP server over HTTP), {url}, {workdir}, {env_id}, {episode}, {step}. "
+        "The decision is what the program commits through the server's commit_action; no commit within --timeout "
+        "is HERCULEAN's failure (five attempts, then the episode fails) unless --default-action is given. The run "
+        "folder is finenvs llm's: finenvs score, bench and --resume read it.")
+    harness.add_argument("--env", default="FinTrading-v0", help="env id, base or text variant (default: FinTrading-v0)")
+    harness.add_argument("--agent-cmd", help="the agent program's command line (no shell), with placeholders")
+    _selection_arguments(harness)
+    harness.add_argument("--timeout", type=float, default=600.0, help="seconds per invocation (default: 600)")
+    harness.add_argument("--default-action", action="store_true",
+                         help="a decision without a commit takes the protocol's default action instead of failing "
+                         "the episode after five attempts")
+    harness.add_argument("--tools", choices=["fabpp", "none"], help="tool mode (default: fabpp)")
+    harness.add_argument("--debate", action="store_true", help="FAB++'s debate round (FinQA-v0, FinOptions-v0)")
+    harness.add_argument("--max-tool-calls", type=int, help="tool calls per decision (default: the family's)")
+    harness.add_argument("--max-decisions", type=int, help="stop each episode after N decisions (smoke runs; with "
+                         "--resume: the new cap, none by default)")
+    harness.add_argument("--out", type=Path, default=Path("finenvs-runs"), help="parent folder of runs")
+    harness.add_argument("--name", help="run folder name (default: UTC timestamp)")
+    harness.add_argument("--resume", type=Path, help="continue a harness run folder (its run.json gives the setup)")
+    harness.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    skills = sub.add_parser("skills", help="agent skills (SKILL.md) of every family")
+    skills_sub = skills.add_subparsers(dest="skills_command", parser_class=_Parser)
+    export = skills_sub.add_parser("export", help="write DIR/finenvs-<family>/SKILL.md for every family: protocol, "
+                                   "answer format, tools, date rules, how to run it, an example prompt")
+    export.add_argument("dir", type=Path, help="output folder (e.g. .claude/skills)")
+    export.add_argument("--families", nargs="+", help="only these families (default: all)")
 
     mcp = sub.add_parser("mcp", help="serve one episode of any env over MCP (stdio): its tools and commit_action")
     mcp.add_argument("--env", default="FinTrading-v0", help="env id, base or text variant (default: FinTrading-v0)")
@@ -564,7 +598,7 @@ def _cmd_llm(args: argparse.Namespace) -> int:
         if not run_file.is_file():
             raise FileNotFoundError(f"{args.resume}: no run.json; not a finenvs run folder")
         meta = json.loads(run_file.read_text())
-        config = RunConfig(**meta["config"])
+        config = RunConfig(**{**meta["config"], "max_decisions": args.max_decisions})  # a smoke run's cap ends
         prices = PriceTable(**meta.get("prices", {}))
     else:
         task = task_of(args.env)  # unknown env -> exit 2
@@ -607,6 +641,55 @@ def _cmd_score(args: argparse.Namespace) -> int:
         print(terminal_report(result))
     _run_judge(args, args.run_dir)
     return result.exit_code  # 0 reproduced, 3 incomplete (resumable), 1 not reproduced or tampered
+
+
+def _cmd_harness(args: argparse.Namespace) -> int:
+    from finenvs.evaluation.harness import HarnessAgent, run_harness
+    from finenvs.evaluation.llm import RunConfig
+    from finenvs.evaluation.score import score_run, terminal_report
+    from finenvs.tasks import task_of
+
+    if args.resume is not None:
+        run_file = args.resume / "run.json"
+        if not run_file.is_file():
+            raise FileNotFoundError(f"{args.resume}: no run.json; not a finenvs run folder")
+        meta = json.loads(run_file.read_text())
+        recorded = meta.get("agent") or {}
+        if recorded.get("kind") != "harness":
+            raise ValueError(f"{args.resume} is not a harness run (its agent is {recorded.get('kind')!r}); "
+                             "continue it with finenvs llm --resume")
+        config = RunConfig(**{**meta["config"], "max_decisions": args.max_decisions})  # a smoke run's cap ends
+        command = args.agent_cmd or recorded["command"]
+        timeout = float(recorded.get("timeout", args.timeout))
+    else:
+        if not args.agent_cmd:
+            raise ValueError("--agent-cmd is required (or --resume RUN)")
+        task = task_of(args.env)
+        config = RunConfig(
+            env_id=task.env_id, symbols=args.symbols, split=args.split, env_kwargs=_window_kwargs(args),
+            seeds=args.seeds, instances=args.instances, limit=args.limit, max_tool_calls=args.max_tool_calls,
+            max_decisions=args.max_decisions, failure_rule="default" if args.default_action else "herculean",
+            max_consecutive_endpoint_failures=None,
+        )
+        config.episodes()
+        command, timeout = args.agent_cmd, args.timeout
+    agent = HarnessAgent(command, timeout=timeout)
+    summary = run_harness(config, agent, out=args.out, name=args.name, resume=args.resume, progress=not args.quiet)
+    print(terminal_report(score_run(summary.run_dir)))
+    for outcome in summary.outcomes:
+        if outcome.status not in ("complete", "skipped"):
+            print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
+    print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s); each invocation's prompt, MCP "
+          f"config and output tails are in {summary.run_dir}/harness/")
+    return 0 if summary.status == "complete" else 1
+
+
+def _cmd_skills(args: argparse.Namespace) -> int:
+    from finenvs.evaluation.skills import export_skills
+
+    for path in export_skills(args.dir, args.families):
+        print(path)
+    return 0
 
 
 def _mcp_arguments(args: argparse.Namespace) -> list[str]:
@@ -670,6 +753,12 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return _cmd_score(args)
     if args.command == "mcp":
         return _cmd_mcp(args)
+    if args.command == "harness":
+        return _cmd_harness(args)
+    if args.command == "skills":
+        if args.skills_command == "export":
+            return _cmd_skills(args)
+        parser.error("skills needs a subcommand: export")
     if args.command == "train":
         return _cmd_train(args)
     if args.command == "data":
@@ -715,14 +804,14 @@ def _newest(parent: Path, marker: str, since: float) -> Path | None:
 def _interrupted(args: argparse.Namespace, began: float) -> str:
     """The one line a Ctrl-C prints: what the command saved and how to continue."""
     command = getattr(args, "command", None)
-    if command == "llm":
+    if command in ("llm", "harness"):
         run_dir = args.resume or (args.out / args.name if args.name else None)
         saved = _episodes_saved(run_dir) if run_dir is not None else None
         if saved is None:
-            return "interrupted: finenvs llm stopped before its run folder was written; nothing to resume"
+            return f"interrupted: finenvs {command} stopped before its run folder was written; nothing to resume"
         done, planned, steps = saved
         return (f"interrupted: {done} of {planned} episodes finished ({steps} decisions) saved in {run_dir}; "
-                f"resume with: finenvs llm --resume {run_dir}")
+                f"resume with: finenvs {command} --resume {run_dir}")
     if command == "bench":
         bench_dir = args.resume or _newest(args.out, "bench.json", began)
         if bench_dir is None:
@@ -764,7 +853,7 @@ def main(argv: list[str] | None = None) -> int:
 
             print(finenvs.__version__)
             return 0
-        if args.command == "llm" and args.resume is None and not args.name:  # named now: a Ctrl-C can point at it
+        if args.command in ("llm", "harness") and args.resume is None and not args.name:  # named now: a Ctrl-C can point at it
             import datetime as _dt
 
             args.name = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")

@@ -440,6 +440,9 @@ async def run_episode(
         on_start(int(expected) - session.step_index)
     rng = random.Random(f"{config.seed}-{spec.index}")
     port = SessionPort(session)
+    bind = getattr(agent, "bind_session", None)  # an agent that serves the episode's tools itself (the harness)
+    if bind is not None:
+        bind(session)
     failures = 0
     try:
         while not session.done:
@@ -478,6 +481,8 @@ async def run_episode(
                                       f"endpoint failed on {failures} decisions in a row; resume the run later")
         return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index)
     finally:
+        if bind is not None:
+            bind(None)
         session.close()
         if env is not None:
             pool.give(spec, env)

@@ -274,8 +274,9 @@ def content_of(data: Any, limit: int = MAX_RESULT_CHARS) -> tuple[str, Any]:
     return text, data
 
 
-def build_server(episode: McpEpisode | None, *, error: str | None = None) -> Any:
-    """A low-level ``mcp.server.Server`` serving ``episode``'s tools.
+def build_server(episode: McpEpisode | Any | None, *, error: str | None = None) -> Any:
+    """A low-level ``mcp.server.Server`` serving ``episode``'s tools (an :class:`McpEpisode`, or any object with its
+    ``tool_list``, ``call`` and ``max_result_chars`` and an ``instructions`` text: the harness's decision gate).
 
     With ``episode=None`` the server refuses: it lists ``get_observation`` and answers every call with an MCP
     error result carrying ``error`` (the reason the episode could not start), so an MCP client shows the message
@@ -309,11 +310,9 @@ def build_server(episode: McpEpisode | None, *, error: str | None = None) -> Any
         return Server(SERVER_NAME, version=finenvs.__version__, instructions=message, on_list_tools=refuse_list,
                       on_call_tool=refuse_call)
 
-    tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["input_schema"])
-             for t in episode.tool_list()]
-
-    async def list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(tools=tools)
+    async def list_tools(ctx: Any, params: Any) -> Any:  # listed per request: the harness's gate changes episodes
+        return types.ListToolsResult(tools=[types.Tool(name=t["name"], description=t["description"],
+                                                       input_schema=t["input_schema"]) for t in episode.tool_list()])
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         try:
@@ -323,16 +322,19 @@ def build_server(episode: McpEpisode | None, *, error: str | None = None) -> Any
             return result({"error": f"internal error in {scrub_text(str(params.name))[:80]}: {type(exc).__name__}: "
                                     f"{scrub_text(str(exc))[:MAX_ERROR_CHARS]}"}, True)
 
-    spec = episode.session.spec
-    return Server(
-        SERVER_NAME,
-        version=finenvs.__version__,
-        instructions=(
+    instructions = getattr(episode, "instructions", None)
+    if instructions is None:
+        spec = episode.session.spec
+        instructions = (
             f"finenvs {spec.env_id} episode ({spec.label()}). Call {OBSERVATION_TOOL} for the task and the current "
             "state, read data with the other tools (nothing after the current decision time is visible), then call "
             "commit_action once per decision. The episode ends after the last decision; results are written "
             f"to {episode.files.root}."
-        ),
+        )
+    return Server(
+        SERVER_NAME,
+        version=finenvs.__version__,
+        instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

@@ -125,7 +125,8 @@ class RunScore:
 
     def resume_hint(self) -> str:
         if self.meta.get("kind") == "llm-runner":
-            return f"continue it with: finenvs llm --resume {self.run_dir}"
+            command = "harness" if (self.meta.get("agent") or {}).get("kind") == "harness" else "llm"
+            return f"continue it with: finenvs {command} --resume {self.run_dir}"
         return "this kind of run cannot be resumed; run the episode again"
 
     def efficiency(self) -> dict[str, Any]:
