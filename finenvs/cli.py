@@ -157,8 +157,13 @@ def _parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="check and re-score a run folder offline from its trajectories; exit 0 "
                            "reproduced, 3 incomplete, 1 not reproduced or tampered")
-    score.add_argument("run_dir", type=Path, help="a folder written by `finenvs llm` or `finenvs mcp`")
+    score.add_argument("run_dir", type=Path, nargs="?", help="a folder written by `finenvs llm`, `harness` or `mcp`")
     score.add_argument("--json", action="store_true", help="print the score as JSON")
+    score.add_argument("--herculean-decisions", nargs="+", type=Path, metavar="FILE",
+                       help="score HERCULEAN trading-decision JSON files in FinTrading-v0 under both conventions "
+                       "instead of a run folder (exit 0 all scored, 2 a file refused)")
+    score.add_argument("--export-herculean", type=Path, metavar="DIR",
+                       help="write the run's FinTrading-v0 episodes into DIR as HERCULEAN trading-decision files")
     _judge_arguments(score)
 
     harness = sub.add_parser(
@@ -632,7 +637,17 @@ def _cmd_llm(args: argparse.Namespace) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
+    from finenvs.evaluation import herculean_files
     from finenvs.evaluation.score import score_run, terminal_report
+
+    if args.herculean_decisions:
+        if args.run_dir is not None or args.export_herculean is not None:
+            raise ValueError("--herculean-decisions scores files, not a run folder: give one or the other")
+        return herculean_files.cli_score_files(args.herculean_decisions, args.json)
+    if args.run_dir is None:
+        raise ValueError("finenvs score needs a run folder (or --herculean-decisions FILE...)")
+    if args.export_herculean is not None:
+        return herculean_files.cli_export(args.run_dir, args.export_herculean)
 
     result = score_run(args.run_dir)
     if args.json:

@@ -130,7 +130,7 @@ def loads(text: str, *, max_depth: int = MAX_DEPTH, allow_non_finite: bool = Fal
     except (ValueError, OverflowError) as exc:  # defensive: the hooks above catch what json lets through
         raise JSONLimitError(str(exc)[:80]) from None
     if text.count("[") + text.count("{") > max_depth:  # only then can the document be too deep
-        problem = check_value(value, max_depth=max_depth)
+        problem = check_value(value, max_depth=max_depth, allow_non_finite=allow_non_finite)
         if problem is not None:
             raise JSONLimitError(problem)
     return value
