@@ -112,6 +112,12 @@ def _parser() -> argparse.ArgumentParser:
                        help="also play every baseline and agent of the families with a debate round (FinQA-v0, "
                        "FinOptions-v0) under FAB++'s adversarial debate; the aggregate gains an overall with the "
                        "debate multipliers")
+    bench.add_argument("--windows", metavar="SPEC",
+                       help="also play the market families' rule baselines over every period of the long shipped "
+                       "histories, e.g. quarterly:2016-01-01:2025-12-31 (monthly/yearly too): distributions, "
+                       "bootstrap intervals and the paired difference to Buy&Hold; finished windows are cached")
+    bench.add_argument("--after", metavar="DATE",
+                       help="with --windows: keep only windows starting after DATE (a model's knowledge cutoff)")
     bench.add_argument("--alpha-cost-floor", type=float, metavar="DOLLARS",
                        help="FAB++'s Alpha score divides by ln(1 + cost): at zero cost it is undefined (n/a); "
                        "this dollar floor of the cost makes it finite (recorded with the result)")
@@ -513,6 +519,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             alpha_cost_floor=args.alpha_cost_floor,
             eval_config=args.config,
             debate=args.debate,
+            windows=args.windows,
+            after=args.after,
         )
     )
     print(terminal_table(card))

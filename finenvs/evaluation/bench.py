@@ -105,6 +105,10 @@ class BenchConfig:
             FAB++'s adversarial debate (:mod:`finenvs.evaluation.debate_runs`), and every agent through the text
             interface with ``debate=True`` (``<agent> (debate)`` runs); the aggregate gains an overall with
             each section's mean multiplier.
+        windows: Also play the market families' rule baselines over many windows (``quarterly:START:END``,
+            :mod:`finenvs.evaluation.windows`) on the long shipped histories: per policy the distribution of
+            CR/SR/MDD with bootstrap intervals and the paired difference to Buy&Hold.
+        after: With ``windows``: keep only windows starting after this date (a model's knowledge cutoff).
     """
 
     split: str = "eval"
@@ -134,6 +138,8 @@ class BenchConfig:
     eval_config: Path | None = None
     instances: dict[str, tuple[int, ...]] | None = None
     debate: bool = False
+    windows: str | None = None
+    after: str | None = None
 
     @property
     def has_model(self) -> bool:
@@ -157,6 +163,8 @@ class Scorecard:
     agents: list[dict[str, Any]] = field(default_factory=list)
     herculean: dict[str, Any] | None = None
     aggregate: dict[str, Any] | None = None
+    #: env id -> :func:`finenvs.evaluation.windows.run_windows`'s record (``--windows``)
+    windows: dict[str, Any] = field(default_factory=dict)
 
     def section(self, family: str) -> dict[str, Any] | None:
         return self.sections.get(family)
@@ -172,6 +180,7 @@ class Scorecard:
             "agents": self.agents,
             "herculean": self.herculean,
             "aggregate": self.aggregate,
+            "windows": self.windows,
             "seconds": self.seconds,
         }
 
@@ -393,6 +402,10 @@ def render_markdown(card: Scorecard) -> str:
                   "FAB++ tasks, played by the agents and counted in the aggregate; the family tables above show every "
                   "baseline over the family's whole plan. The selected tasks: `eval_config.json`."
                   + "".join(f" Skipped `{s['type']}`: {s['reason']}." for s in rec["skipped"]), ""]
+    if card.windows:
+        from finenvs.evaluation.windows import suite_markdown
+
+        lines += suite_markdown(card.windows)
     if card.errors:
         lines += ["## Errors", ""] + [f"- {e['env']} {e['symbol']} {e['policy']}: {e['error']}" for e in card.errors]
         lines.append("")
@@ -711,9 +724,13 @@ def run_bench(config: BenchConfig) -> Scorecard:
                          instances={f: selection.instances(f) for f in selection.families})
     specs = _select(config)
     resolve_weights(config.weights)  # fail before any work on bad weights
+    if config.windows:  # a bad window spec fails here
+        from finenvs.evaluation.windows import parse_windows
+
+        parse_windows(config.windows)
     catalog = default_catalog()
     for symbol in [*(config.symbols or []), *(config.universe or [])]:  # fail fast, before any work
-        if symbol not in catalog.symbols("core"):
+        if not config.windows and symbol not in catalog.symbols("core"):  # long histories hold more names
             raise KeyError(f"unknown symbol {symbol!r}; valid symbols: {catalog.symbols('core')}")
     bench_agents = _bench_agents(config)  # a bad endpoint or A2A URL fails here
     for path in config.published:  # a bad published-results file fails here
@@ -746,6 +763,16 @@ def run_bench(config: BenchConfig) -> Scorecard:
             errors.append({"env": env_id, "symbol": symbol, "policy": policy_name, "error": f"{type(exc).__name__}: {exc}"})
     for env in envs.values():
         env.close()
+    windows: dict[str, Any] = {}
+    if config.windows:
+        from finenvs.evaluation.windows import run_windows_suite
+
+        windows = run_windows_suite([t.env_id for t in specs], config.windows, symbols=config.symbols,
+                                    universe=config.universe, after=config.after, seed=config.seed,
+                                    cache_dir=Path(config.out) / "windows-cache", progress=config.progress,
+                                    env_kwargs=config.env_kwargs)
+        errors += [{"env": e, "symbol": "-", "policy": "windows", "error": r["error"]}
+                   for e, r in windows.items() if "error" in r]
     sections: dict[str, Any] = {}
     for task in specs:
         if task.bench.market_tables:
@@ -814,8 +841,12 @@ def run_bench(config: BenchConfig) -> Scorecard:
         agents=agent_runs,
         herculean=herculean,
         aggregate=aggregate_record,
+        windows=windows,
     )
     if config.plots:
+        from finenvs.evaluation.windows import suite_plots
+
+        card.files += [str(p) for p in suite_plots(card.windows, run_dir)]
         card.files += [str(p) for p in _plots(card)]
         for task in specs:
             if task.bench.plots and task.family in sections:
@@ -844,7 +875,8 @@ def _config_record(config: BenchConfig, specs: list[TaskSpec]) -> dict[str, Any]
             "symbols": config.symbols, "universe": config.universe, "env_kwargs": config.env_kwargs,
             "agents": config.agents, "model": config.model, "base_url": config.base_url, "a2a_url": config.a2a_url,
             "agent_limit": config.agent_limit, "herculean_rule": config.herculean_rule,
-            "alpha_cost_floor": config.alpha_cost_floor, "debate": config.debate,
+            "alpha_cost_floor": config.alpha_cost_floor, "debate": config.debate, "windows": config.windows,
+            "after": config.after,
             "eval_config": None if config.eval_config is None else str(config.eval_config),
             "instances": config.instances}
 
