@@ -139,6 +139,9 @@ def _parser() -> argparse.ArgumentParser:
     llm.add_argument("--tools", choices=["fabpp", "none"],
                      help="tool mode: fabpp (default: the family's tools, FAB++'s setting) or none (closed book: "
                      "the commit tool only); recorded with the run")
+    llm.add_argument("--python", action="store_true",
+                     help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
+                     "files, no network; needs finenvs sandbox setup)")
     llm.add_argument("--debate", action="store_true",
                      help="FAB++'s adversarial debate (FinQA-v0, FinOptions-v0): after each first answer the agent "
                      "faces a counter-argument and gives a final answer; the multiplier (1.2/1.0/0.8) and the "
@@ -189,6 +192,9 @@ def _parser() -> argparse.ArgumentParser:
                          help="a decision without a commit takes the protocol's default action instead of failing "
                          "the episode after five attempts")
     harness.add_argument("--tools", choices=["fabpp", "none"], help="tool mode (default: fabpp)")
+    harness.add_argument("--python", action="store_true",
+                     help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
+                     "files, no network; needs finenvs sandbox setup)")
     harness.add_argument("--debate", action="store_true", help="FAB++'s debate round (FinQA-v0, FinOptions-v0)")
     harness.add_argument("--max-tool-calls", type=int, help="tool calls per decision (default: the family's)")
     harness.add_argument("--max-decisions", type=int, help="stop each episode after N decisions (smoke runs; with "
@@ -197,6 +203,13 @@ def _parser() -> argparse.ArgumentParser:
     harness.add_argument("--name", help="run folder name (default: UTC timestamp)")
     harness.add_argument("--resume", type=Path, help="continue a harness run folder (its run.json gives the setup)")
     harness.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    sandbox = sub.add_parser("sandbox", help="the optional sandboxed Python tool (run_python): set it up, check it")
+    sandbox_sub = sandbox.add_subparsers(dest="sandbox_command", parser_class=_Parser)
+    setup = sandbox_sub.add_parser("setup", help="put the Pyodide npm package (sha256-checked) where the sandbox "
+                                   "reads it; needs npm and the deno wheel (finenvs[sandbox]); install time only")
+    setup.add_argument("--force", action="store_true", help="set it up again even if it is in place")
+    sandbox_sub.add_parser("status", help="whether run_python can run here, and why not")
 
     skills = sub.add_parser("skills", help="agent skills (SKILL.md) of every family")
     skills_sub = skills.add_subparsers(dest="skills_command", parser_class=_Parser)
@@ -212,6 +225,9 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument("--name", help="run folder name (default: mcp-<env>-<label>-<UTC time>)")
     mcp.add_argument("--tools", choices=["fabpp", "none"],
                      help="tool mode: fabpp (default: the family's tools) or none (closed book: commit_action only)")
+    mcp.add_argument("--python", action="store_true",
+                     help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
+                     "files, no network; needs finenvs sandbox setup)")
     mcp.add_argument("--debate", action="store_true",
                      help="FAB++'s adversarial debate (FinQA-v0, FinOptions-v0): the first commit is answered with a "
                      "counter-argument in the next observation; the second commit is the final answer")
@@ -597,6 +613,8 @@ def _window_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         out["tools"] = args.tools
     if getattr(args, "debate", False):  # so does the debate round
         out["debate"] = True
+    if getattr(args, "python", False):  # and the sandboxed Python tool
+        out["python"] = True
     return out
 
 
@@ -707,6 +725,17 @@ def _cmd_harness(args: argparse.Namespace) -> int:
     return 0 if summary.status == "complete" else 1
 
 
+def _cmd_sandbox(args: argparse.Namespace) -> int:
+    from finenvs.tools.sandbox import sandbox_status, setup_sandbox
+
+    if args.sandbox_command == "setup":
+        path = setup_sandbox(force=args.force)
+        print(f"sandbox ready: {path}")
+    status = sandbox_status(verify=args.sandbox_command == "status")
+    print(json.dumps(status, indent=2, default=str))
+    return 0 if status["available"] else 1
+
+
 def _cmd_skills(args: argparse.Namespace) -> int:
     from finenvs.evaluation.skills import export_skills
 
@@ -723,6 +752,8 @@ def _mcp_arguments(args: argparse.Namespace) -> list[str]:
             out += [f"--{flag}", str(getattr(args, flag))]
     if getattr(args, "debate", False):
         out.append("--debate")
+    if getattr(args, "python", False):
+        out.append("--python")
     if args.symbols:
         out += ["--symbols", *args.symbols]
     return out
@@ -778,6 +809,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return _cmd_mcp(args)
     if args.command == "harness":
         return _cmd_harness(args)
+    if args.command == "sandbox":
+        if args.sandbox_command in ("setup", "status"):
+            return _cmd_sandbox(args)
+        parser.error("sandbox needs a subcommand: setup or status")
     if args.command == "skills":
         if args.skills_command == "export":
             return _cmd_skills(args)

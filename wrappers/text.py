@@ -59,7 +59,7 @@ DEFAULT_HISTORY = 5
 TOOL_MODES = ("fabpp", "none")
 DEFAULT_TOOL_MODE = "fabpp"
 #: Arguments of the text wrapper that may travel with a base env's arguments (a run's ``env_kwargs``).
-WRAPPER_KWARGS = ("tools", "debate")
+WRAPPER_KWARGS = ("tools", "debate", "python")
 #: Characters of the counter-argument (and half as many of the first answer) a debate's second prompt shows.
 DEBATE_CHARS = 1_500
 #: How the prompt of a debate's second turn frames the counter-argument.
@@ -109,6 +109,8 @@ class TextInterface(gym.Wrapper):
         tool_max_chars: Cap on each tool result's JSON.
         toolset: Name of the toolset in :data:`finenvs.tools.TOOLSETS` (default: the env's task spec's, or
             its ``task_family``).
+        python: Offer the sandboxed ``run_python`` tool (:mod:`finenvs.tools.sandbox`: standard-library Python in
+            Pyodide under Deno, no files, no network; off by default; needs ``finenvs sandbox setup``).
         debate: Play FAB++'s adversarial debate (:class:`finenvs.wrappers.debate.Debate`, for envs whose task
             spec names a debate round): the first reply is answered with a counter-argument shown in the next
             prompt, the second reply is the final answer. Recorded in ``info["debate"]``.
@@ -125,6 +127,7 @@ class TextInterface(gym.Wrapper):
         tool_max_chars: int = DEFAULT_MAX_CHARS,
         toolset: str | None = None,
         debate: bool = False,
+        python: bool = False,
         **toolbox_kwargs: Any,
     ) -> None:
         if not isinstance(debate, bool):
@@ -155,7 +158,19 @@ class TextInterface(gym.Wrapper):
         self.tools_mode = tool_mode(tools)
         if self.tools_mode == "none":
             toolset = CLOSED_BOOK_TOOLSET
-        self.toolbox = ToolBox(env, max_chars=tool_max_chars, family=toolset, **toolbox_kwargs)
+        if not isinstance(python, bool):
+            raise ValueError(f"python={str(python)[:40]!r} must be True or False")
+        extra = []
+        if python:  # the opt-in sandboxed Python tool: refused here, not at the first call, when it is not set up
+            from finenvs.tools.sandbox import PythonSandbox, python_tool
+
+            status = PythonSandbox().status()
+            if not status["available"]:
+                raise ValueError(f"python=True needs the sandbox: {status['reason']}")
+            extra.append(python_tool())
+        #: Whether the sandboxed ``run_python`` tool is offered.
+        self.python = python
+        self.toolbox = ToolBox(env, max_chars=tool_max_chars, family=toolset, extra=extra, **toolbox_kwargs)
         self.observation_space = PrintableText(MAX_PROMPT_CHARS)
         self.action_space = PrintableText(protocol.max_chars)
         self._decisions: list[str] = []
@@ -265,7 +280,8 @@ class TextInterface(gym.Wrapper):
 
 
 def make_text_env(base_id: str, *, history: int = DEFAULT_HISTORY, tool_max_chars: int = DEFAULT_MAX_CHARS,
-                  tools: bool | str = DEFAULT_TOOL_MODE, debate: bool = False, **env_kwargs: Any) -> TextInterface:
+                  tools: bool | str = DEFAULT_TOOL_MODE, debate: bool = False, python: bool = False,
+                  **env_kwargs: Any) -> TextInterface:
     """Entry point of the registered ``<Name>-text-v0`` variants: the base env, with its task spec's
     ``text_kwargs`` (a text action mode), wrapped in :class:`TextInterface` with the spec's tools in mode
     ``tools`` (:data:`TOOL_MODES`), debated when ``debate`` (FAB++'s adversarial debate)."""
@@ -274,7 +290,7 @@ def make_text_env(base_id: str, *, history: int = DEFAULT_HISTORY, tool_max_char
     task = task_of(base_id)
     env = gym.make(base_id, **{**task.text_kwargs, **env_kwargs})
     return TextInterface(env, history=history, tool_max_chars=tool_max_chars, toolset=task.tools, tools=tools,
-                         debate=debate)
+                         debate=debate, python=python)
 
 
 __all__ = ["DEFAULT_HISTORY", "DEFAULT_TOOL_MODE", "SAMPLE_CHARSET", "TOOL_MODES", "WRAPPER_KWARGS", "PrintableText",

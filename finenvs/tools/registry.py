@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -367,6 +367,7 @@ class ToolBox:
         news: News store replacing the shipped one (tests, custom corpora).
         filings: Filing store replacing the shipped one.
         family: Task family (default: the env's ``task_family``).
+        extra: Tools offered beside the family's (the opt-in ``run_python`` of :mod:`finenvs.tools.sandbox`).
     """
 
     def __init__(
@@ -377,6 +378,7 @@ class ToolBox:
         news: NewsStore | None = None,
         filings: FilingStore | None = None,
         family: str | None = None,
+        extra: Sequence[Tool] = (),
     ) -> None:
         self.env = env.unwrapped if hasattr(env, "unwrapped") else env
         family = family or getattr(self.env, "task_family", None)
@@ -401,7 +403,7 @@ class ToolBox:
             func=None,
             summary="commit today's decision (ends your turn)",
         )
-        self.tools: dict[str, Tool] = {t.name: t for t in TOOLSETS[family]}
+        self.tools: dict[str, Tool] = {t.name: t for t in [*TOOLSETS[family], *extra]}
         self.tools[COMMIT_TOOL] = commit
 
     @property
