@@ -139,6 +139,9 @@ def _parser() -> argparse.ArgumentParser:
     llm.add_argument("--tools", choices=["fabpp", "none"],
                      help="tool mode: fabpp (default: the family's tools, FAB++'s setting) or none (closed book: "
                      "the commit tool only); recorded with the run")
+    llm.add_argument("--live", action="store_true",
+                     help="HERCULEAN's live regime (market families): run to the newest bar the data holds, record "
+                     "the decision there as pending and exit; after finenvs data add, --resume RUN --live goes on")
     llm.add_argument("--python", action="store_true",
                      help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
                      "files, no network; needs finenvs sandbox setup)")
@@ -192,6 +195,9 @@ def _parser() -> argparse.ArgumentParser:
                          help="a decision without a commit takes the protocol's default action instead of failing "
                          "the episode after five attempts")
     harness.add_argument("--tools", choices=["fabpp", "none"], help="tool mode (default: fabpp)")
+    harness.add_argument("--live", action="store_true",
+                     help="HERCULEAN's live regime (market families): run to the newest bar the data holds, record "
+                     "the decision there as pending and exit; after finenvs data add, --resume RUN --live goes on")
     harness.add_argument("--python", action="store_true",
                      help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
                      "files, no network; needs finenvs sandbox setup)")
@@ -630,6 +636,8 @@ def _cmd_llm(args: argparse.Namespace) -> int:
             raise FileNotFoundError(f"{args.resume}: no run.json; not a finenvs run folder")
         meta = json.loads(run_file.read_text())
         config = RunConfig(**{**meta["config"], "max_decisions": args.max_decisions})  # a smoke run's cap ends
+        if args.live and not config.live:
+            raise ValueError(f"{args.resume} is not a live run; resume it without --live")
         prices = PriceTable(**meta.get("prices", {}))
     else:
         task = task_of(args.env)  # unknown env -> exit 2
@@ -638,7 +646,7 @@ def _cmd_llm(args: argparse.Namespace) -> int:
             seeds=args.seeds, instances=args.instances, limit=args.limit, max_tool_calls=args.max_tool_calls,
             request_timeout=args.timeout, decision_timeout=args.decision_timeout, max_retries=args.retries,
             concurrency=args.concurrency, format_retries=args.format_retries, max_decisions=args.max_decisions,
-            failure_rule="herculean" if args.herculean_rule else "default",
+            failure_rule="herculean" if args.herculean_rule else "default", live=args.live,
         )
         config.episodes()  # a bad selection (unknown split, instance out of range, ...) fails before any work
         if args.prices is not None:
@@ -659,7 +667,7 @@ def _cmd_llm(args: argparse.Namespace) -> int:
         if outcome.status not in ("complete", "skipped"):
             print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
     print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s)")
-    return 0 if summary.status == "complete" else 1
+    return 0 if summary.status in ("complete", "waiting") else 1
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -700,6 +708,8 @@ def _cmd_harness(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.resume} is not a harness run (its agent is {recorded.get('kind')!r}); "
                              "continue it with finenvs llm --resume")
         config = RunConfig(**{**meta["config"], "max_decisions": args.max_decisions})  # a smoke run's cap ends
+        if args.live and not config.live:
+            raise ValueError(f"{args.resume} is not a live run; resume it without --live")
         command = args.agent_cmd or recorded["command"]
         timeout = float(recorded.get("timeout", args.timeout))
     else:
@@ -710,7 +720,7 @@ def _cmd_harness(args: argparse.Namespace) -> int:
             env_id=task.env_id, symbols=args.symbols, split=args.split, env_kwargs=_window_kwargs(args),
             seeds=args.seeds, instances=args.instances, limit=args.limit, max_tool_calls=args.max_tool_calls,
             max_decisions=args.max_decisions, failure_rule="default" if args.default_action else "herculean",
-            max_consecutive_endpoint_failures=None,
+            max_consecutive_endpoint_failures=None, live=args.live,
         )
         config.episodes()
         command, timeout = args.agent_cmd, args.timeout
@@ -722,7 +732,7 @@ def _cmd_harness(args: argparse.Namespace) -> int:
             print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
     print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s); each invocation's prompt, MCP "
           f"config and output tails are in {summary.run_dir}/harness/")
-    return 0 if summary.status == "complete" else 1
+    return 0 if summary.status in ("complete", "waiting") else 1
 
 
 def _cmd_sandbox(args: argparse.Namespace) -> int:

@@ -15,6 +15,9 @@ SPLITS: dict[str, tuple[str, str]] = {
     "eval": ("2026-01-02", "2026-03-31"),
     "live": ("2026-04-01", "2026-05-01"),
 }
+#: ``end=LATEST``: the window runs to the newest bar the data holds (a live run rolled forward with
+#: ``finenvs data add``; the end moves as data arrives, the episode's arguments do not).
+LATEST = "latest"
 #: The split an env uses when none is named: the shipped data's ``train`` window, or,
 #: for a user's own data (``data=``), the whole series (see :func:`resolve_split`).
 DEFAULT_SPLIT = "default"
@@ -31,7 +34,8 @@ def resolve_split(split: str | None, *, user_data: bool) -> str | None:
 
 
 def split_bounds(split: str | None, start: Any = None, end: Any = None) -> tuple[np.datetime64 | None, np.datetime64 | None]:
-    """Dates of a window: explicit ``start``/``end`` override the named split's.
+    """Dates of a window: explicit ``start``/``end`` override the named split's; ``end="latest"`` (:data:`LATEST`)
+    leaves the end open (None: the newest bar held).
 
     Raises:
         WindowError: Unknown split name, unparsable date, or start after end.
@@ -44,7 +48,9 @@ def split_bounds(split: str | None, start: Any = None, end: Any = None) -> tuple
         lo, hi = (np.datetime64(d, "D") for d in SPLITS[split])
     if start is not None:
         lo = to_day(start, name="start")
-    if end is not None:
+    if isinstance(end, str) and end == LATEST:
+        hi = None
+    elif end is not None:
         hi = to_day(end, name="end")
     if lo is not None and hi is not None and lo > hi:
         raise WindowError(f"start {lo} is after end {hi}")

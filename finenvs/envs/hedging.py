@@ -13,7 +13,7 @@ from gymnasium import spaces
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
 from finenvs.data.schema import PriceSeries
-from finenvs.data.splits import DEFAULT_SPLIT, decision_window, resolve_split, split_bounds
+from finenvs.data.splits import DEFAULT_SPLIT, LATEST, decision_window, resolve_split, split_bounds
 from finenvs.data.synthetic_pairs import PairsSpec, simulate_pairs
 from finenvs.envs.hedging_core import (
     ACTION_NAMES,
@@ -303,6 +303,8 @@ class FinHedgingEnv(gym.Env):
         series = [self._series[s] for s in universe.symbols]
         latest = universe.dates[last]
         for s in series:  # a symbol that stops before the window's end would shorten it silently
+            if end == LATEST:  # an open end is the newest day every symbol holds: longer series are not cut short
+                break
             k = int(np.searchsorted(s.dates, hi, side="right")) - 1 if hi is not None else len(s) - 1
             if k >= 0 and s.dates[k] > latest:
                 latest = s.dates[k]
@@ -373,6 +375,7 @@ class FinHedgingEnv(gym.Env):
             "look_ahead_attempts": 0,
             "window_start": universe.date_strings[first],
             "window_end": universe.date_strings[last],
+            "data_end": universe.date_strings[-1],
             "n_decisions": last - first,
         }
         return observe(episode, None, self._state), info

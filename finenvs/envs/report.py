@@ -413,7 +413,8 @@ class FinReportEnv(gym.Env):
         self._daily = [(market.date_strings[int(days[0])], 1.0, 0.0)]
         info = self._info()
         info.update({"symbol": symbol, "peers": list(self.peer_map[symbol]), "window_start": info["date"],
-                     "window_end": market.date_strings[int(last)], "n_reports": int(days.size)})
+                     "window_end": market.date_strings[int(last)], "data_end": market.date_strings[-1],
+                     "n_reports": int(days.size)})
         return self._observe(), info
 
     def _observe(self) -> np.ndarray:

@@ -312,6 +312,7 @@ class FinTradingEnv(gym.Env):
             "look_ahead_attempts": 0,
             "window_start": market.date_strings[first],
             "window_end": market.date_strings[last],
+            "data_end": market.date_strings[-1],
             "n_decisions": last - first,
         }
         return obs, info

@@ -141,6 +141,10 @@ class RunConfig:
         format_retries: Times a reply without a valid action is sent back for another try.
         max_consecutive_endpoint_failures: Failed decisions in a row that stop an episode (None: never).
         max_decisions: Stop each episode after this many decisions (smoke runs; status ``partial``).
+        live: HERCULEAN's live regime (market families): an episode runs to the newest bar the data holds and,
+            while that is before its window's end (``end``; default ``"latest"``, never), waits there (status
+            ``waiting``) with the decision at that bar recorded as pending; after ``finenvs data add`` appends
+            the next bars, ``--resume`` steps it and goes on. The split defaults to ``live``.
         failure_rule: ``"default"``: a decision still invalid after its retries takes the protocol's documented
             default action. ``"herculean"``: HERCULEAN's rule — five attempts (``format_retries`` raised to at
             least 4), and a decision still without a valid action fails the episode (status ``failed``, no
@@ -169,6 +173,7 @@ class RunConfig:
     max_decisions: int | None = None
     failure_rule: str = "default"
     seed: int = 0
+    live: bool = False
 
     def __post_init__(self) -> None:
         if self.max_tool_calls is None:
@@ -192,6 +197,17 @@ class RunConfig:
             raise ValueError(f"failure_rule={self.failure_rule!r}; valid: {list(FAILURE_RULES)}")
         if self.failure_rule == "herculean":
             self.format_retries = max(self.format_retries, HERCULEAN_ATTEMPTS - 1)
+        if self.live:
+            from finenvs.data.splits import LATEST
+
+            if "end" not in self.task.run_options:
+                raise ValueError(f"{self.task.env_id} has no date window; live runs are for the families that "
+                                 "take start/end: " + ", ".join(t.env_id for t in _tasks() if "end" in t.run_options))
+            # the window ends where asked (``end``, default open: the newest bar, whichever day that is); until
+            # the data reaches that end, an episode waits at its newest bar
+            self.env_kwargs = {"end": LATEST, **self.env_kwargs}
+            if self.split == "eval":
+                self.split = "live"
         debate = self.env_kwargs.get("debate", False)
         if not isinstance(debate, bool):
             raise ValueError(f"env_kwargs debate={str(debate)[:40]!r} must be true or false")
@@ -423,13 +439,14 @@ async def run_episode(
     on_start: Callable[[int], None] | None = None,
     sleep: Sleep = asyncio.sleep,
     pool: EnvPool | None = None,
+    pending: dict[str, Any] | None = None,
 ) -> EpisodeOutcome:
     """One episode through the decision loop (after replaying ``recorded`` steps, if any); its text env comes
     from ``pool`` (and goes back to it) when one is given."""
     env = pool.take(spec) if pool is not None else None
     try:
         session = EpisodeSession(spec, writer=writer, history=config.history, tool_max_chars=config.tool_max_chars,
-                                 recorded=recorded, env=env)
+                                 recorded=recorded, env=env, live=config.live, pending=pending)
     except BaseException:
         if env is not None:
             pool.give(spec, env)
@@ -445,7 +462,7 @@ async def run_episode(
         bind(session)
     failures = 0
     try:
-        while not session.done:
+        while not session.done and not session.waiting:
             if config.max_decisions is not None and session.step_index >= config.max_decisions:
                 return EpisodeOutcome(spec, "partial", None, session.step_index,
                                       f"stopped after max_decisions={config.max_decisions}")
@@ -479,6 +496,20 @@ async def run_episode(
             if limit is not None and failures >= limit and not session.done:
                 return EpisodeOutcome(spec, "aborted", None, session.step_index,
                                       f"endpoint failed on {failures} decisions in a row; resume the run later")
+        if session.waiting:  # a live episode at its newest bar: decide there now, step it when the next bar exists
+            if session.pending is None:
+                decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep)
+                session.hold(decision.parsed, raw_text=decision.raw_text, messages=decision.messages,
+                             usage=decision.usage, cost_usd=prices.cost(decision.usage), requests=decision.requests,
+                             retries=decision.retries, endpoint_errors=decision.endpoint_errors,
+                             errors=decision.errors, commit_arguments=decision.commit_arguments,
+                             timing={"seconds": decision.seconds, "llm_seconds": decision.llm_seconds,
+                                     "tool_seconds": decision.tool_seconds})
+                if on_decision is not None:
+                    on_decision(1)
+            return EpisodeOutcome(spec, "waiting", None, session.step_index,
+                                  f"waiting at {session.date}: its decision is recorded; add the next bar(s) with "
+                                  "finenvs data add, then continue with finenvs llm --resume RUN --live")
         return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index)
     finally:
         if bind is not None:
@@ -498,6 +529,8 @@ def _group_steps(records: list[dict[str, Any]]) -> tuple[dict[int, list[dict[str
     done: set[int] = set()
     for record in records:
         if record.get("type") == "step":
+            steps.setdefault(int(record["episode"]), []).append(record)
+        elif record.get("type") == "pending":  # kept last in the episode's list; split off by _pending_of
             steps.setdefault(int(record["episode"]), []).append(record)
         elif record.get("type") == "episode" and record.get("status") in ("complete", "failed"):
             done.add(int(record["episode"]))
@@ -566,9 +599,13 @@ async def run_llm_async(
                 bar.total += n
                 bar.refresh()
 
+            recorded = [r for r in steps.get(spec.index, []) if r.get("type") == "step"]
+            pending = next((r for r in reversed(steps.get(spec.index, [])) if r.get("type") == "pending"
+                            and r.get("step") == len(recorded)), None)
             try:
-                return await run_episode(agent, spec, config, writer=writer, recorded=steps.get(spec.index),
-                                         prices=prices, on_decision=bar.update, on_start=grow, sleep=sleep, pool=pool)
+                return await run_episode(agent, spec, config, writer=writer, recorded=recorded, prices=prices,
+                                         on_decision=bar.update, on_start=grow, sleep=sleep, pool=pool,
+                                         pending=pending)
             except ReplayMismatch:
                 raise
             except Exception as exc:  # a bug in one episode must not take the others (and the file) with it
@@ -580,7 +617,8 @@ async def run_llm_async(
     try:
         outcomes = list(await asyncio.gather(*(one(s) for s in episodes)))
         finished = all(o.status in ("complete", "failed", "skipped") for o in outcomes)
-        status = "complete" if finished else "incomplete"
+        waiting = all(o.status in ("complete", "failed", "skipped", "waiting") for o in outcomes)
+        status = "complete" if finished else "waiting" if waiting else "incomplete"
         return RunSummary(files.root, status, outcomes, time.perf_counter() - began)
     except ReplayMismatch:
         status = "failed"

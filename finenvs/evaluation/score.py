@@ -275,11 +275,17 @@ def _check_records(check: ChainCheck, specs: list[EpisodeSpec], meta: dict[str, 
 
     for n, record in check.records:
         kind, index = record.get("type"), record.get("episode")
-        if kind not in ("step", "episode"):
-            problem(n, f"has type {str(kind)[:40]!r}; a trajectory holds step and episode records")
+        if kind not in ("step", "episode", "pending"):
+            problem(n, f"has type {str(kind)[:40]!r}; a trajectory holds step, pending and episode records")
             continue
         if isinstance(index, bool) or not isinstance(index, int) or index not in plan:
             problem(n, f"belongs to episode {str(index)[:40]}, which is not in run.json's plan")
+            continue
+        if kind == "pending":  # a live run's decision waiting for its next bar: it becomes the next step line
+            expected = last_step.get(index, -1) + 1
+            if index in ended or record.get("step") != expected:
+                problem(n, f"is a pending decision for step {str(record.get('step'))[:20]} of episode {index}; "
+                           f"step {expected} comes next" + (" and the episode has ended" if index in ended else ""))
             continue
         if kind == "step":
             steps[index].append(record)

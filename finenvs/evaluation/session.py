@@ -44,7 +44,10 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
+from finenvs.data.splits import split_bounds
+from finenvs.errors import FinEnvsError
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
 from finenvs.text.protocol import ParsedAction
 from finenvs.tools.registry import ToolResult
@@ -491,6 +494,11 @@ class EpisodeSession:
         tool_max_chars: Cap on tool results.
         recorded: Step records of an earlier, interrupted attempt: their actions
             are replayed (rewards checked) before the session continues.
+        live: A live run (``end="latest"``): an episode that reaches the newest bar the data holds is waiting
+            (``waiting``), not finished; no episode record is written, and a later session over more data
+            continues it.
+        pending: A live run's recorded ``"pending"`` decision (taken at the newest bar, before the next bar
+            existed): committed as the next step as soon as the data has that bar.
         toolbox_kwargs: Passed to :class:`~finenvs.tools.ToolBox` (document stores).
 
     Raises:
@@ -506,9 +514,14 @@ class EpisodeSession:
         tool_max_chars: int | None = None,
         recorded: list[dict[str, Any]] | None = None,
         env: TextInterface | None = None,
+        live: bool = False,
+        pending: dict[str, Any] | None = None,
         **toolbox_kwargs: Any,
     ) -> None:
         self.spec = spec
+        self.live = live
+        #: A live episode at the newest bar: its next decision waits for the next bar (``finenvs data add``).
+        self.waiting = False
         self.task: TaskSpec = task_of(spec.env_id)
         self.writer = writer
         #: the session closes its env only if it made it (a pooled env goes back to its pool)
@@ -528,6 +541,15 @@ class EpisodeSession:
         self._began = time.perf_counter()
         for record in recorded or []:
             self._replay(record)
+        #: The recorded pending decision still waiting for its bar (None when there is none or it was committed).
+        self.pending: dict[str, Any] | None = None
+        if pending is not None and pending.get("step") == self.step_index:
+            if self.done or self.at_open_end():
+                self.pending = pending
+            else:
+                self._commit_pending(pending)
+        if self.at_open_end():
+            self.waiting = True
 
     # ------------------------------------------------------------------ state
     @property
@@ -569,6 +591,7 @@ class EpisodeSession:
         errors: list[str] | None = None,
         timing: dict[str, float] | None = None,
         extra: dict[str, Any] | None = None,
+        resolve: bool = True,
     ) -> dict[str, Any]:
         """Take the decision: step the env, write the step record (and the episode record at the end).
 
@@ -582,10 +605,11 @@ class EpisodeSession:
             raise RuntimeError("the episode has ended; reset a new session")
         prompt = self.prompt
         date = self.date
-        obs, reward, terminated, truncated, info = self.env.step_parsed(parsed, action_text=raw_text)
+        obs, reward, terminated, truncated, info = self.env.step_parsed(parsed, action_text=raw_text, resolve=resolve)
         taken = getattr(self.env, "last_parsed", None) or parsed  # after the env's stage check, if it has one
         calls = self._pending
         self._pending = []
+        recorded_calls, self._pending_calls = getattr(self, "_pending_calls", None), None
         record: dict[str, Any] = {
             "type": "step",
             "episode": self.spec.index,
@@ -594,7 +618,7 @@ class EpisodeSession:
             "symbol": self.label or str(info.get("pair", "")),
             "prompt": prompt,
             "messages": messages or [],
-            "tool_calls": [
+            "tool_calls": recorded_calls if recorded_calls is not None else [
                 {**c.record(), "result": c.data} for c in calls
             ],
             "raw_text": raw_text,
@@ -609,7 +633,8 @@ class EpisodeSession:
             "next_date": info.get("date"),
             "terminated": bool(terminated),
             "truncated": bool(truncated),
-            "look_ahead": sum(c.look_ahead for c in calls),
+            "look_ahead": (sum(int(c.get("look_ahead") or 0) for c in recorded_calls) if recorded_calls is not None
+                           else sum(c.look_ahead for c in calls)),
             "usage": usage,
             "cost_usd": cost_usd,
             "requests": requests,
@@ -627,6 +652,68 @@ class EpisodeSession:
             record.update(extra)
         self._advance(record, obs, info, terminated, truncated)
         return record
+
+    def at_open_end(self) -> bool:
+        """A live episode whose next decision is its window's last one while the window is still open (the data
+        ends before the asked end): stepping it now would close the position at a day that is not the end, so
+        the decision waits (recorded as pending) until a later bar exists."""
+        if not self.live or self.done:
+            return False
+        info = self.reset_info
+        expected = info.get("n_decisions") or info.get("n_reports")
+        return isinstance(expected, int) and self.step_index >= expected - 1 and self._window_open()
+
+    def _window_open(self) -> bool:
+        """The episode's window ran to the data's newest bar before the end the episode asked for (its split's
+        or ``end``; ``end="latest"`` never ends): more data continues it."""
+        info = self.reset_info
+        if info.get("data_end") is None or info.get("window_end") != info.get("data_end"):
+            return False
+        try:
+            _, hi = split_bounds(self.spec.env_kwargs.get("split"), None, self.spec.env_kwargs.get("end"))
+        except FinEnvsError:
+            return False
+        return hi is None or np.datetime64(str(info["window_end"]), "D") < hi
+
+    def hold(self, parsed: ParsedAction, **fields: Any) -> dict[str, Any]:
+        """A live episode waiting at its newest bar: record the decision taken there as ``"pending"`` (the env
+        cannot step it before the next bar exists); a later session commits it (:meth:`_commit_pending`).
+
+        Returns:
+            The pending record.
+        """
+        if not self.waiting:
+            raise RuntimeError("only a live episode waiting at its newest bar holds a pending decision")
+        calls, self._pending = self._pending, []
+        text_action = getattr(self.env.unwrapped, "text_action", None)
+        parsed = text_action(parsed) if text_action is not None else parsed  # the env's stage check, as on commit
+        record: dict[str, Any] = {
+            "type": "pending", "episode": self.spec.index, "step": self.step_index, "date": self.date,
+            "symbol": self.label, "prompt": self.prompt, "tool_calls": [{**c.record(), "result": c.data}
+                                                                        for c in calls],
+            "action": parsed.name, "env_action": self.protocol.encode(parsed.action), "via": parsed.via,
+            "invalid": parsed.invalid, "reasoning": parsed.reasoning, **fields,
+        }
+        self.pending = record
+        if self.writer is not None:
+            self.writer.write(record)
+        return record
+
+    def _commit_pending(self, record: dict[str, Any]) -> None:
+        """Step a recorded pending decision now that its bar exists: the step line carries what the pending
+        line recorded (prompt, messages, tool calls, usage) and the reward the new bar gives."""
+        parsed = ParsedAction(self.protocol.decode(record.get("env_action")), str(record.get("action")),
+                              record.get("invalid"), record.get("via", "default"), record.get("reasoning", ""))
+        keep = {k: record[k] for k in ("messages", "usage", "cost_usd", "requests", "retries", "endpoint_errors",
+                                       "errors", "timing", "commit_arguments") if k in record}
+        self._pending_calls = list(record.get("tool_calls") or [])
+        self.commit(parsed, raw_text=record.get("raw_text"), messages=keep.pop("messages", None),
+                    usage=keep.pop("usage", None), cost_usd=keep.pop("cost_usd", None),
+                    requests=keep.pop("requests", 0), retries=keep.pop("retries", 0),
+                    endpoint_errors=keep.pop("endpoint_errors", 0), errors=keep.pop("errors", None),
+                    timing=keep.pop("timing", None),
+                    extra={**keep, "prompt": record.get("prompt"), "decided_pending": record.get("date")},
+                    resolve=False)
 
     def fail(self, reason: str, **attempt: Any) -> dict[str, Any]:
         """End the episode as failed (HERCULEAN's rule: no valid decision after its attempts): no metrics, "—"
@@ -655,7 +742,9 @@ class EpisodeSession:
         self.records.append(record)
         if self.writer is not None and write_step:
             self.writer.write(record)
-        if terminated or truncated:
+        if not (terminated or truncated) and self.at_open_end():  # the next decision waits for the next bar
+            self.waiting = True
+        elif terminated or truncated:
             self.done = True
             self.episode_record = self._episode_record(info)
             if self.writer is not None:

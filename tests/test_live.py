@@ -1,0 +1,124 @@
+"""HERCULEAN's live regime: ``finenvs llm --live`` rolled forward over days held back from the data gives the same
+actions, rewards and metrics as one run over the whole window."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import finenvs  # noqa: F401
+from finenvs.data.catalog import default_catalog
+from finenvs.evaluation.llm import RunConfig, run_llm
+from finenvs.evaluation.score import score_run
+from finenvs.evaluation.session import read_trajectories
+from finenvs.tasks import task_of
+
+END = "2026-04-30"
+CUTS = ("2026-04-15", "2026-04-22", END)
+
+
+@pytest.fixture(scope="module")
+def bars() -> pd.DataFrame:
+    s = default_catalog().series("TSLA")
+    frame = pd.DataFrame({"date": s.dates.astype(str), "open": s.open, "high": s.high, "low": s.low,
+                          "close": s.close, "volume": s.volume})
+    return frame[frame.date <= END]
+
+
+def _config(path: Path, **kwargs) -> RunConfig:
+    return RunConfig(env_id="FinTrading-v0", symbols=["TSLA"], split="live",
+                     env_kwargs={"data": str(path), "end": END}, **kwargs)
+
+
+def _lines(run_dir: Path, kind: str) -> list[dict]:
+    return [r for r in read_trajectories(run_dir / "trajectories.jsonl")[0] if r.get("type") == kind]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, bars):
+    """One run over the whole window, and one live run rolled forward as the bars arrive (three data adds)."""
+    out = tmp_path_factory.mktemp("live")
+    path = out / "tsla.csv"
+    agent = task_of("FinTrading-v0").make_scripted_agent()
+    bars.to_csv(path, index=False)
+    whole = run_llm(_config(path), agent, out=out, name="whole", progress=False)
+    states = []
+    for k, cut in enumerate(CUTS):
+        bars[bars.date <= cut].to_csv(path, index=False)
+        summary = run_llm(_config(path, live=True), agent, out=out, name="live",
+                          resume=out / "live" if k else None, progress=False)
+        states.append((summary.status, [o.status for o in summary.outcomes], len(_lines(out / "live", "step")),
+                       score_run(out / "live")))
+    return whole, out / "live", states
+
+
+def test_a_live_run_waits_at_its_newest_bar_then_completes_the_window(runs):
+    whole, live, states = runs
+    assert [s[0] for s in states] == ["waiting", "waiting", "complete"]
+    assert states[0][2] < states[1][2] < states[2][2]  # each data add gives new decisions
+    first = states[0][3]
+    assert first.status == "incomplete" and "finenvs llm --resume" in first.resume_hint()
+    assert first.problems == []  # the pending line is a valid trajectory line
+
+
+def test_rolled_forward_the_run_equals_one_run_over_the_whole_window(runs):
+    whole, live, _ = runs
+    a, b = _lines(whole.run_dir, "step"), _lines(live, "step")
+    assert [r["action"] for r in a] == [r["action"] for r in b]
+    assert [r["reward"] for r in a] == [r["reward"] for r in b]
+    assert [r["date"] for r in a] == [r["date"] for r in b]
+    sa, sb = score_run(whole.run_dir), score_run(live)
+    assert sa.status == sb.status == "reproduced"
+    assert sa.episodes[0].metrics["standard"] == sb.episodes[0].metrics["standard"]
+    assert sa.episodes[0].metrics["herculean"] == sb.episodes[0].metrics["herculean"]
+
+
+def test_each_wait_recorded_the_decision_at_its_bar_and_the_next_invocation_stepped_it(runs):
+    _, live, _ = runs
+    pending = _lines(live, "pending")
+    steps = {r["step"]: r for r in _lines(live, "step")}
+    assert len(pending) == 2
+    for p in pending:
+        step = steps[p["step"]]
+        assert step["date"] == p["date"] and step["action"] == p["action"] and step["decided_pending"] == p["date"]
+        assert step["prompt"] == p["prompt"]  # decided on what was visible then, stepped when the next bar came
+
+
+def test_a_moved_pending_line_is_reported(runs, tmp_path):
+    _, live, _ = runs
+    lines = (live / "trajectories.jsonl").read_text().splitlines()
+    k = next(i for i, line in enumerate(lines) if '"type": "pending"' in line or '"type":"pending"' in line)
+    record = json.loads(lines[k])
+    assert record["type"] == "pending"
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "run.json").write_text((live / "run.json").read_text())
+    lines.insert(0, lines.pop(k))
+    (copy / "trajectories.jsonl").write_text("\n".join(lines) + "\n")
+    assert score_run(copy).exit_code == 1
+
+
+def test_live_is_refused_for_a_family_without_a_window():
+    with pytest.raises(ValueError, match="live runs are for"):
+        RunConfig(env_id="FinQA-v0", live=True)
+    assert RunConfig(env_id="FinTrading-v0", live=True).env_kwargs["end"] == "latest"  # open by default
+
+
+def test_cli_live_exits_0_while_waiting_and_refuses_live_on_a_plain_run(tmp_path, bars, capsys):
+    from finenvs.cli import main
+
+    path = tmp_path / "tsla.csv"
+    bars[bars.date <= CUTS[0]].to_csv(path, index=False)
+    plain = run_llm(_config(path), task_of("FinTrading-v0").make_scripted_agent(), out=tmp_path, name="plain",
+                    progress=False)
+    assert main(["llm", "--resume", str(plain.run_dir), "--live", "--quiet"]) == 2
+    assert "not a live run" in capsys.readouterr().err
+    config = _config(path, live=True)
+    summary = run_llm(config, task_of("FinTrading-v0").make_scripted_agent(), out=tmp_path, name="live",
+                      progress=False)
+    assert summary.status == "waiting"
+    assert main(["llm", "--resume", str(summary.run_dir), "--live", "--quiet"]) == 0  # no new bar: still waiting
+    assert len(_lines(summary.run_dir, "pending")) == 1  # the same decision is not asked for twice
