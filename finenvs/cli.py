@@ -4,6 +4,8 @@
     finenvs run --env FinTrading-v0 --policy momentum [--symbol AAPL --split eval --seed 0]
     finenvs bench [--split eval --symbols AAPL MSFT --universe AAPL MSFT NVDA --out finenvs-results]
     finenvs data verify [--file my_prices.csv]
+finenvs data add --prices new_bars.csv --symbol TSLA | --news items.csv | --filings sections.csv
+finenvs data list
     finenvs llm [--base-url URL --model NAME] [--symbols TSLA AAPL --split eval --out finenvs-runs]
     finenvs llm --resume RUN_DIR
     finenvs score RUN_DIR
@@ -272,6 +274,17 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--file", type=Path, help="check a user CSV/Parquet file instead of the shipped data")
     verify.add_argument("--symbol", help="symbol of a file without a symbol column (default: file stem)")
     verify.add_argument("--data-dir", type=Path, help="folder with a MANIFEST.json (default: shipped data)")
+    add = data_sub.add_parser("add", help="append bars, news items or filing sections to the user layer of the "
+                              "catalog (hashed and validated; read under the same as-of rules)")
+    what = add.add_mutually_exclusive_group(required=True)
+    what.add_argument("--prices", type=Path, help="CSV/Parquet of bars (date,open,high,low,close,volume) to append")
+    what.add_argument("--news", type=Path,
+                      help="CSV/Parquet of news items (id,symbol,published_at with time zone,title,source,url,...)")
+    what.add_argument("--filings", type=Path,
+                      help="CSV/Parquet of filing sections (filing_id,symbol,form,filed,section,text,...)")
+    add.add_argument("--symbol", help="symbol of the bars (required with --prices)")
+    add.add_argument("--dataset", default="core", help="price dataset to append to (default: core)")
+    data_sub.add_parser("list", help="price datasets with symbol counts and date ranges, shipped and user")
     return parser
 
 
@@ -580,6 +593,12 @@ def _cmd_data_verify(args: argparse.Namespace) -> int:
     from finenvs.xbrl.corpus import ROW_COUNTERS
 
     result = verify_data(args.data_dir, row_counters=ROW_COUNTERS)
+    if args.data_dir is None:  # the user layer (finenvs data add), file by file
+        from finenvs.data.user_layer import UserLayer
+
+        layer = UserLayer().verify()
+        result.checked += layer.checked
+        result.problems += layer.problems
     try:  # the built cache too, table by table
         cache = verify_catalog(load_manifest(args.data_dir))
     except DataError:  # no readable manifest: verify_data has reported it
@@ -832,7 +851,18 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "data":
         if args.data_command == "verify":
             return _cmd_data_verify(args)
-        parser.error("data needs a subcommand: verify")
+        if args.data_command == "add":
+            if args.prices is not None and not args.symbol:
+                parser.error("data add --prices needs --symbol")
+            from finenvs.data.user_layer import cli_data_add
+
+            return cli_data_add(prices=args.prices, symbol=args.symbol, dataset=args.dataset, news=args.news,
+                                filings=args.filings)
+        if args.data_command == "list":
+            from finenvs.data.user_layer import cli_data_list
+
+            return cli_data_list()
+        parser.error("data needs a subcommand: verify, add or list")
     parser.print_help()
     return EXIT_USAGE
 

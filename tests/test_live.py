@@ -122,3 +122,35 @@ def test_cli_live_exits_0_while_waiting_and_refuses_live_on_a_plain_run(tmp_path
     assert summary.status == "waiting"
     assert main(["llm", "--resume", str(summary.run_dir), "--live", "--quiet"]) == 0  # no new bar: still waiting
     assert len(_lines(summary.run_dir, "pending")) == 1  # the same decision is not asked for twice
+
+
+def test_finenvs_data_add_rolls_a_live_run_forward_day_by_day(tmp_path, bars, monkeypatch, capsys):
+    """The scheduled-job loop end to end through the CLI: data add, llm --live, data add, llm --resume --live, ...
+    on a user symbol; the result equals one run over the whole window on the same bars."""
+    from finenvs.cli import main
+
+    monkeypatch.setenv("FINENVS_USER_DATA", str(tmp_path / "layer"))
+    start = bars[bars.date <= "2026-04-10"]
+    start.to_csv(tmp_path / "start.csv", index=False)
+    assert main(["data", "add", "--prices", str(tmp_path / "start.csv"), "--symbol", "TSLA2"]) == 0
+    base = ["llm", "--env", "FinTrading-v0", "--symbols", "TSLA2", "--live", "--end", END, "--out",
+            str(tmp_path / "runs"), "--quiet"]
+    assert main([*base, "--name", "live"]) == 0
+    run = tmp_path / "runs" / "live"
+    waits = []
+    for cut in ("2026-04-17", "2026-04-24", END):
+        day = bars[(bars.date > waits[-1] if waits else bars.date > "2026-04-10") & (bars.date <= cut)]
+        day.to_csv(tmp_path / f"{cut}.csv", index=False)
+        assert main(["data", "add", "--prices", str(tmp_path / f"{cut}.csv"), "--symbol", "TSLA2"]) == 0
+        assert main(["llm", "--resume", str(run), "--live", "--quiet"]) == 0
+        waits.append(cut)
+    capsys.readouterr()
+    live = score_run(run)
+    assert live.status == "reproduced", live.problems
+    bars.to_csv(tmp_path / "whole.csv", index=False)
+    whole = run_llm(_config(tmp_path / "whole.csv"), task_of("FinTrading-v0").make_scripted_agent(),
+                    out=tmp_path / "runs", name="whole", progress=False)
+    a, b = _lines(whole.run_dir, "step"), _lines(run, "step")
+    assert [r["action"] for r in a] == [r["action"] for r in b] and [r["reward"] for r in a] == [r["reward"] for r in b]
+    assert score_run(whole.run_dir).episodes[0].metrics["standard"] == live.episodes[0].metrics["standard"]
+    assert len(_lines(run, "pending")) == 3  # one wait per invocation until the last add reaches the end

@@ -28,10 +28,19 @@ Tables: ``prices(dataset, symbol, date, open, high, low, close, volume)``,
 
 Envs copy the arrays they need (:meth:`Catalog.series`) and keep no connection,
 so they pickle and fork. Agent-facing reads go through :meth:`Catalog.as_of`.
+
+The user layer (:mod:`finenvs.data.user_layer`, ``finenvs data add``) is merged at
+read time: :meth:`Catalog.series`, :meth:`Catalog.symbols`, :meth:`Catalog.news` and
+:meth:`Catalog.filings` serve the shipped rows followed by the user's, and re-read
+when the layer's manifest changes (its mtime, size and inode are compared on each
+read, so an add in the same process is seen at once). :attr:`Catalog.data_digest`
+names the data served: the shipped manifest's digest, or one of both when the
+layer is not empty.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -60,6 +69,7 @@ from finenvs.data.schema import (
     series_from_frame,
     split_by_symbol,
 )
+from finenvs.data.user_files import LayerFiles, merge_series
 from finenvs.errors import DataError, DataFileError, UnknownSymbolError
 
 OPTION_COLUMNS = ("symbol", "snapshot_date", "expiry", "option_type", "strike", "bid", "ask", "last",
@@ -68,6 +78,8 @@ OPTION_COLUMNS = ("symbol", "snapshot_date", "expiry", "option_type", "strike", 
 CATALOG_SCHEMA_VERSION = 4  # 4: checksums table
 DEFAULT_DATASET = "core"
 ENV_VAR = "FINENVS_DATA"
+#: Moves the user layer (:mod:`finenvs.data.user_layer`); default ``<cache_dir()>/user``.
+USER_ENV_VAR = "FINENVS_USER_DATA"
 #: A build temporary older than this is removed even when its process cannot be checked (other host, Windows).
 STALE_BUILD_SECONDS = 3600
 _BUILD_SUFFIX = ".building.duckdb"
@@ -88,6 +100,14 @@ def cache_dir() -> Path:
         return Path(override).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "finenvs"
+
+
+def user_data_dir() -> Path:
+    """Folder of the user layer (``finenvs data add``): ``$FINENVS_USER_DATA``, else ``<cache_dir()>/user``."""
+    override = os.environ.get(USER_ENV_VAR)
+    if override:
+        return Path(override).expanduser()
+    return cache_dir() / "user"
 
 
 def catalog_path(manifest: Manifest, directory: Path | None = None) -> Path:
@@ -379,22 +399,61 @@ def ensure_catalog(manifest: Manifest | None = None, directory: Path | None = No
 
 
 class Catalog:
-    """Read-only access to the shipped market data.
+    """Read-only access to the shipped market data, with the user layer merged in.
 
     Args:
         data_dir: Folder with MANIFEST.json and the data files (default: shipped data).
         cache: Directory for the built catalog (default: :func:`cache_dir`).
+        user_data: Folder of the user layer (default: :func:`user_data_dir`,
+            resolved at each read, so ``FINENVS_USER_DATA`` set later is followed).
     """
 
-    def __init__(self, data_dir: Path | str | None = None, cache: Path | str | None = None) -> None:
+    def __init__(self, data_dir: Path | str | None = None, cache: Path | str | None = None,
+                 user_data: Path | str | None = None) -> None:
         self.manifest = load_manifest(Path(data_dir) if data_dir is not None else None)
         self.path = ensure_catalog(self.manifest, Path(cache) if cache is not None else None)
+        self._user_root = Path(user_data).expanduser() if user_data is not None else None
+        self._layers: dict[tuple[str | None, ...], LayerFiles] = {}
+        self._layer_key: tuple[Path, Any] | None = None  # (layer folder, manifest stamp) the merged caches hold
+        self._shipped: dict[tuple[str, str], PriceSeries] = {}
         self._series: dict[tuple[str, str], PriceSeries] = {}
         self._rates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._shipped_docs: dict[str, dict[str, Any]] = {}
         self._news: NewsStore | None = None
         self._filings: FilingStore | None = None
         self._chains: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
+
+    def user_layer(self) -> LayerFiles:
+        """The user layer this catalog merges (see :mod:`finenvs.data.user_layer`)."""
+        env = os.environ
+        where = (env.get(USER_ENV_VAR), env.get(ENV_VAR), env.get("XDG_CACHE_HOME"))  # what user_data_dir reads
+        layer = self._layers.get(where)
+        if layer is None:
+            root = self._user_root if self._user_root is not None else user_data_dir()
+            with self._lock:
+                layer = self._layers.setdefault(where, LayerFiles(root))
+        return layer
+
+    def _sync_layer(self) -> LayerFiles:
+        """The user layer, dropping the merged caches when it changed since they were filled."""
+        layer = self.user_layer()
+        key = (layer.root, layer.stamp())
+        with self._lock:
+            if key != self._layer_key:
+                self._series = {}
+                self._news = None
+                self._filings = None
+                self._layer_key = key
+        return layer
+
+    @property
+    def data_digest(self) -> str:
+        """The shipped manifest's digest when the user layer is empty, else a sha256 of both digests."""
+        user = self._sync_layer().digest
+        if user is None:
+            return self.manifest.digest
+        return hashlib.sha256(f"finenvs-data\nshipped {self.manifest.digest}\nuser {user}\n".encode()).hexdigest()
 
     def _query(self, sql: str, params: list[Any] | None = None) -> dict[str, np.ndarray]:
         import duckdb
@@ -410,8 +469,9 @@ class Catalog:
         return list(self.manifest.datasets("prices"))
 
     def symbols(self, dataset: str = DEFAULT_DATASET) -> list[str]:
-        """Symbols held by a dataset, sorted."""
-        return sorted(self._entry(dataset).symbols)
+        """Symbols held by a dataset, shipped and user-added, sorted."""
+        shipped = self._entry(dataset).symbols
+        return sorted(set(shipped) | set(self._sync_layer().symbols(dataset)))
 
     def _entry(self, dataset: str) -> Any:
         entries = self.manifest.datasets("prices")
@@ -425,17 +485,36 @@ class Catalog:
         A simulator owns the date lock (it only shows rows up to its clock);
         agent-facing code must read through :meth:`as_of` instead.
 
+        The shipped bars are followed by the user layer's bars of the symbol.
+
         Raises:
             UnknownSymbolError: The dataset does not hold ``symbol`` (lists those it does).
         """
-        entry = self._entry(dataset)
-        if symbol not in entry.symbols:
-            raise UnknownSymbolError(
-                f"unknown symbol {symbol!r} in dataset {dataset!r}; valid symbols: {sorted(entry.symbols)}"
-            )
+        self._entry(dataset)
+        layer = self._sync_layer()
         key = (dataset, symbol)
         with self._lock:
             cached = self._series.get(key)
+            layer_key = self._layer_key
+        if cached is not None:
+            return cached
+        series = merge_series(self.shipped_series(symbol, dataset), layer.series(symbol, dataset))
+        if series is None:
+            raise UnknownSymbolError(
+                f"unknown symbol {symbol!r} in dataset {dataset!r}; valid symbols: {self.symbols(dataset)}"
+            )
+        with self._lock:
+            if self._layer_key == layer_key:  # not when the layer changed meanwhile
+                self._series[key] = series
+        return series
+
+    def shipped_series(self, symbol: str, dataset: str = DEFAULT_DATASET) -> PriceSeries | None:
+        """The shipped bars of ``symbol`` alone (None when the dataset does not ship it)."""
+        if symbol not in self._entry(dataset).symbols:
+            return None
+        key = (dataset, symbol)
+        with self._lock:
+            cached = self._shipped.get(key)
         if cached is not None:
             return cached
         table = self._query(
@@ -454,7 +533,7 @@ class Catalog:
             validate=False,  # checked when the catalog was built
         )
         with self._lock:
-            self._series[key] = series
+            self._shipped[key] = series
         return series
 
     def rates(self, series: str = "DTB3") -> tuple[np.ndarray, np.ndarray]:
@@ -471,19 +550,42 @@ class Catalog:
             self._rates[series] = (dates, values)
         return self._rates[series]
 
+    def shipped_documents(self, kind: str) -> dict[str, Any]:
+        """The shipped ``"news"`` or ``"filings"`` table as columns (object arrays; times as datetime64)."""
+        with self._lock:
+            cached = self._shipped_docs.get(kind)
+        if cached is None:
+            if kind == "news":
+                cached = _object_columns(self._query(f"SELECT {', '.join(NEWS_COLUMNS)} FROM news"))
+                cached["published_at"] = np.asarray(cached["published_at"]).astype("datetime64[s]")
+            elif kind == "filings":
+                cached = _object_columns(self._query(f"SELECT {', '.join(FILING_COLUMNS)} FROM filing_sections"))
+                cached["filed"] = np.asarray(cached["filed"]).astype("datetime64[D]")
+            else:
+                raise ValueError(f"kind {kind!r}: use 'news' or 'filings'")
+            with self._lock:
+                self._shipped_docs[kind] = cached
+        return cached
+
     def news(self) -> NewsStore:
-        """Every shipped news item, for simulators and tools (agents read through :meth:`as_of`)."""
-        if self._news is None:
-            table = self._query(f"SELECT {', '.join(NEWS_COLUMNS)} FROM news")
-            self._news = NewsStore.from_columns(_object_columns(table))
-        return self._news
+        """Every news item, shipped and user-added, for simulators and tools (agents read through :meth:`as_of`)."""
+        layer = self._sync_layer()
+        store = self._news
+        if store is None:
+            store = NewsStore.from_columns(_joined(self.shipped_documents("news"), layer.news_columns()))
+            with self._lock:
+                self._news = store
+        return store
 
     def filings(self) -> FilingStore:
-        """Every shipped filing section (agents read through :meth:`as_of`)."""
-        if self._filings is None:
-            table = self._query(f"SELECT {', '.join(FILING_COLUMNS)} FROM filing_sections")
-            self._filings = FilingStore.from_columns(_object_columns(table))
-        return self._filings
+        """Every filing section, shipped and user-added (agents read through :meth:`as_of`)."""
+        layer = self._sync_layer()
+        store = self._filings
+        if store is None:
+            store = FilingStore.from_columns(_joined(self.shipped_documents("filings"), layer.filing_columns()))
+            with self._lock:
+                self._filings = store
+        return store
 
     def option_chains(self, symbol: str) -> list[OptionChain]:
         """Every shipped real chain snapshot of ``symbol``, oldest first (agents read through :meth:`as_of`)."""
@@ -523,6 +625,21 @@ class Catalog:
             symbols=self.symbols(dataset),
             chain_lookup=self.option_chains,
         )
+
+
+def _joined(shipped: dict[str, Any], user: dict[str, Any] | None) -> dict[str, Any]:
+    """Columns of the shipped rows followed by the user's (the shipped ones when there are none)."""
+    if user is None:
+        return shipped
+    out: dict[str, Any] = {}
+    for name, col in shipped.items():
+        col = np.asarray(col)
+        extra = np.asarray(user[name])
+        if col.dtype.kind == "M":
+            out[name] = np.concatenate([col, extra.astype(col.dtype)])
+        else:
+            out[name] = np.concatenate([col.astype(object), extra.astype(object)])
+    return out
 
 
 def _object_columns(table: dict[str, np.ndarray]) -> dict[str, Any]:

@@ -825,7 +825,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
     lo, hi = SPLITS[config.split]
     card = Scorecard(
         config={**_config_record(config, specs), "run": run_dir.name, "split_dates": f"{lo}..{hi}",
-                "finenvs_version": finenvs.__version__, "data_manifest": catalog.manifest.digest,
+                "finenvs_version": finenvs.__version__, "data_manifest": catalog.data_digest,
                 "machine": f"{platform.machine()} Python {platform.python_version()}",
                 "sharpe_conventions": {SHARPE_LABELS[k]: v for k, v in SHARPE_CONVENTIONS.items()},
                 "eval_config_record": None if selection is None else {

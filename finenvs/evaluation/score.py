@@ -456,7 +456,7 @@ def _data_note(meta: dict[str, Any]) -> list[str]:
     try:
         from finenvs.data.catalog import default_catalog
 
-        current = default_catalog().manifest.digest
+        current = default_catalog().data_digest
     except Exception:  # the note is informative only
         return []
     recorded = meta.get("data_manifest")

@@ -901,7 +901,7 @@ def run_metadata(root: Path, kind: str, *, agent: dict[str, Any], config: dict[s
         "families": families,
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "finenvs_version": finenvs.__version__,
-        "data_manifest": default_catalog().manifest.digest,
+        "data_manifest": default_catalog().data_digest,
         "agent": agent,
         "config": config,
         "episodes": [s.to_dict() for s in episodes],

@@ -239,13 +239,13 @@ def _source(catalog: Any, env_id: str, env_kwargs: Mapping[str, Any], dataset: s
 
         return _Source(None, _data_digest(env_kwargs["data"]), load_prices(env_kwargs["data"]))
     if "dataset" not in gym.spec(env_id).kwargs:
-        return _Source(None, catalog.manifest.digest, None)
+        return _Source(None, catalog.data_digest, None)
     name = dataset or long_dataset(catalog, span[0], span[1], symbols)
     held = catalog.symbols(name)  # unknown dataset -> DataError naming the valid ones
     missing = [s for s in symbols or () if s not in held]
     if missing:
         raise KeyError(f"dataset {name!r} does not hold {missing}; its symbols: {held}")
-    return _Source(name, catalog.manifest.digest, None)
+    return _Source(name, catalog.data_digest, None)
 
 
 # ---------------------------------------------------------------------------- one episode, and its cache file
