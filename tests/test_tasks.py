@@ -288,11 +288,11 @@ def test_evaluate_is_finenvs_llm_in_one_call(tmp_path):
     assert score.reproduced and score.run_metrics()["score"] == 100.0 and len(score.episodes) == 2
 
 
-def test_the_readme_shows_the_agent_matrix_of_the_registered_specs():
+def test_the_llm_agents_page_shows_the_agent_matrix_of_the_registered_specs():
     from finenvs.cli import agent_matrix
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    assert agent_matrix() in readme
+    page = (Path(__file__).resolve().parent.parent / "docs" / "llm-agents.md").read_text()
+    assert agent_matrix() in page
 
 
 def test_own_agent_loop_example_runs_every_family():
