@@ -1,5 +1,7 @@
 """The self-contained HTML scorecard: the Markdown subset it renders, a real bench run's page, and that page
-opened in headless Chromium (skipped when no browser is installed).
+opened in headless Chromium (skipped when no browser is installed): through its command line, and driven by
+Playwright's Python API at a 1280x900 viewport (skipped without playwright or a browser; Playwright's own browser
+download is not needed: Debian's ``chromium`` is launched by its path).
 
 The bench runs once for the module (every section: Trading, Hedging, Report, Options, Audit, FinQA and the
 aggregate, on SPY only).
@@ -212,6 +214,37 @@ def test_aggregate_plot_of_a_card_without_an_aggregate_draws_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_tables_scroll_in_their_own_box_and_images_form_a_grid():
+    body, _ = markdown_to_html("| a | b |\n|---|---|\n| 1 | 2 |\n\n![one](a.png)\n![two](b.png)\n\n"
+                               "![alone](c.png)\n\nText with ![inline](d.png) image.\n")
+    assert body.count('<div class="table-wrap"><table>') == 1 and "</table></div>" in body
+    assert '<div class="charts"><img alt="one" src="a.png"><img alt="two" src="b.png"></div>' in body
+    assert '<div class="charts one"><img alt="alone" src="c.png"></div>' in body
+    assert '<p>Text with <img alt="inline" src="d.png"> image.</p>' in body
+
+
+def test_the_page_script_sorts_tables_and_needs_no_network(tmp_path):
+    page = write_html("| a | b |\n|---|---|\n| x | 2 |\n| y | 10 |\n", tmp_path / "p.html").read_text()
+    assert "aria-sort" in page and "addEventListener('click'" in page
+    assert not re.search(r"(src|href)=[\"']?(https?:)?//", page)  # no CDN, no remote resource
+
+
+def test_save_png_writes_a_palette_png_with_the_legend_outside(tmp_path):
+    pytest.importorskip("matplotlib")
+    from finenvs.evaluation.scorecard_html import figure, outside_legend, save_png
+
+    fig = figure(6, 3)
+    ax = fig.subplots()
+    for k in range(5):
+        ax.plot(range(50), [k * i for i in range(50)], label=f"policy number {k}")
+    outside_legend(ax)
+    data = save_png(fig, tmp_path / "c.png").read_bytes()
+    assert data.startswith(PNG_SIGNATURE)
+    width, height, depth, colour_type = struct.unpack(">IIBB", data[16:26])
+    assert colour_type == 3 and depth <= 8  # indexed colour
+    assert width > 600  # the legend to the right of the axes widens the saved image beyond the 6 in figure
+
+
 # ====================================================================== 2. a real bench run
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
@@ -298,6 +331,60 @@ def test_every_png_of_the_run_is_embedded_exactly_once(run):
     assert {img["alt"] for img in page.images} == {p.stem for p in pngs}
 
 
+def _section(page: str, heading_id: str) -> str:
+    """The HTML of one level-2 section (from its heading to the next level-2 heading)."""
+    return page.split(f'<h2 id="{heading_id}">', 1)[1].split("<h2", 1)[0]
+
+
+def test_each_section_shows_its_charts_under_its_tables(run):
+    _needs_matplotlib()
+    trading = _section(run.html, "fintrading-v0")
+    assert trading.index("Per symbol") < trading.index('alt="sharpe_FinTrading-v0"') < trading.index(
+        'alt="equity_FinTrading-v0_SPY"')
+    assert 'alt="spread_FinHedging-v0"' in _section(run.html, "finhedging-v0")
+    assert 'alt="equity_FinReport-v0_SPY"' in _section(run.html, "finreport-v0")
+    assert 'alt="options_dimensions"' in _section(run.html, "options")
+    assert 'alt="audit_breakdown"' in _section(run.html, "audit")
+    assert 'alt="qa_topics"' in _section(run.html, "knowledge-and-analysis-finqa-v0")
+    assert 'alt="section_aggregate"' in _section(run.html, "section-aggregate-fab")
+    assert "## Charts" not in run.markdown  # every chart found its section
+
+
+def test_agents_sit_beside_the_baselines_with_their_efficiency(run):
+    for heading_id, env_id in (("fintrading-v0", "FinTrading-v0"), ("finhedging-v0", "FinHedging-v0"),
+                               ("finreport-v0", "FinReport-v0")):
+        section = _section(run.html, heading_id)
+        assert f"{env_id}: agents through the text interface" in section
+        assert "Agents through the text interface, per episode" in section
+        efficiency = _parse(section.split("per episode", 1)[1]).tables[0]
+        assert efficiency[0][1][:2] == ["symbol", "agent"] and "tool calls/decision" in efficiency[0][1]
+        assert [cells[1] for _, cells in efficiency[1:]] == ["scripted_agent"]
+    assert "FinQA-v0: agents through the text interface" in _section(run.html, "knowledge-and-analysis-finqa-v0")
+
+
+def test_mean_over_symbols_rows_carry_bootstrap_intervals(run):
+    table = _parse(_section(run.html, "fintrading-v0")).tables[0]
+    header = table[0][1]
+    assert header[-2:] == ["CR % 95% CI", "SR (all days) 95% CI"]
+    assert all(cells[1] == "1" and cells[-1] == "n/a" for _, cells in table[1:])  # one symbol: no interval
+
+
+def test_mean_over_symbols_interval_with_several_symbols(tmp_path):
+    from finenvs.evaluation.bench import BenchConfig, run_bench
+
+    run_bench(BenchConfig(envs=["FinTrading-v0"], symbols=["AAPL", "MSFT", "NVDA"], agents=False, plots=False,
+                          html=False, out=tmp_path, run_name="ci", progress=False))
+    markdown = (tmp_path / "ci" / "scorecard.md").read_text()
+    rows = [ln for ln in markdown.splitlines() if ln.startswith("| buy_and_hold ")]
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    lo, hi = (float(x) for x in cells[-2].strip("[]").split(","))
+    assert cells[1] == "3" and lo <= float(cells[2]) <= hi
+
+
+def test_the_page_stays_small(run):
+    assert run.html_path.stat().st_size < 2_000_000
+
+
 # ====================================================================== 3. the page in headless Chromium
 def _browser() -> str:
     for name in ("chromium", "chromium-browser", "google-chrome"):
@@ -340,3 +427,88 @@ def test_chromium_screenshot(run, tmp_path):
     assert data.startswith(PNG_SIGNATURE)
     width, height = struct.unpack(">II", data[16:24])
     assert (width, height) == (1280, 2000)
+
+
+# ====================================================================== 4. the page driven by Playwright
+VIEWPORT = {"width": 1280, "height": 900}
+
+
+@pytest.fixture(scope="module")
+def browser_page(run, tmp_path_factory):
+    """The run's page in headless Chromium at 1280x900, via Playwright with Debian's chromium."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        pytest.skip("no browser is installed (chromium or chromium-browser): the Playwright check needs one")
+    _needs_matplotlib()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(run.html_path.resolve().as_uri())
+        page.wait_for_load_state("load")
+        yield page
+        browser.close()
+
+
+def test_playwright_no_horizontal_overflow_at_1280(browser_page, tmp_path):
+    page = browser_page
+    assert page.evaluate("innerWidth") == VIEWPORT["width"]
+    scroll_width = page.evaluate("document.documentElement.scrollWidth")
+    assert scroll_width <= page.evaluate("innerWidth"), f"the page is {scroll_width}px wide"
+    wide = page.evaluate("""Array.from(document.querySelectorAll('body *')).filter(
+        e => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest('.table-wrap')).map(e => e.tagName)""")
+    assert wide == []
+    page.screenshot(path=str(tmp_path / "top.png"))
+    page.screenshot(path=str(tmp_path / "full.png"), full_page=True)
+    assert (tmp_path / "full.png").stat().st_size > 10_000
+
+
+def test_playwright_every_image_is_loaded_and_visible(browser_page, run, tmp_path):
+    page = browser_page
+    images = page.evaluate("""Array.from(document.images).map(i => ({alt: i.alt, complete: i.complete,
+        natural: i.naturalWidth, width: i.getBoundingClientRect().width, height: i.getBoundingClientRect().height,
+        visible: getComputedStyle(i).visibility === 'visible' && getComputedStyle(i).display !== 'none'}))""")
+    assert len(images) == len(list(run.dir.glob("*.png"))) > 0
+    for img in images:
+        assert img["complete"] and img["natural"] > 0, img
+        assert img["visible"] and img["width"] > 100 and img["height"] > 50, img
+        assert img["width"] <= VIEWPORT["width"], img
+    chart = page.locator('img[alt="sharpe_FinTrading-v0"]')
+    chart.scroll_into_view_if_needed()
+    assert chart.is_visible()
+    page.screenshot(path=str(tmp_path / "trading_chart.png"))
+
+
+def _column(page, table: int, col: int) -> list[str]:
+    return page.evaluate(f"""Array.from(document.querySelectorAll('table')[{table}].tBodies[0].rows).map(
+        r => r.cells[{col}].textContent.trim())""")
+
+
+def _numbers(cells: list[str]) -> list[float]:
+    return [float(c) for c in cells if re.fullmatch(r"-?\d+(\.\d+)?", c)]
+
+
+def test_playwright_clicking_a_header_sorts_the_table(browser_page, tmp_path):
+    page = browser_page
+    tables = page.evaluate("""Array.from(document.querySelectorAll('table')).map(t => Array.from(
+        t.tHead.rows[0].cells).map(c => c.textContent.trim()))""")
+    # the FinTrading-v0 per-symbol table: policies in name order, sorted here by CR %
+    index = next(k for k, head in enumerate(tables) if head[:3] == ["symbol", "policy", "CR %"])
+    before = _column(page, index, 2)
+    values = _numbers(before)
+    assert len(values) >= 3 and values != sorted(values), "pick a table that is not sorted by CR % already"
+    header = page.locator("table").nth(index).locator("thead th").nth(2)
+    header.scroll_into_view_if_needed()
+    header.click()
+    ascending = _column(page, index, 2)
+    assert _numbers(ascending) == sorted(values) and sorted(ascending) == sorted(before)
+    assert header.get_attribute("aria-sort") == "ascending"
+    page.screenshot(path=str(tmp_path / "sorted.png"))
+    header.click()
+    assert _numbers(_column(page, index, 2)) == sorted(values, reverse=True)
+    assert header.get_attribute("aria-sort") == "descending"
+    # a text column sorts by name
+    policy = page.locator("table").nth(index).locator("thead th").nth(1)
+    policy.click()
+    names = _column(page, index, 1)
+    assert names == sorted(names, key=str.lower) or names == sorted(names)

@@ -284,7 +284,126 @@ def _card_tasks(card: Scorecard) -> list[TaskSpec]:
     return [task_of(e) for e in card.config["envs"]]
 
 
+#: Resamples and coverage of the intervals on the scorecard's "Mean over symbols" rows.
+MEAN_CI_BOOT = 2000
+MEAN_CI_COLUMNS = (("cumulative_return", "CR %", 100.0), ("sharpe", SHARPE_LABELS["standard"], 1.0))
+
+
+def _ci_cell(values: list[float], scale: float, seed: int) -> str:
+    """``[lo, hi]`` of the percentile-bootstrap 95% interval of the mean of ``values`` (n/a with fewer than 2)."""
+    from finenvs.scoring.bootstrap import bootstrap_ci
+
+    ci = bootstrap_ci(np.asarray(values, dtype=float), n_boot=MEAN_CI_BOOT, seed=seed)
+    if not (math.isfinite(ci.lo) and math.isfinite(ci.hi)):
+        return "n/a"
+    return f"[{ci.lo * scale:.2f}, {ci.hi * scale:.2f}]"
+
+
+def _mean_table(env_id: str, env_rows: list[EpisodeResult], seed: int) -> list[str]:
+    """The "Mean over symbols" block: each policy's means with bootstrap 95% intervals over its symbols."""
+    headers = ["policy", "n", *(c[1] for c in STANDARD_COLUMNS), *(c[1] for c in HERCULEAN_COLUMNS),
+               *(f"{label} 95% CI" for _, label, _ in MEAN_CI_COLUMNS)]
+    rows = []
+    for m in mean_rows(env_rows):
+        items = [r for r in env_rows if r.policy == m["policy"]]
+        rows.append([m["policy"] + (ORACLE_MARK if m.get("oracle") else ""), str(m["n"]),
+                     *_metric_cells(m["standard"], STANDARD_COLUMNS), *_metric_cells(m["herculean"], HERCULEAN_COLUMNS),
+                     *(_ci_cell([r.standard[key] for r in items], scale, seed) for key, _, scale in MEAN_CI_COLUMNS)])
+    return ["### Mean over symbols", "",
+            f"Each policy's mean over its symbols. The 95% CI columns are percentile-bootstrap intervals of that "
+            f"mean over the symbols ({MEAN_CI_BOOT} resamples; n/a with fewer than 2 symbols). The symbols share one "
+            "window, so the interval says how much the mean depends on which stocks were picked, not how the policy "
+            "would do in another quarter (`finenvs bench --windows` measures that).", "",
+            _table(headers, rows), ""]
+
+
+def _agent_episode_table(rows: list[EpisodeResult]) -> list[str]:
+    """The agents' market episodes of one env with their efficiency beside the task score."""
+    if not rows:
+        return []
+    return [
+        "### Agents through the text interface, per episode",
+        "",
+        "Each episode of an agent (the family's offline scripted agent, and a model when the bench was given one) "
+        "read date-locked tools and committed through the same protocol an LLM uses; these episodes are also rows of "
+        "the tables of this section. Efficiency beside the task score: format errors (invalid actions), tool calls "
+        "per decision, look-ahead attempts, tokens (n/a where the agent reports none), dollar cost and seconds per "
+        "decision.",
+        "",
+        _table(
+            ["symbol", "agent", "CR %", SR_STD, SR_H, "MDD %", "format errors", "tool calls/decision", "look-ahead",
+             "tokens", "cost $", "s/decision"],
+            [
+                [r.symbol if r.pair is None else r.pair, r.policy, _fmt(r.standard["cumulative_return"], 100),
+                 _fmt(r.standard["sharpe"]), _fmt(r.herculean["sharpe"]), _fmt(r.standard["max_drawdown"], 100),
+                 str(r.efficiency["format_errors"]), _fmt(r.efficiency["tool_calls_per_decision"]),
+                 str(r.efficiency["look_ahead_attempts"]),
+                 "n/a" if r.efficiency["tokens"] is None else str(r.efficiency["tokens"]),
+                 _fmt(r.efficiency["cost_usd"], 1.0), _fmt(r.efficiency["seconds_per_decision"], 1.0)]
+                for r in sorted(rows, key=lambda r: (r.symbol, r.policy))
+            ],
+        ),
+        "",
+    ]
+
+
+class _Charts:
+    """The run's PNG charts, each placed once, under the section it illustrates (the rest go to "Charts")."""
+
+    def __init__(self, files: list[str]) -> None:
+        self.names = [Path(f).name for f in files if f.endswith(".png")]
+        self.placed: set[str] = set()
+
+    def take(self, *, prefix: str = "", contains: str = "") -> list[str]:
+        """Markdown image lines of the unplaced charts whose name starts with ``prefix`` and contains ``contains``."""
+        picked = [n for n in self.names if n not in self.placed and n.startswith(prefix) and contains in n]
+        self.placed.update(picked)
+        return [*(f"![{Path(n).stem}]({n})" for n in picked), ""] if picked else []
+
+    def rest(self) -> list[str]:
+        left = [n for n in self.names if n not in self.placed]
+        self.placed.update(left)
+        return ["## Charts", "", *(f"![{Path(n).stem}]({n})" for n in left), ""] if left else []
+
+
+def _market_section(card: Scorecard, env_id: str, charts: _Charts) -> list[str]:
+    """One market env: means (with intervals), its agents beside the baselines, per symbol, then its charts."""
+    env_rows = [r for r in card.results if r.env_id == env_id]
+    task = task_of(env_id)
+    agent_runs = [r for r in card.agents if r["env"] == env_id]
+    agent_rows = [r for r in env_rows if r.efficiency is not None]
+    headers_std = [c[1] for c in STANDARD_COLUMNS]
+    headers_h = [c[1] for c in HERCULEAN_COLUMNS]
+    if any(r.pair is not None for r in env_rows):
+        lines = _universe_section(env_id, env_rows, headers_std, headers_h)
+        lines += agents_markdown(task, agent_runs) + _agent_episode_table(agent_rows)
+        return lines + charts.take(prefix="spread_", contains=env_id) + charts.take(prefix="equity_", contains=env_id)
+    lines = [f"## {env_id}", "", *_mean_table(env_id, env_rows, int(card.config.get("seed") or 0))]
+    lines += agents_markdown(task, agent_runs) + _agent_episode_table(agent_rows)
+    lines += ["### Per symbol", ""]
+    rows = sorted(env_rows, key=lambda r: (r.symbol, r.policy))
+    lines.append(
+        _table(
+            ["symbol", "policy", *headers_std, *headers_h, "in market %", "positions", "look-ahead"],
+            [
+                [r.symbol, _policy_label(r), *_metric_cells(r.standard, STANDARD_COLUMNS),
+                 *_metric_cells(r.herculean, HERCULEAN_COLUMNS), _fmt(r.time_in_market, 100.0),
+                 str(r.round_trips), str(r.look_ahead_attempts)]
+                for r in rows
+            ],
+        )
+    )
+    lines.append("")
+    lines += charts.take(prefix="sharpe_", contains=env_id)
+    lines += report_quality_lines(env_rows)
+    equity = charts.take(prefix=f"equity_{env_id}_")
+    if equity:
+        lines += ["### Equity and drawdown by symbol", "", *equity]
+    return lines
+
+
 def render_markdown(card: Scorecard) -> str:
+    """The scorecard as Markdown: each section's tables, its agents beside its baselines, then its charts."""
     cfg = card.config
     lines = [
         f"# finenvs scorecard — {cfg['run']}",
@@ -299,64 +418,10 @@ def render_markdown(card: Scorecard) -> str:
         "1 / sqrt(time in market)).",
         "",
     ]
-    headers_std = [c[1] for c in STANDARD_COLUMNS]
-    headers_h = [c[1] for c in HERCULEAN_COLUMNS]
-    for env_id in dict.fromkeys(r.env_id for r in card.results):
-        env_rows = [r for r in card.results if r.env_id == env_id]
-        if any(r.pair is not None for r in env_rows):
-            lines += _universe_section(env_id, env_rows, headers_std, headers_h)
-            continue
-        lines += [f"## {env_id}", "", "### Mean over symbols", ""]
-        mean = [m for m in mean_rows(card.results) if m["env"] == env_id]
-        lines.append(
-            _table(
-                ["policy", "n", *headers_std, *headers_h],
-                [
-                    [m["policy"], str(m["n"]), *_metric_cells(m["standard"], STANDARD_COLUMNS),
-                     *_metric_cells(m["herculean"], HERCULEAN_COLUMNS)]
-                    for m in mean
-                ],
-            )
-        )
-        lines += ["", "### Per symbol", ""]
-        rows = sorted(env_rows, key=lambda r: (r.symbol, r.policy))
-        lines.append(
-            _table(
-                ["symbol", "policy", *headers_std, *headers_h, "in market %", "positions", "look-ahead"],
-                [
-                    [r.symbol, _policy_label(r), *_metric_cells(r.standard, STANDARD_COLUMNS),
-                     *_metric_cells(r.herculean, HERCULEAN_COLUMNS), _fmt(r.time_in_market, 100.0),
-                     str(r.round_trips), str(r.look_ahead_attempts)]
-                    for r in rows
-                ],
-            )
-        )
-        lines.append("")
-    agents = [r for r in card.results if r.efficiency is not None]
-    if agents:
-        lines += [
-            "## Agents through the text interface",
-            "",
-            "Each family's offline scripted agent (and a model, when the bench was given one) reads date-locked "
-            "tools and commits through the same protocol an LLM uses; their market episodes are rows of the tables "
-            "above. Efficiency beside the task score: format errors (invalid actions), tool calls per decision, "
-            "look-ahead attempts, tokens (n/a where the agent reports none) and dollar cost.",
-            "",
-            _table(
-                ["env", "symbol", "agent", "CR %", SR_STD, SR_H, "MDD %", "format errors", "tool calls/decision", "look-ahead",
-                 "tokens", "cost $", "s/decision"],
-                [
-                    [r.env_id, r.symbol, r.policy, _fmt(r.standard["cumulative_return"], 100),
-                     _fmt(r.standard["sharpe"]), _fmt(r.herculean["sharpe"]), _fmt(r.standard["max_drawdown"], 100),
-                     str(r.efficiency["format_errors"]), _fmt(r.efficiency["tool_calls_per_decision"]),
-                     str(r.efficiency["look_ahead_attempts"]),
-                     "n/a" if r.efficiency["tokens"] is None else str(r.efficiency["tokens"]),
-                     _fmt(r.efficiency["cost_usd"], 1.0), _fmt(r.efficiency["seconds_per_decision"], 1.0)]
-                    for r in sorted(agents, key=lambda r: (r.env_id, r.symbol, r.policy))
-                ],
-            ),
-            "",
-        ]
+    charts = _Charts(card.files)
+    market_envs = list(dict.fromkeys(r.env_id for r in card.results))
+    for env_id in market_envs:
+        lines += _market_section(card, env_id, charts)
     if card.reproduction:
         lines += [
             "## Reproduction check: HERCULEAN Table 2 buy-and-hold baseline",
@@ -378,15 +443,21 @@ def render_markdown(card: Scorecard) -> str:
             ),
             "",
         ]
-    lines += report_quality_lines(card.results)
     for task in _card_tasks(card):
+        if task.env_id in market_envs:
+            continue
+        runs = [r for r in card.agents if r["family"] == task.family]
         if task.family in card.sections:
             lines += _section_markdown(task, card.sections[task.family])
-        lines += agents_markdown(task, [r for r in card.agents if r["family"] == task.family])
+        elif runs:  # a market family whose baselines did not run: its agents still get their section
+            lines += [f"## {task.env_id}", ""]
+        lines += agents_markdown(task, runs)
+        lines += charts.take(prefix=f"{task.family}_") + charts.take(contains=task.env_id)
     if card.herculean:
         lines += herculean_markdown(card.herculean, tuple(card.herculean))
     if card.aggregate:
         lines += aggregate_markdown(card.aggregate)
+        lines += charts.take(prefix="section_aggregate")
         if card.aggregate.get("debate"):
             from finenvs.evaluation.debate_runs import debate_markdown
 
@@ -406,49 +477,42 @@ def render_markdown(card: Scorecard) -> str:
         from finenvs.evaluation.windows import suite_markdown
 
         lines += suite_markdown(card.windows)
+        lines += charts.take(prefix="windows_")
     if card.errors:
         lines += ["## Errors", ""] + [f"- {e['env']} {e['symbol']} {e['policy']}: {e['error']}" for e in card.errors]
         lines.append("")
-    charts = [f for f in card.files if f.endswith(".png")]
-    if charts:
-        lines += ["## Charts", ""] + [f"![{Path(f).stem}]({Path(f).name})" for f in charts]
-        lines.append("")
+    lines += charts.rest()
     return "\n".join(lines)
 
 
 def _plots(card: Scorecard) -> list[Path]:
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
+    """Equity/drawdown per (env, symbol), a Sharpe heatmap per env and the pairs spread: compressed PNGs."""
+    if not _matplotlib():
         return []
     from finenvs.envs.rendering import drawdown_path
+    from finenvs.evaluation.scorecard_html import figure, outside_legend, save_png
 
     written = []
     by_key: dict[tuple[str, str], list[EpisodeResult]] = {}
     for r in card.results:
         by_key.setdefault((r.env_id, UNIVERSE if r.pair is not None else r.symbol), []).append(r)
     for (env_id, symbol), items in by_key.items():
-        fig = Figure(figsize=(10, 6), dpi=100)
-        FigureCanvasAgg(fig)
+        fig = figure(9, 4.6)
         ax_eq, ax_dd = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
         for r in items:
             x = np.array(r.dates, dtype="datetime64[D]").astype("O")
             wealth = np.asarray(r.wealth)
             pair = f" {r.pair}" if r.pair else ""
-            ax_eq.plot(x, wealth, lw=1.3, ls="--" if r.oracle else "-",
+            ax_eq.plot(x, wealth, lw=1.2, ls="--" if r.oracle else "-",
                        label=f"{_policy_label(r)}{pair} ({100 * r.standard['cumulative_return']:+.1f}%)")
-            ax_dd.plot(x, -100 * drawdown_path(wealth), lw=1.0)
+            ax_dd.plot(x, -100 * drawdown_path(wealth), lw=0.9)
         ax_eq.axhline(1.0, color="grey", lw=0.6, ls="--")
         ax_eq.set_ylabel("wealth (start = 1)")
-        ax_eq.set_title(f"{env_id} {symbol} — {card.config['split']} split, fees included", fontsize=11)
-        ax_eq.legend(fontsize=8, loc="best")
+        ax_eq.set_title(f"{env_id} {symbol} — {card.config['split']} split, fees included", fontsize=10)
+        outside_legend(ax_eq)
         ax_dd.set_ylabel("drawdown %")
         fig.autofmt_xdate()
-        fig.tight_layout()
-        path = card.run_dir / f"equity_{env_id}_{symbol}.png"
-        fig.savefig(path)
-        written.append(path)
+        written.append(save_png(fig, card.run_dir / f"equity_{env_id}_{symbol}.png"))
     for env_id in dict.fromkeys(r.env_id for r in card.results):
         rows = [r for r in card.results if r.env_id == env_id]
         if any(r.pair is not None for r in rows):
@@ -460,9 +524,7 @@ def _plots(card: Scorecard) -> list[Path]:
         for r in rows:
             grid[policies.index(r.policy), symbols.index(r.symbol)] = r.standard["sharpe"]
         # wide enough for the policy labels and the title with one or two symbols
-        fig = Figure(figsize=(max(5.5, 2.0 + 0.8 * len(symbols)), 1.4 + 0.5 * len(policies)), dpi=100,
-                     layout="constrained")
-        FigureCanvasAgg(fig)
+        fig = figure(max(5.5, 2.0 + 0.8 * len(symbols)), 1.4 + 0.5 * len(policies))
         ax = fig.subplots()
         bound = np.nanmax(np.abs(grid)) if np.isfinite(grid).any() else 1.0
         im = ax.imshow(grid, cmap="RdYlGn", vmin=-bound, vmax=bound, aspect="auto")
@@ -473,22 +535,25 @@ def _plots(card: Scorecard) -> list[Path]:
                 ax.text(j, i, _fmt(grid[i, j]), ha="center", va="center", fontsize=7)
         ax.set_title(f"{env_id}: Sharpe ratio (standard: all days) by policy and symbol", fontsize=10)
         fig.colorbar(im, ax=ax, fraction=0.03)
-        path = card.run_dir / f"sharpe_{env_id}.png"
-        fig.savefig(path)
-        written.append(path)
+        written.append(save_png(fig, card.run_dir / f"sharpe_{env_id}.png"))
     return written
+
+
+def _matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _spread_plot(card: Scorecard, env_id: str, rows: list[EpisodeResult]) -> Path:
     """One panel per policy: its pair's log price ratio with entries and exits."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     from finenvs.envs.rendering import draw_spread
+    from finenvs.evaluation.scorecard_html import figure, save_png
 
     rows = sorted(rows, key=lambda r: (r.oracle, r.policy))
-    fig = Figure(figsize=(10, 2.4 * max(1, len(rows)) + 0.6), dpi=100)
-    FigureCanvasAgg(fig)
+    fig = figure(9, 1.9 * max(1, len(rows)) + 0.6)
     axes = np.atleast_1d(fig.subplots(max(1, len(rows)), 1, sharex=True))
     for ax, r in zip(axes, rows, strict=False):
         x = np.array(r.dates, dtype="datetime64[D]").astype("O")
@@ -499,10 +564,7 @@ def _spread_plot(card: Scorecard, env_id: str, rows: list[EpisodeResult]) -> Pat
                      f"{r.round_trips} position(s), {100 * r.time_in_market:.0f}% in market", fontsize=9)
     fig.suptitle(f"{env_id}: selected pair's spread with entries and exits — {card.config['split']} split", fontsize=11)
     fig.autofmt_xdate()
-    fig.tight_layout()
-    path = card.run_dir / f"spread_{env_id}.png"
-    fig.savefig(path)
-    return path
+    return save_png(fig, card.run_dir / f"spread_{env_id}.png")
 
 
 def _market_kwargs(env_id: str, symbol: str, config: BenchConfig) -> dict[str, Any]:
@@ -528,7 +590,7 @@ def report_quality_lines(results: list[EpisodeResult]) -> list[str]:
     dims = ("structure", "content", "evidence", "reasoning")
     mean = {d: float(np.mean([r.quality["dimensions"][d] for r in rows])) for d in dims}
     return [
-        "## FinReport-v0 report quality",
+        "### FinReport-v0 report quality",
         "",
         "Deterministic score 0-10 (mean of four dimensions, each 10 x the pass ratio of its checks against the "
         "data visible at the report date), averaged over each episode's weekly reports. The ratings are scored as "

@@ -3,9 +3,23 @@
 :func:`write_html` renders the scorecard's Markdown (the subset
 :func:`~finenvs.evaluation.bench.render_markdown` writes: headings, paragraphs,
 pipe tables, bullet lists, images, ``code`` and ``**bold**``) to HTML and embeds
-every referenced PNG as a ``data:`` URI, so the page opens anywhere with no
-other file. A small script records, on ``<body data-images-loaded>``, how many
-images decoded (the headless-browser test reads it).
+every referenced PNG as a ``data:`` URI, so the page opens anywhere, offline, with
+no other file. The page is laid out to be read in a 1,280 px window:
+
+* every table sits in its own scroll box (a wide table scrolls sideways inside it,
+  a long one downwards under a sticky header), so the page itself never
+  overflows horizontally and a section's charts stay right below its tables;
+* a paragraph of images (a section's charts) is a responsive grid;
+* clicking a column header sorts the table by that column (numbers numerically,
+  ``n/a`` and ``—`` last; a second click reverses), with a small inline script.
+
+The script also records, on ``<body data-images-loaded>``, how many images
+decoded (the headless-browser test reads it).
+
+Charts are saved by :func:`save_png`: a palette PNG (at most 256 colours,
+``optimize``) at :data:`CHART_DPI`, a quarter of the size of matplotlib's RGBA
+output, so a full scorecard stays well under 2 MB. Legends sit outside the axes
+(:func:`outside_legend`), never over bars or lines.
 
 :func:`options_plot`, :func:`audit_plot` and :func:`qa_plot` draw the Options
 4-dimension bars, the Audit error breakdown and the FinQA scores by topic (the
@@ -17,24 +31,56 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import math
 import re
 from pathlib import Path
 from typing import Any
 
+#: Resolution of the scorecard charts (a 9-inch-wide chart is 900 px: sharp at the page's width).
+CHART_DPI = 100
+#: Colours of a chart's palette PNG.
+CHART_COLOURS = 256
+
 _CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
-color:#1b1f24;line-height:1.45}
+*{box-sizing:border-box}
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1200px;margin:1.5em auto;padding:0 1em;
+color:#1b1f24;line-height:1.45;overflow-wrap:anywhere}
 h1{border-bottom:2px solid #d0d7de;padding-bottom:.3em}h2{border-bottom:1px solid #d0d7de;padding-bottom:.2em;
-margin-top:2em}table{border-collapse:collapse;margin:.8em 0;font-size:.86em;display:block;overflow-x:auto}
-th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:right;white-space:nowrap}
-th{background:#f6f8fa}td:first-child,th:first-child{text-align:left}tr:nth-child(even){background:#fafbfc}
-code{background:#f0f2f4;padding:0 .25em;border-radius:3px}img{max-width:100%;border:1px solid #eaeef2;margin:.5em 0}
-nav{background:#f6f8fa;padding:.6em 1em;border-radius:6px}nav a{margin-right:1em}
+margin-top:2em}h3{margin-top:1.4em}
+.table-wrap{width:fit-content;max-width:100%;max-height:32em;overflow:auto;margin:.8em 0;border:1px solid #d0d7de;border-radius:4px}
+table{border-collapse:separate;border-spacing:0;font-size:.86em}
+th,td{border-right:1px solid #d0d7de;border-bottom:1px solid #d0d7de;padding:3px 8px;text-align:right;
+white-space:nowrap;overflow-wrap:normal}
+th{background:#f6f8fa;position:sticky;top:0;z-index:1;cursor:pointer;user-select:none}
+th:hover{background:#eaeef2}th[aria-sort=ascending]::after{content:" \\25B2";font-size:.75em}
+th[aria-sort=descending]::after{content:" \\25BC";font-size:.75em}
+td:first-child,th:first-child{text-align:left}tbody tr:nth-child(even){background:#fafbfc}
+code{background:#f0f2f4;padding:0 .25em;border-radius:3px}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,560px),1fr));gap:.8em;margin:.8em 0}
+.charts.one{display:block}.charts.one img{width:auto;max-width:100%}
+.charts img{width:100%;height:auto;border:1px solid #eaeef2;display:block}
+img{max-width:100%;height:auto}
+nav{background:#f6f8fa;padding:.6em 1em;border-radius:6px;line-height:1.9}nav a{margin-right:1em;white-space:nowrap}
 """
-_SCRIPT = ("<script>window.addEventListener('load',function(){var n=0;for(var i of document.images)"
-           "{if(i.complete&&i.naturalWidth>0)n++;}document.body.setAttribute('data-images-loaded',String(n));"
-           "document.body.setAttribute('data-images-total',String(document.images.length));});</script>")
+_SCRIPT = """<script>
+window.addEventListener('load',function(){var n=0;for(var i of document.images){if(i.complete&&i.naturalWidth>0)n++;}
+document.body.setAttribute('data-images-loaded',String(n));
+document.body.setAttribute('data-images-total',String(document.images.length));});
+document.addEventListener('DOMContentLoaded',function(){
+function key(td){var t=td?td.textContent.trim():'';var m=t.match(/^\\[?([-+]?\\d[\\d,]*\\.?\\d*(e[-+]?\\d+)?)/i);
+return m?{n:parseFloat(m[1].replace(/,/g,'')),t:t}:{n:null,t:t};}
+function cmp(a,b){if(a.n!==null&&b.n!==null)return a.n-b.n;if(a.n!==null)return -1;if(b.n!==null)return 1;
+return a.t.localeCompare(b.t);}
+document.querySelectorAll('table').forEach(function(table){var heads=table.querySelectorAll('thead th');
+heads.forEach(function(th,col){th.title='sort by this column';th.addEventListener('click',function(){
+var dir=th.getAttribute('aria-sort')==='ascending'?-1:1;heads.forEach(function(h){h.removeAttribute('aria-sort');});
+th.setAttribute('aria-sort',dir>0?'ascending':'descending');var body=table.tBodies[0];
+var rows=Array.prototype.slice.call(body.rows).map(function(r,i){return {r:r,k:key(r.cells[col]),i:i};});
+rows.sort(function(a,b){var na=a.k.n===null&&!a.k.t.match(/\\w/)||a.k.t==='n/a';
+var nb=b.k.n===null&&!b.k.t.match(/\\w/)||b.k.t==='n/a';if(na!==nb)return na?1:-1;
+return dir*cmp(a.k,b.k)||a.i-b.i;});rows.forEach(function(x){body.appendChild(x.r);});});});});});
+</script>"""
 
 
 def _inline(text: str, images: dict[str, str]) -> str:
@@ -47,6 +93,9 @@ def _inline(text: str, images: dict[str, str]) -> str:
         return f'<img alt="{html.escape(alt)}" src="{html.escape(images.get(src, src))}">'
 
     return re.sub(r"!\[([^\]]*)\]\(([^)]+)\)", image, out)
+
+
+_IMAGE_LINE = re.compile(r"!\[[^\]]*\]\([^)]+\)")
 
 
 def _anchor(text: str) -> str:
@@ -98,10 +147,10 @@ def markdown_to_html(markdown: str, images: dict[str, str] | None = None) -> tup
                 i += 1
             rows = [[c.strip() for c in row.split("|")] for row in block]
             body = [r for r in rows[1:] if not all(re.fullmatch(r":?-{2,}:?", c) for c in r if c)]
-            out.append("<table><thead><tr>" + "".join(f"<th>{_inline(c, images)}</th>" for c in rows[0])
-                       + "</tr></thead><tbody>" + "".join(
-                           "<tr>" + "".join(f"<td>{_inline(c, images)}</td>" for c in r) + "</tr>" for r in body)
-                       + "</tbody></table>")
+            out.append('<div class="table-wrap"><table><thead><tr>'
+                       + "".join(f"<th>{_inline(c, images)}</th>" for c in rows[0]) + "</tr></thead><tbody>"
+                       + "".join("<tr>" + "".join(f"<td>{_inline(c, images)}</td>" for c in r) + "</tr>" for r in body)
+                       + "</tbody></table></div>")
             continue
         if re.match(r"^\s*[-*] ", line):
             items = []
@@ -114,7 +163,11 @@ def markdown_to_html(markdown: str, images: dict[str, str] | None = None) -> tup
         while i < len(lines) and lines[i].strip() and not re.match(r"^(#{1,6}\s|\s*\||\s*[-*] )", lines[i]):
             para.append(lines[i].strip())
             i += 1
-        out.append(f"<p>{_inline(' '.join(para), images)}</p>")
+        if all(_IMAGE_LINE.fullmatch(p) for p in para):  # a section's charts: a grid of figures
+            kind = "charts one" if len(para) == 1 else "charts"
+            out.append(f'<div class="{kind}">' + "".join(_inline(p, images) for p in para) + "</div>")
+        else:
+            out.append(f"<p>{_inline(' '.join(para), images)}</p>")
     return "\n".join(out), headings
 
 
@@ -138,13 +191,44 @@ def write_html(markdown: str, path: Path, title: str = "finenvs scorecard") -> P
 
 
 # ----------------------------------------------------------------------------- charts
-def _figure(width: float, height: float) -> Any:
+def figure(width: float, height: float) -> Any:
+    """A matplotlib figure on the Agg canvas (no pyplot state) with constrained layout."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=100)
+    fig = Figure(figsize=(width, height), dpi=CHART_DPI, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
+
+
+def outside_legend(ax: Any, *, below: bool = False, ncol: int = 1) -> None:
+    """The axes' legend outside the data: to the right (top-aligned), or centred below the axes."""
+    if below:
+        ax.legend(fontsize=8, ncol=ncol, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
+    else:
+        ax.legend(fontsize=8, ncol=ncol, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+                  frameon=False)
+
+
+def save_png(fig: Any, path: Path) -> Path:
+    """Write ``fig`` as a palette PNG (:data:`CHART_COLOURS` colours, optimised): the page embeds it as is.
+
+    The legend outside the axes is kept (``bbox_inches="tight"``). Without Pillow the figure is saved as
+    matplotlib writes it.
+    """
+    path = Path(path)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=CHART_DPI, bbox_inches="tight", pad_inches=0.08)
+    try:
+        from PIL import Image
+    except ImportError:  # matplotlib depends on Pillow; kept for a stripped install
+        path.write_bytes(buffer.getvalue())
+        return path
+    with Image.open(io.BytesIO(buffer.getvalue())) as image:
+        palette = image.convert("RGB").quantize(colors=CHART_COLOURS, method=Image.Quantize.MEDIANCUT,
+                                                dither=Image.Dither.NONE)
+        palette.save(path, format="PNG", optimize=True)
+    return path
 
 
 def _bars(ax: Any, groups: list[str], series: dict[str, list[float]], ylabel: str) -> None:
@@ -162,7 +246,7 @@ def _bars(ax: Any, groups: list[str], series: dict[str, list[float]], ylabel: st
     ax.set_xticks(x, groups)
     ax.set_ylim(0, 110)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8, loc="upper right")
+    outside_legend(ax)
 
 
 def _matplotlib() -> bool:
@@ -177,24 +261,22 @@ def options_plot(section: dict[str, Any], folder: Path) -> list[Path]:
     """FinOptions-v0's section chart: the four scored dimensions per baseline (its spec's ``bench.plots``)."""
     if not _matplotlib():
         return []
-    fig = _figure(9, 4)
+    fig = figure(9, 4)
     ax = fig.subplots()
     dims = ("pnl", "greeks", "strategy", "risk")
     _bars(ax, ["P&L", "Greeks", "Strategy", "Risk"],
           {name: [s["dimensions"][d] for d in dims] for name, s in section["options"].items()},
           "% of the dimension's weight earned")
     ax.set_title("FinOptions-v0: the four scored dimensions (generated tasks)", fontsize=11)
-    fig.tight_layout()
     path = Path(folder) / "options_dimensions.png"
-    fig.savefig(path)
-    return [path]
+    return [save_png(fig, path)]
 
 
 def audit_plot(section: dict[str, Any], folder: Path) -> list[Path]:
     """FinAudit-v0's section chart: the answer classes of each baseline (its spec's ``bench.plots``)."""
     if not _matplotlib():
         return []
-    fig = _figure(9, 3)
+    fig = figure(9, 3)
     ax = fig.subplots()
     names = list(section["policies"])
     left = [0.0] * len(names)
@@ -206,11 +288,9 @@ def audit_plot(section: dict[str, Any], folder: Path) -> list[Path]:
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of answers (ACC + SER + EER + CER = 100)")
     ax.set_title(f"FinAudit-v0: answer classes over {section['n']} eval instances", fontsize=11)
-    ax.legend(fontsize=8, ncol=4, loc="lower right")
-    fig.tight_layout()
+    outside_legend(ax, below=True, ncol=4)
     path = Path(folder) / "audit_breakdown.png"
-    fig.savefig(path)
-    return [path]
+    return [save_png(fig, path)]
 
 
 def qa_plot(section: dict[str, Any], folder: Path) -> list[Path]:
@@ -219,16 +299,14 @@ def qa_plot(section: dict[str, Any], folder: Path) -> list[Path]:
         return []
     policies = section["policies"]
     topics = sorted({t for s in policies.values() for t in s["topics"]})
-    fig = _figure(max(9, 0.45 * len(topics) + 3), 4.5)
+    fig = figure(max(9, 0.45 * len(topics) + 3), 4.5)
     ax = fig.subplots()
     _bars(ax, topics, {n: [s["topics"].get(t, {}).get("score") for t in topics] for n, s in policies.items()},
           "score 0-100")
     ax.tick_params(axis="x", labelrotation=60, labelsize=7)
     ax.set_title("FinQA-v0: score by topic (eval split)", fontsize=11)
-    fig.tight_layout()
     path = Path(folder) / "qa_topics.png"
-    fig.savefig(path)
-    return [path]
+    return [save_png(fig, path)]
 
 
 def aggregate_plot(card: Any) -> list[Path]:
@@ -238,16 +316,15 @@ def aggregate_plot(card: Any) -> list[Path]:
     from finenvs.scoring.aggregate import SECTION_NAMES
 
     names = list(card.aggregate["weights"])
-    fig = _figure(9, 4)
+    fig = figure(9, 4)
     ax = fig.subplots()
     _bars(ax, [SECTION_NAMES.get(n, n) for n in names] + ["Overall"],
           {p: [rec["sections"][n]["score"] for n in names] + [rec["overall"]]
            for p, rec in card.aggregate["profiles"].items()}, "score 0-100")
     ax.set_title("FAB++ section aggregate by profile and agent", fontsize=11)
-    fig.tight_layout()
     path = card.run_dir / "section_aggregate.png"
-    fig.savefig(path)
-    return [path]
+    return [save_png(fig, path)]
 
 
-__all__ = ["aggregate_plot", "audit_plot", "markdown_to_html", "options_plot", "qa_plot", "write_html"]
+__all__ = ["CHART_DPI", "aggregate_plot", "audit_plot", "figure", "markdown_to_html", "options_plot",
+           "outside_legend", "qa_plot", "save_png", "write_html"]
