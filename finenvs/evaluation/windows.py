@@ -599,7 +599,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 def windows_plot(result: Mapping[str, Any], out_dir: Path | str) -> list[Path]:
     """``windows_<env>.png``: per policy the per-window CR (box and points) with the mean and its interval, and,
     beside it, the per-window difference to the reference. Returns [] without matplotlib (``finenvs[plot]``)."""
-    from finenvs.evaluation.scorecard_html import _figure, _matplotlib
+    from finenvs.evaluation.scorecard_html import _matplotlib, figure, outside_legend, save_png
 
     if not _matplotlib():
         return []
@@ -607,7 +607,7 @@ def windows_plot(result: Mapping[str, Any], out_dir: Path | str) -> list[Path]:
     ref = result.get("reference")
     ref_rows = {(r["symbol"], *r["window"]): r for r in result["rows"] if r["policy"] == ref}
     panels = 2 if ref else 1
-    fig = _figure(6.0 * panels, 1.6 + 0.55 * len(policies))
+    fig = figure(6.0 * panels, 1.6 + 0.55 * len(policies))
     axes = np.atleast_1d(fig.subplots(1, panels, sharey=True))
     rng = np.random.default_rng(0)  # jitter of the points only
     import matplotlib
@@ -642,16 +642,15 @@ def windows_plot(result: Mapping[str, Any], out_dir: Path | str) -> list[Path]:
         ax.axvline(0.0, color="grey", lw=0.6, ls="--")
         ax.set_yticks(range(len(policies)), policies)
         ax.set_xlabel("CR % per window" if k == 0 else f"CR − {ref}'s CR, pp per window")
-        ax.legend(fontsize=8, loc="lower right")
+        outside_legend(ax, below=True)
     axes[0].invert_yaxis()  # the first policy on top (the axes share y: invert once)
     n = sum(result["windows_per_symbol"].values())
     fig.suptitle(f"{result['env']}: cumulative return over {n} (symbol, window) episodes — "
                  f"{_describe_windows(result).replace('`', '')}", fontsize=10)
-    fig.tight_layout()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"windows_{result['env']}.png"
-    fig.savefig(path)
+    save_png(fig, path)
     return [path]
 
 
