@@ -10,7 +10,7 @@ finenvs data list
     finenvs llm --resume RUN_DIR
     finenvs score RUN_DIR
     finenvs mcp --env FinTrading-v0 --symbol TSLA --split eval
-    finenvs train --algo ppo --env FinTrading-v0 --timesteps 100000 [--seeds 0,1,2 --source real --out runs/rl]
+    finenvs train --algo ppo --env FinTrading-v0 --timesteps 100000 [--seeds 0,1,2 --source real --out runs/rl --overwrite]
 
 Bad input (unknown env, policy, symbol, split or date; unreadable data) prints
 one line ``finenvs: error: ...`` and exits with code 2; ``data verify`` exits 1
@@ -169,6 +169,16 @@ def _parser() -> argparse.ArgumentParser:
     llm.add_argument("--quiet", action="store_true", help="no progress bar")
     _judge_arguments(llm)
 
+    compare = sub.add_parser("compare", help="two or more run folders side by side (bench runs and/or agent runs): "
+                             "headline metrics with bootstrap 95% intervals over episodes, paired differences where "
+                             "the episodes match; exit 2 on a folder that is neither kind")
+    compare.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
+                         help="folders written by `finenvs bench` (scorecard.json) or `finenvs llm`/`harness` "
+                         "(run.json + trajectories.jsonl); the first is run A")
+    compare.add_argument("--out", type=Path, help="folder for compare.md, compare.json and compare.png "
+                         "(default: finenvs-compare/<UTC time>)")
+    compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
     score = sub.add_parser("score", help="check and re-score a run folder offline from its trajectories; exit 0 "
                            "reproduced, 3 incomplete, 1 not reproduced or tampered")
     score.add_argument("run_dir", type=Path, nargs="?", help="a folder written by `finenvs llm`, `harness` or `mcp`")
@@ -247,8 +257,10 @@ def _parser() -> argparse.ArgumentParser:
         help="train a stable-baselines3 baseline and score it beside the rule baselines (needs finenvs[rl])",
         description="Train PPO, A2C or DQN (FinTrading-v0, FinHedging-v0) or SAC or TD3 (FinDeltaHedge-v0) on the "
         "train split (real and/or synthetic), then evaluate the saved model deterministically on the eval and live "
-        "splits beside every rule baseline on the same episodes, and print CR/SR/MDD per split. Each seed writes "
-        "<out>/<env>__<algo>__s<seed>/ with model.zip, vecnormalize.pkl and result.json.",
+        "splits beside every rule baseline on the same episodes, and print CR/SR/MDD per split. Each seed writes a "
+        "new folder <out>/<env>__<algo>__s<seed>/ with model.zip, vecnormalize.pkl and result.json. A run never "
+        "overwrites another: when that folder exists the run writes <env>__<algo>__s<seed>-2/ (then -3, ...) "
+        "beside it, unless --overwrite replaces it.",
     )
     train.add_argument("--algo", required=True, choices=_RL_ALGOS, help="algorithm")
     train.add_argument("--env", default="FinTrading-v0", help="env id (default: FinTrading-v0)")
@@ -265,6 +277,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--normalize-obs", action=argparse.BooleanOptionalAction, default=None,
                        help="VecNormalize observations, frozen at evaluation (default: on)")
     train.add_argument("--out", type=Path, default=Path("runs/rl"), help="parent folder of the runs (default: runs/rl)")
+    train.add_argument("--overwrite", action="store_true",
+                       help="replace an existing <out>/<env>__<algo>__s<seed>/ (default: keep it and write the "
+                       "new run to <env>__<algo>__s<seed>-2/, -3, ...)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
 
@@ -306,6 +321,102 @@ def _selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) 
                         "FinHedging-v0: the universe (default: its 8 stocks)")
     parser.add_argument("--start", help="window start YYYY-MM-DD (overrides the split's)")
     parser.add_argument("--end", help="window end YYYY-MM-DD (overrides the split's)")
+
+
+def _check_episodes(task: Any, episodes: list[Any]) -> None:
+    """Check the env arguments of a run's episodes before any work or folder: fails in well under a second.
+
+    Named splits, dates (``YYYY-MM-DD``, start not after end: the same window rule the market envs apply)
+    and symbols (the catalog's symbols of the env's price dataset, user-added ones included; a pairs
+    universe needs two). Each error names the valid choices. Episodes on a user's own bars (``data=``)
+    and synthetic markets are left to the env.
+
+    Raises:
+        UnknownSymbolError: A symbol the env's dataset does not hold (lists those it does).
+        WindowError: An unknown split, a date that is not a date, or a start after the end.
+        ValueError: A pairs universe of fewer than two symbols.
+        DataError: An unknown price dataset (lists the valid ones).
+    """
+    from finenvs.data.catalog import DEFAULT_DATASET, default_catalog
+    from finenvs.data.splits import DEFAULT_SPLIT, SPLITS, resolve_split, split_bounds
+    from finenvs.errors import UnknownSymbolError, WindowError
+
+    seen: set[str] = set()
+    unknown: dict[str, list[str]] = {}  # dataset -> symbols it does not hold, over every episode
+    for episode in episodes:
+        kwargs = {**task.kwargs, **episode.env_kwargs}
+        key = json.dumps(kwargs, sort_keys=True, default=str)
+        if key in seen or kwargs.get("data") is not None:  # a user's own bars: the env checks them
+            continue
+        seen.add(key)
+        split = kwargs.get("split")
+        if split is not None and split != DEFAULT_SPLIT and split not in SPLITS:
+            raise WindowError(f"unknown split {split!r}; valid splits: {sorted(SPLITS)}")
+        if "split" in kwargs or "start" in kwargs or "end" in kwargs:  # the market envs' window rule
+            split_bounds(resolve_split(split, user_data=False), kwargs.get("start"), kwargs.get("end"))
+        symbols = [kwargs["symbol"]] if kwargs.get("symbol") else list(kwargs.get("symbols") or ())
+        if task.bench.universe and kwargs.get("symbols") is not None and len(symbols) < 2:
+            raise ValueError(f"{task.env_id}: a pairs universe needs at least 2 symbols, got {symbols}")
+        if not symbols or kwargs.get("source", "real") != "real":
+            continue
+        dataset = kwargs.get("dataset") or DEFAULT_DATASET
+        valid = default_catalog().symbols(dataset)  # an unknown dataset: DataError naming the valid ones
+        missing = unknown.setdefault(dataset, [])
+        missing += [s for s in symbols if s not in valid and s not in missing]
+    for dataset, missing in unknown.items():
+        if missing:
+            what = f"symbol {missing[0]!r}" if len(missing) == 1 else f"symbols {missing}"
+            raise UnknownSymbolError(f"unknown {what} in dataset {dataset!r} of {task.env_id}; valid symbols: "
+                                     f"{default_catalog().symbols(dataset)}")
+
+
+def _check_bench(args: argparse.Namespace) -> None:
+    """``finenvs bench``'s split, env ids, symbols, universe and ``--after`` date, before any work (see
+    :func:`_check_episodes`).
+
+    Without ``--windows`` the split's episodes read the ``core`` dataset (``bench`` checks it too). With
+    ``--windows`` the long-history datasets hold more names: a symbol counts if some price dataset holds it,
+    and one dataset must hold a whole group (what :func:`finenvs.evaluation.windows.long_dataset` picks).
+    """
+    from finenvs.data.catalog import default_catalog
+    from finenvs.data.splits import SPLITS
+    from finenvs.errors import UnknownSymbolError, WindowError
+    from finenvs.tasks import task_of
+
+    if args.split not in SPLITS:
+        raise WindowError(f"unknown split {args.split!r}; valid splits: {sorted(SPLITS)}")
+    for env_id in args.envs or ():
+        task_of(env_id)  # KeyError naming the valid env ids
+    if args.universe is not None and len(args.universe) < 2:
+        raise ValueError(f"--universe {' '.join(args.universe)}: a pairs universe (FinHedging-v0) needs at least 2 "
+                         "symbols")
+    if args.after is not None:
+        from finenvs.data.asof import to_day
+
+        to_day(args.after, name="--after")
+    catalog = default_catalog()
+    if args.windows is None:  # the split's episodes read the core dataset
+        valid = catalog.symbols("core")
+        for flag, group in (("--symbols", args.symbols), ("--universe", args.universe)):
+            missing = [s for s in group or () if s not in valid]
+            if missing:
+                what = f"symbol {missing[0]!r}" if len(missing) == 1 else f"symbols {missing}"
+                raise UnknownSymbolError(f"{flag}: unknown {what} in dataset 'core'; valid symbols: {valid}")
+        return
+    if not (args.symbols or args.universe):
+        return
+    from finenvs.evaluation.windows import long_dataset, parse_windows
+
+    spec = parse_windows(args.windows)
+    held = sorted({s for name in catalog.datasets() for s in catalog.symbols(name)})
+    for flag, group in (("--symbols", args.symbols), ("--universe", args.universe)):
+        unknown = [s for s in group or () if s not in held]
+        if unknown:
+            what = f"symbol {unknown[0]!r}" if len(unknown) == 1 else f"symbols {unknown}"
+            raise UnknownSymbolError(f"{flag}: unknown {what}: no price dataset holds it; with --windows the valid "
+                                     f"symbols are those of the datasets {catalog.datasets()}: {held}")
+        if group:
+            long_dataset(catalog, spec.start, spec.end, group)  # KeyError: no one dataset holds the whole group
 
 
 def _judge_arguments(parser: argparse.ArgumentParser) -> None:
@@ -382,7 +493,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     script = load_algo(args.algo)
     overrides: dict[str, Any] = {"env_id": args.env, "timesteps": args.timesteps, "out": str(args.out),
-                                 "progress": not args.quiet}
+                                 "overwrite": args.overwrite, "progress": not args.quiet}
     for key in ("source", "n_envs", "eval_episodes", "normalize_obs"):
         if getattr(args, key) is not None:
             overrides[key] = getattr(args, key)
@@ -406,9 +517,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
         return 0
     print(summary_table(results))
     print()
-    for result in results:
-        print(f"seed {result['seed']}: {Path(result['files']['result']).parent}/ "
-              f"(trained {result['train']['seconds']:.1f} s)")
+    folders = [Path(result["files"]["result"]).parent for result in results]
+    for result, folder in zip(results, folders, strict=True):
+        print(f"seed {result['seed']}: {folder}/ (trained {result['train']['seconds']:.1f} s)")
+    print(f"{len(results)} run(s) of {args.algo} on {args.env} written to {', '.join(f'{f}/' for f in folders)}")
     return 0
 
 
@@ -471,6 +583,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                           instances=(args.instance,) if args.instance is not None else None, seeds=(args.seed,),
                           env_kwargs={k: getattr(args, k) for k in _ENV_FLAGS if getattr(args, k) is not None})
     episode = task.plan(selection)[0]
+    _check_episodes(task, [episode])  # unknown symbol, split or date: exit 2 before the env is built
     policies = task.load_baselines()
     if args.policy not in policies:
         raise KeyError(f"unknown policy {args.policy!r} for {task.env_id}; valid policies: {sorted(policies)}")
@@ -524,6 +637,7 @@ def _weights(text: str) -> str | dict[str, float]:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from finenvs.evaluation.bench import BenchConfig, run_bench, terminal_table
 
+    _check_bench(args)  # symbols and universe (the long-history datasets' with --windows), before any work
     endpoint = {"api_key_env": args.api_key_env, "timeout": args.timeout, "temperature": args.temperature,
                 "max_tokens": args.max_tokens, "tool_choice": args.tool_choice,
                 "extra_body": _extra_body(args.extra_body)}
@@ -667,7 +781,8 @@ def _cmd_llm(args: argparse.Namespace) -> int:
             concurrency=args.concurrency, format_retries=args.format_retries, max_decisions=args.max_decisions,
             failure_rule="herculean" if args.herculean_rule else "default", live=args.live,
         )
-        config.episodes()  # a bad selection (unknown split, instance out of range, ...) fails before any work
+        # a bad selection (unknown split, symbol or date, instance out of range, ...) fails before any work
+        _check_episodes(task, config.episodes())
         if args.prices is not None:
             if not args.model:
                 raise ValueError("--prices needs --model (the table is looked up by model name)")
@@ -708,6 +823,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
     else:
         print(terminal_report(result))
     _run_judge(args, args.run_dir)
+    if not args.json:
+        print(f"score written to {args.run_dir}/score.json and score.md")
     return result.exit_code  # 0 reproduced, 3 incomplete (resumable), 1 not reproduced or tampered
 
 
@@ -741,7 +858,7 @@ def _cmd_harness(args: argparse.Namespace) -> int:
             max_decisions=args.max_decisions, failure_rule="default" if args.default_action else "herculean",
             max_consecutive_endpoint_failures=None, live=args.live,
         )
-        config.episodes()
+        _check_episodes(task, config.episodes())  # before any folder is written
         command, timeout = args.agent_cmd, args.timeout
     agent = HarnessAgent(command, timeout=timeout)
     summary = run_harness(config, agent, out=args.out, name=args.name, resume=args.resume, progress=not args.quiet)
@@ -791,7 +908,6 @@ def _mcp_arguments(args: argparse.Namespace) -> list[str]:
 def _cmd_mcp(args: argparse.Namespace) -> int:
     import shutil
 
-    from finenvs.evaluation.mcp_server import McpEpisode, serve_stdio
     from finenvs.tasks import Selection, task_of
 
     try:
@@ -803,22 +919,29 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         selection = Selection(split=args.split, symbols=symbols, instances=instances, seeds=(args.seed,),
                               env_kwargs=_window_kwargs(args))
         episode_spec = task.plan(selection)[0]
+        _check_episodes(task, [episode_spec])  # before the run folder is written
         if args.print_config:
             command = shutil.which("finenvs") or sys.argv[0]
             entry = {"mcpServers": {f"finenvs-{task.family}": {"command": str(Path(command).resolve()),
                                                                 "args": _mcp_arguments(args)}}}
             print(json.dumps(entry, indent=2))
             return 0
+        from finenvs.evaluation.mcp_server import McpEpisode  # the MCP SDK loads after the checks
+
         episode = McpEpisode(episode_spec, out=args.out, name=args.name)
     except Exception as exc:
         if args.print_config or sys.stdin.isatty():  # a person at a terminal: one error line, exit 2
             raise
+        from finenvs.evaluation.mcp_server import serve_stdio
+
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"finenvs: error: {message}", file=sys.stderr)
         serve_stdio(None, error=str(message))  # an MCP client gets the reason as an error result
         return EXIT_USAGE
     print(f"finenvs mcp: serving {task.env_id} {episode_spec.label()} on stdio; results in {episode.files.root}",
           file=sys.stderr)
+    from finenvs.evaluation.mcp_server import serve_stdio
+
     serve_stdio(episode)
     return 0
 
@@ -834,6 +957,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return _cmd_llm(args)
     if args.command == "score":
         return _cmd_score(args)
+    if args.command == "compare":
+        from finenvs.evaluation.compare import cli_compare
+
+        return cli_compare(args.runs, out=args.out, as_json=args.json)
     if args.command == "mcp":
         return _cmd_mcp(args)
     if args.command == "harness":

@@ -48,6 +48,7 @@ import inspect
 import json
 import math
 import platform
+import shutil
 import sys
 import textwrap
 import types
@@ -489,10 +490,24 @@ def normalization_state(vecnormalize: Any) -> dict[str, np.ndarray]:
 
 
 def run_dir(args: Any, algo: str) -> Path:
-    """``<out>/<env_id>__<algo>__s<seed>``, created."""
-    path = Path(args.out) / f"{args.env_id}__{algo}__s{args.seed}"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """A new, empty run folder ``<out>/<env_id>__<algo>__s<seed>``, created; a run never writes into another's.
+
+    When that folder exists, ``args.overwrite`` deletes it and creates it again; otherwise the run
+    takes the first free ``<env_id>__<algo>__s<seed>-2``, ``-3``, ... Each candidate is created with
+    ``mkdir`` (which fails on an existing folder), so concurrent runs of one seed never share a folder.
+    """
+    base = Path(args.out) / f"{args.env_id}__{algo}__s{args.seed}"
+    base.parent.mkdir(parents=True, exist_ok=True)
+    if getattr(args, "overwrite", False) and base.is_dir():
+        shutil.rmtree(base)
+    path, copy = base, 1
+    while True:
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            copy += 1
+            path = base.with_name(f"{base.name}-{copy}")
 
 
 # ---------------------------------------------------------------------------- evaluation

@@ -9,7 +9,8 @@ baseline on the very same episodes (CR/SR/MDD from ``finenvs.scoring``) -> JSON.
     python -m finenvs.baselines.rl.dqn --env-id FinTrading-v0 --timesteps 100000 --seed 0
     finenvs train --algo dqn --env FinTrading-v0 --timesteps 100000 --seeds 0,1,2
 
-Writes ``<out>/<env_id>__dqn__s<seed>/``: ``model.zip``, ``vecnormalize.pkl`` (with
+Writes a new folder ``<out>/<env_id>__dqn__s<seed>/`` (``-2``, ``-3``, ... when taken; ``--overwrite``
+replaces it): ``model.zip``, ``vecnormalize.pkl`` (with
 ``--normalize-obs``, the default) and ``result.json`` (keys in
 ``finenvs.baselines.rl.common.RESULT_KEYS``). Needs ``finenvs[rl]``.
 """
@@ -65,7 +66,9 @@ class Args:
     baselines: tuple[str, ...] | None = None
     """rule baselines scored on the same episodes; None = every applicable one (oracles excluded)"""
     out: str = "runs/rl"
-    """parent folder of the run folder <env_id>__<algo>__s<seed>"""
+    """parent folder of the run folder <env_id>__<algo>__s<seed> (taken: <...>__s<seed>-2, -3, ...; see overwrite)"""
+    overwrite: bool = False
+    """replace an existing run folder <env_id>__<algo>__s<seed>; without it a run never overwrites another"""
     progress: bool = True
     """tqdm progress bar on stderr"""
     torch_threads: int = 1

@@ -12,7 +12,8 @@ notional of one initial spot -> JSON.
     python -m finenvs.baselines.rl.td3 --env-id FinDeltaHedge-v0 --timesteps 20000 --seed 0
     finenvs train --algo td3 --env FinDeltaHedge-v0 --timesteps 20000 --seeds 0,1,2
 
-Writes ``<out>/<env_id>__td3__s<seed>/``: ``model.zip``, ``vecnormalize.pkl`` (with
+Writes a new folder ``<out>/<env_id>__td3__s<seed>/`` (``-2``, ``-3``, ... when taken; ``--overwrite``
+replaces it): ``model.zip``, ``vecnormalize.pkl`` (with
 ``--normalize-obs``, the default) and ``result.json`` (keys in
 ``finenvs.baselines.rl.common.RESULT_KEYS``). Needs ``finenvs[rl]``.
 """
@@ -68,7 +69,9 @@ class Args:
     baselines: tuple[str, ...] | None = None
     """rule baselines scored on the same episodes; None = every applicable one (oracles excluded)"""
     out: str = "runs/rl"
-    """parent folder of the run folder <env_id>__<algo>__s<seed>"""
+    """parent folder of the run folder <env_id>__<algo>__s<seed> (taken: <...>__s<seed>-2, -3, ...; see overwrite)"""
+    overwrite: bool = False
+    """replace an existing run folder <env_id>__<algo>__s<seed>; without it a run never overwrites another"""
     progress: bool = True
     """tqdm progress bar on stderr"""
     torch_threads: int = 1

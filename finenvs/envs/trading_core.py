@@ -55,6 +55,7 @@ ACTION_NAMES = ("SELL", "HOLD", "BUY")
 SCALAR_NAMES = ("position", "time_remaining", "position_log_return")
 N_SCALARS = len(SCALAR_NAMES)
 RUIN_LOG_RETURN = math.log(1e-9)
+_log = math.log  # one global read per call in the step loop instead of two
 DSR_MIN_VARIANCE = 1e-12
 FILLS = ("close", "next_open")
 REWARDS = ("log_return", "dsr")
@@ -233,6 +234,7 @@ class Episode:
     n_obs_features: int
     fee: float
     short_target: int
+    targets: tuple[int, int, int]
     fill_at_close: bool
     log_reward: bool
     dsr_eta: float
@@ -247,6 +249,7 @@ def make_episode(market: MarketData, params: TradingParams, start: int, end: int
         table: Any = ObservationBlocks(market.flat_features, params.window, start, end)
     else:
         table = _obs_templates(market.flat_features, params.window, start, end, 0, rows)
+    short_target = -1 if params.allow_short else 0
     return Episode(
         market=market,
         params=params,
@@ -259,7 +262,8 @@ def make_episode(market: MarketData, params: TradingParams, start: int, end: int
         close_values=market.close_values,
         n_obs_features=params.window * N_FEATURES,
         fee=params.fee,
-        short_target=-1 if params.allow_short else 0,
+        short_target=short_target,
+        targets=(short_target, 0, 1),
         fill_at_close=params.fill == "close",
         log_reward=params.reward == "log_return",
         dsr_eta=params.dsr_eta,
@@ -353,15 +357,22 @@ def observe(ep: Episode, state: tuple) -> np.ndarray:
     row-major, ``N_FEATURES`` per row), then ``position``, ``time_remaining``
     (1 at the first decision, 0 at the last close) and ``position_log_return``
     (log of equity over equity at entry; 0 when flat). Only rows <= t are read.
+    :meth:`FinTradingEnv.step <finenvs.envs.trading.FinTradingEnv.step>` writes this function out in its
+    step loop: change both together.
     """
     obs = ep.obs_rows[state[0] - ep.start].copy()
     position = state[3]
-    if position != 0:
+    if position:
         n = ep.n_obs_features
         obs[n] = position
-        if state[6] > 0.0:
-            pr = math.log(state[6] / state[7])
-            obs[n + 2] = FEATURE_BOUND if pr > FEATURE_BOUND else (-FEATURE_BOUND if pr < -FEATURE_BOUND else pr)
+        equity = state[6]
+        if equity > 0.0:
+            pr = _log(equity / state[7])
+            if pr > FEATURE_BOUND:
+                pr = FEATURE_BOUND
+            elif pr < -FEATURE_BOUND:
+                pr = -FEATURE_BOUND
+            obs[n + 2] = pr
     return obs
 
 
@@ -374,7 +385,7 @@ def transition(ep: Episode, state: tuple, action: int) -> tuple[tuple, tuple]:
         ``(new_state, outcome)``: tuples in :class:`TradingState` and
         :class:`StepOutcome` field order.
     """
-    return transition_to(ep, state, 1 if action == BUY else (ep.short_target if action == SELL else 0))
+    return transition_to(ep, state, ep.targets[action])
 
 
 def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tuple]:
@@ -387,27 +398,27 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
     week) call this once per trading day with the same target.
     """
     t, start, end, position, shares, cash, equity, entry_equity, fees_paid, dsr_a, dsr_b, _ = state
-    old_equity = equity
     nt = t + 1
-    fee = ep.fee
+    close_values = ep.close_values
     paid = 0.0
     ruined = False
     equity_at_decision = equity
     if target != position:
         # the whole book logic: exit the old position, then enter the new one, at one price
-        if ep.fill_at_close:
-            price = ep.close_values[t]
+        fee = ep.fee
+        at_close = ep.fill_at_close
+        if at_close:
+            price = close_values[t]
             traded = equity
         else:  # next_open: the old position is held to the open and trades there
             price = ep.open_values[nt]
             traded = cash + shares * price
             ruined = traded <= 0.0
         if not ruined:
-            if position != 0:  # exit: fee on the market value of the shares traded
-                exit_fee = fee * abs(shares) * price
-                traded -= exit_fee
-                paid = exit_fee
-            if target != 0:  # entry: fee on equity, the rest invested in full
+            if position:  # exit: fee on the market value of the shares traded
+                paid = fee * abs(shares) * price
+                traded -= paid
+            if target:  # entry: fee on equity, the rest invested in full
                 entry_fee = fee * traded
                 traded -= entry_fee
                 paid += entry_fee
@@ -418,10 +429,10 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
                 cash = traded
             position = target
             entry_equity = traded
-            if ep.fill_at_close:
+            if at_close:
                 equity_at_decision = traded
     held = position
-    price_close = ep.close_values[nt]
+    price_close = close_values[nt]
     new_equity = cash + shares * price_close
     if ruined or new_equity <= 0.0:
         ruined = True
@@ -429,16 +440,16 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
         position, shares, cash = 0, 0.0, 0.0
     closed_out = False
     truncated = nt >= end and not ruined
-    if truncated and position != 0:  # the window's last close closes the position
-        exit_fee = fee * abs(shares) * price_close
+    if truncated and position:  # the window's last close closes the position
+        exit_fee = ep.fee * abs(shares) * price_close
         new_equity -= exit_fee
         paid += exit_fee
         position, shares, cash = 0, 0.0, new_equity
         closed_out = True
-    if ep.log_reward:
-        reward = math.log(new_equity / old_equity) if new_equity > 0.0 else RUIN_LOG_RETURN
+    if ep.log_reward:  # equity: the book at the previous close
+        reward = _log(new_equity / equity) if new_equity > 0.0 else RUIN_LOG_RETURN
     else:
-        step_return = new_equity / old_equity - 1.0
+        step_return = new_equity / equity - 1.0
         delta_a = step_return - dsr_a
         delta_b = step_return * step_return - dsr_b
         variance = dsr_b - dsr_a * dsr_a
