@@ -350,9 +350,10 @@ def _check_episodes(task: Any, episodes: list[Any]) -> None:
             continue
         seen.add(key)
         split = kwargs.get("split")
-        if split is not None and split != DEFAULT_SPLIT and split not in SPLITS:
+        windowed = "end" in task.run_options  # a date window (the market families); the others' plans check
+        if windowed and split is not None and split != DEFAULT_SPLIT and split not in SPLITS:  # their own splits
             raise WindowError(f"unknown split {split!r}; valid splits: {sorted(SPLITS)}")
-        if "split" in kwargs or "start" in kwargs or "end" in kwargs:  # the market envs' window rule
+        if windowed and ("split" in kwargs or "start" in kwargs or "end" in kwargs):  # the envs' window rule
             split_bounds(resolve_split(split, user_data=False), kwargs.get("start"), kwargs.get("end"))
         symbols = [kwargs["symbol"]] if kwargs.get("symbol") else list(kwargs.get("symbols") or ())
         if task.bench.universe and kwargs.get("symbols") is not None and len(symbols) < 2:
