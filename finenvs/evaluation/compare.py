@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from finenvs.evaluation.agent_runs import _table
 from finenvs.scoring.bootstrap import DEFAULT_LEVEL, DEFAULT_N_BOOT, bootstrap_ci, paired_difference
 from finenvs.tasks import Column, EpisodeSpec, task_of, tasks
 
@@ -378,11 +379,6 @@ def _wins(diff: dict[str, Any]) -> str:
     if win is None or not math.isfinite(win):
         return ""
     return f", win {100 * win:.0f}%" + (f" (ties {100 * tie:.0f}%)" if tie else "")
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
-            *("| " + " | ".join(r) + " |" for r in rows)]
 
 
 def compare_markdown(result: dict[str, Any]) -> str:

@@ -125,7 +125,7 @@ class DecisionGate:
 
     def call(self, name: Any, arguments: Any) -> tuple[dict[str, Any], bool]:
         """Serve one call: ``(JSON-able result, is_error)``; never raises for what a client sends."""
-        from finenvs.evaluation.mcp_server import OBSERVATION_TOOL, refusal, scrub, scrub_text
+        from finenvs.evaluation.mcp_server import OBSERVATION_TOOL, screen_call
         from finenvs.tools.registry import COMMIT_TOOL
 
         with self._lock:
@@ -134,14 +134,9 @@ class DecisionGate:
                 return {"error": "no decision is open: the harness runs the agent once per decision"}, True
             if self.committed is not None:
                 return {"error": "this decision is committed; exit so the harness can take it"}, True
-            if not isinstance(name, str):
-                return {"error": f"a tool name must be a string, got {type(name).__name__}"}, True
-            name = scrub_text(name)
-            arguments = arguments if arguments is not None else {}
-            problem = refusal(arguments)
-            if problem is not None:
-                return {"error": f"arguments of {name[:80]!r} refused: {problem}; nothing was done"}, True
-            arguments = scrub(arguments)
+            name, arguments, error = screen_call(name, arguments)
+            if error is not None:
+                return error, True
             if name == OBSERVATION_TOOL:
                 return {"observation": session.prompt, "date": session.date, "done": False}, False
             if name == COMMIT_TOOL:

@@ -131,14 +131,9 @@ class McpEpisode:
         if self.session.done:
             return {"error": f"the episode is over; results are in {self.files.root}", "done": True,
                     "results": str(self.files.root / "score.json")}, True
-        if not isinstance(name, str):
-            return {"error": f"a tool name must be a string, got {type(name).__name__}"}, True
-        name = scrub_text(name)
-        arguments = arguments if arguments is not None else {}
-        problem = refusal(arguments)
-        if problem is not None:
-            return {"error": f"arguments of {name[:80]!r} refused: {problem}; nothing was done"}, True
-        arguments = scrub(arguments)
+        name, arguments, error = screen_call(name, arguments)
+        if error is not None:
+            return error, True
         if name == OBSERVATION_TOOL:
             return {"observation": self.session.prompt, "date": self.session.date, "done": False}, False
         if name == COMMIT_TOOL:
@@ -221,6 +216,20 @@ def refusal(arguments: Any) -> str | None:
     if size > MAX_ARGUMENT_CHARS:
         return f"{size} characters of JSON; the limit is {MAX_ARGUMENT_CHARS}"
     return None
+
+
+def screen_call(name: Any, arguments: Any) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    """A client's call made safe to serve: ``(name, arguments, None)`` with lone surrogates replaced, or
+    ``(name, arguments, error result)`` for a name that is not a string or arguments :func:`refusal` refuses
+    (never echoed). Every server of a session's tools (this one, the harness's gate) screens calls here."""
+    if not isinstance(name, str):
+        return "", {}, {"error": f"a tool name must be a string, got {type(name).__name__}"}
+    name = scrub_text(name)
+    arguments = arguments if arguments is not None else {}
+    problem = refusal(arguments)
+    if problem is not None:
+        return name, {}, {"error": f"arguments of {name[:80]!r} refused: {problem}; nothing was done"}
+    return name, scrub(arguments), None
 
 
 def scrub_text(text: str) -> str:
@@ -438,4 +447,4 @@ def serve_stdio(episode: McpEpisode | None, *, error: str | None = None) -> None
 
 
 __all__ = ["MAX_RESULT_CHARS", "OBSERVATION_TOOL", "McpEpisode", "build_server", "content_of", "refusal", "request_id",
-           "scrub", "scrub_text", "serve", "serve_stdio"]
+           "screen_call", "scrub", "scrub_text", "serve", "serve_stdio"]

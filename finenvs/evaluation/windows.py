@@ -46,6 +46,7 @@ from finenvs.baselines.registry import applicable_policies, make_policy, policie
 from finenvs.data.asof import to_day
 from finenvs.errors import WindowError
 from finenvs.evaluation.episodes import run_episode
+from finenvs.evaluation.score import _table
 from finenvs.scoring.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_N_BOOT,
@@ -586,14 +587,6 @@ def windows_markdown(result: Mapping[str, Any]) -> list[str]:
             lines.append(f"- ... and {len(result['errors']) - 20} more (see the JSON)")
         lines.append("")
     return lines
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
-    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
-    return "\n".join([line, sep, *body])
 
 
 def windows_plot(result: Mapping[str, Any], out_dir: Path | str) -> list[Path]:
