@@ -244,3 +244,21 @@ def test_cli_bench_windows_adds_the_section_and_refuses_a_bad_spec(tmp_path, cap
     capsys.readouterr()
     assert main([*base, "--windows", "weekly:2024"]) == 2
     assert "windows" in capsys.readouterr().err
+
+
+def test_cli_bench_windows_plays_a_long_history_symbol_in_the_windows_part_only(tmp_path):
+    """JPM has only a long history: the split part skips it (and says so); it used to error the whole bench."""
+    from finenvs.cli import main
+
+    assert main(["bench", "--suite", "herculean", "--envs", "FinTrading-v0", "--no-plots", "--no-html",
+                 "--symbols", "AAPL", "JPM", "--windows", "quarterly:2016-01-01:2016-06-30", "--out",
+                 str(tmp_path)]) == 0
+    (card,) = tmp_path.glob("*/scorecard.json")
+    record = json.loads(card.read_text())
+    assert record["errors"] == []
+    assert {r["symbol"] for r in record["rows"]} == {"AAPL"}  # the split part: the core symbol only
+    assert record["windows"]["FinTrading-v0"]["windows_per_symbol"] == {"AAPL": 2, "JPM": 2}
+    (skip,) = record["config"]["split_skipped"]
+    assert skip.startswith("FinTrading-v0: JPM played in the windows part only")
+    assert "Split part: FinTrading-v0: JPM" in (card.parent / "scorecard.md").read_text()
+    assert all(run["env"] != "FinTrading-v0" or "JPM" not in json.dumps(run["episodes"]) for run in record["agents"])

@@ -418,6 +418,8 @@ def render_markdown(card: Scorecard) -> str:
         "1 / sqrt(time in market)).",
         "",
     ]
+    if cfg.get("split_skipped"):
+        lines += [f"Split part: {line}." for line in cfg["split_skipped"]] + [""]
     charts = _Charts(card.files)
     market_envs = list(dict.fromkeys(r.env_id for r in card.results))
     for env_id in market_envs:
@@ -666,14 +668,49 @@ def _bench_agents(config: BenchConfig) -> list[BenchAgent]:
     return out
 
 
+def _split_symbols(task: TaskSpec, symbols: list[str], catalog: Any) -> list[str]:
+    """The asked-for symbols a market family's split part can play: those of its dataset.
+
+    Without ``--windows`` every asked-for symbol is already checked to be there. With it, a symbol that has only a
+    long history (``finenvs data list``) is played by the windows part alone; a universe family plays its split part
+    only when its whole universe is there.
+    """
+    have = set(catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core")))
+    kept = [s for s in symbols if s in have]
+    if task.bench.universe and len(kept) < len(symbols):
+        return []
+    return kept
+
+
+def split_skips(specs: list[TaskSpec], config: BenchConfig, catalog: Any) -> list[str]:
+    """One line per market family whose split part leaves out asked-for symbols (long histories only)."""
+    out = []
+    for task in specs:
+        asked = (config.universe if task.bench.universe else config.symbols) if task.bench.market_tables else None
+        if not asked:
+            continue
+        kept = _split_symbols(task, list(asked), catalog)
+        left = [s for s in asked if s not in kept]
+        if left:
+            what = "the universe" if task.bench.universe else ", ".join(left)
+            out.append(f"{task.env_id}: {what} played in the windows part only ({', '.join(left)} "
+                       f"{'has' if len(left) == 1 else 'have'} no rows in the split's dataset)")
+    return out
+
+
 def _agent_selection(task: TaskSpec, split: str, config: BenchConfig, model: bool, catalog: Any = None,
-                     env_kwargs: dict[str, Any] | None = None) -> Selection:
+                     env_kwargs: dict[str, Any] | None = None) -> Selection | None:
     """The episodes an agent plays. Market families: the bench's symbols (or universe); without ``--symbols`` the
     scripted agents play every symbol the baselines play and a model the family's plan (HERCULEAN's four stocks).
-    Other families: their plan (a model's cut to ``agent_limit``)."""
+    Other families: their plan (a model's cut to ``agent_limit``). None when ``--windows`` left the split part no
+    symbol to play (see :func:`_split_symbols`)."""
     symbols = None
     if task.bench.market_tables:
         symbols = config.universe if task.bench.universe else config.symbols
+        if symbols is not None and catalog is not None:
+            symbols = _split_symbols(task, symbols, catalog)
+            if not symbols:
+                return None
         if symbols is None and not model and not task.bench.universe and catalog is not None:
             symbols = catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core"))
     instances = (config.instances or {}).get(task.family)
@@ -685,9 +722,11 @@ def _agent_selection(task: TaskSpec, split: str, config: BenchConfig, model: boo
 def _market_jobs(task: TaskSpec, config: BenchConfig, catalog: Any) -> list[tuple[str, str, str]]:
     """(env, symbol or UNIVERSE, policy) of a market family's baseline episodes."""
     if task.bench.universe:  # one episode per policy on the whole universe
-        symbols = [UNIVERSE]
+        symbols = [UNIVERSE] if not config.universe or _split_symbols(task, list(config.universe), catalog) else []
+    elif config.symbols:
+        symbols = _split_symbols(task, list(config.symbols), catalog)
     else:
-        symbols = config.symbols or catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core"))
+        symbols = catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core"))
     return [(task.env_id, symbol, policy) for symbol in symbols for policy in applicable_policies(task.env_id)]
 
 
@@ -732,7 +771,10 @@ def herculean_baselines(specs: list[TaskSpec], agent_runs: list[dict[str, Any]],
             runs = [r for r in agent_runs if r["family"] == task.family and r["split"] == split]
             if not runs:
                 continue
-            episodes = task.plan(_agent_selection(task, split, config, model=False, catalog=catalog))
+            selection = _agent_selection(task, split, config, model=False, catalog=catalog)
+            if selection is None:
+                continue
+            episodes = task.plan(selection)
             labels = {e["index"]: e["label"] for e in runs[0]["episodes"]}
             cells = {}
             for ep in episodes:
@@ -807,6 +849,9 @@ def run_bench(config: BenchConfig) -> Scorecard:
     if selection is not None:
         (run_dir / "eval_config.json").write_text(json.dumps(selection.record(), indent=2, default=str) + "\n")
     jobs = [job for task in specs if task.bench.market_tables for job in _market_jobs(task, config, catalog)]
+    skips = split_skips(specs, config, catalog)
+    if skips and config.progress:
+        print("finenvs bench: " + "; ".join(skips), flush=True)
     results: list[EpisodeResult] = []
     errors: list[dict[str, str]] = []
     envs: dict[tuple[Any, ...], Any] = {}
@@ -888,7 +933,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
     card = Scorecard(
         config={**_config_record(config, specs), "run": run_dir.name, "split_dates": f"{lo}..{hi}",
                 "finenvs_version": finenvs.__version__, "data_manifest": catalog.data_digest,
-                "machine": f"{platform.machine()} Python {platform.python_version()}",
+                "machine": f"{platform.machine()} Python {platform.python_version()}", "split_skipped": skips,
                 "sharpe_conventions": {SHARPE_LABELS[k]: v for k, v in SHARPE_CONVENTIONS.items()},
                 "eval_config_record": None if selection is None else {
                     "name": selection.name, "source": selection.source, "digest": selection.digest,
@@ -965,6 +1010,8 @@ def _run_agents(bench_agents: list[BenchAgent], specs: list[TaskSpec], config: B
                 try:
                     extra = {"failure_rule": "herculean"} if agent.model and config.herculean_rule else {}
                     selection = _agent_selection(task, split, config, agent.model, catalog, dict(agent.env_kwargs))
+                    if selection is None:  # --windows symbols with long histories only: nothing in this split
+                        continue
                     run = run_agent(agent, task, selection, root, concurrency=config.concurrency,
                                     progress=config.progress, **extra)
                     run["sections"] = list(task.bench.fabpp_sections)
