@@ -1087,7 +1087,7 @@ class FinDeltaHedgeEnv(gym.Env):
                 f"{self.option} value {ep.values[t]:.4f} | "
                 f"P&L {state.pnl:+.4f} | costs {state.costs:.4f}"
             )
-        from finenvs.envs.rendering import _figure, _rgb
+        from finenvs.envs.rendering import _figure, _rgb, legend_outside
 
         fig, canvas = _figure(960, 560)
         ax_spot, ax_hedge = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
@@ -1096,7 +1096,7 @@ class FinDeltaHedgeEnv(gym.Env):
         ax_spot.axhline(ep.strike, color="grey", lw=0.8, ls="--", label="strike")
         ax_spot.set_xlim(0, self.maturity_days)
         ax_spot.set_ylabel("spot")
-        ax_spot.legend(fontsize=7, loc="best")
+        legend_outside(ax_spot)
         ax_spot.set_title(
             f"short {self.option} K={ep.strike:.2f}, {where}{self.source}: "
             f"P&L {state.pnl:+.4f}, costs {state.costs:.4f}",
@@ -1108,7 +1108,7 @@ class FinDeltaHedgeEnv(gym.Env):
         ax_hedge.plot(days, ep.deltas[: t + 1], color="#2ca02c", lw=1.0, ls=":", label="BS delta")
         ax_hedge.set_ylabel("shares per option")
         ax_hedge.set_xlabel("trading days")
-        ax_hedge.legend(fontsize=7, loc="best")
+        legend_outside(ax_hedge)
         return _rgb(fig, canvas)
 
 

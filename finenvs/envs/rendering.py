@@ -30,6 +30,11 @@ def _figure(width_px: int, height_px: int) -> tuple[Any, Any]:
     return fig, FigureCanvasAgg(fig)
 
 
+def legend_outside(ax: Any) -> None:
+    """The axes' legend to the right of the data (top-aligned), so it never covers a line or a mark."""
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+
+
 def _rgb(fig: Any, canvas: Any) -> np.ndarray:
     """Lay out, draw and return the canvas as an RGB uint8 array."""
     fig.autofmt_xdate()
@@ -124,7 +129,7 @@ def draw_spread(
         ax.scatter([x[k] for k in exits], spread[exits], marker="x", color="black", s=30, zorder=3, label="exit")
     ax.set_ylabel(label)
     if longs or shorts or exits:
-        ax.legend(fontsize=7, loc="best")
+        legend_outside(ax)
 
 
 def spread_chart(

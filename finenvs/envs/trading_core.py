@@ -226,7 +226,7 @@ class Episode:
     params: TradingParams
     start: int
     end: int
-    obs_rows: Any  # np.ndarray, or ObservationBlocks for a long episode
+    obs_rows: Any  # a list of read-only row views, or ObservationBlocks for a long episode
     symbol: str
     date_strings: Sequence[str]
     open_values: Sequence[float]
@@ -248,7 +248,8 @@ def make_episode(market: MarketData, params: TradingParams, start: int, end: int
     if rows > COMPACT_ROWS:
         table: Any = ObservationBlocks(market.flat_features, params.window, start, end)
     else:
-        table = _obs_templates(market.flat_features, params.window, start, end, 0, rows)
+        # a list of row views: a list index and a row copy cost ~60 ns less per step than a 2-D row read
+        table = list(_obs_templates(market.flat_features, params.window, start, end, 0, rows))
     short_target = -1 if params.allow_short else 0
     return Episode(
         market=market,
@@ -399,26 +400,23 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
     """
     t, start, end, position, shares, cash, equity, entry_equity, fees_paid, dsr_a, dsr_b, _ = state
     nt = t + 1
-    close_values = ep.close_values
     paid = 0.0
-    ruined = False
     equity_at_decision = equity
     if target != position:
-        # the whole book logic: exit the old position, then enter the new one, at one price
         fee = ep.fee
-        at_close = ep.fill_at_close
-        if at_close:
-            price = close_values[t]
+        if ep.fill_at_close:
+            price = ep.close_values[t]
             traded = equity
-        else:  # next_open: the old position is held to the open and trades there
+            ruined = False
+        else:
             price = ep.open_values[nt]
             traded = cash + shares * price
             ruined = traded <= 0.0
         if not ruined:
-            if position:  # exit: fee on the market value of the shares traded
+            if position:
                 paid = fee * abs(shares) * price
                 traded -= paid
-            if target:  # entry: fee on equity, the rest invested in full
+            if target:
                 entry_fee = fee * traded
                 traded -= entry_fee
                 paid += entry_fee
@@ -429,24 +427,29 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
                 cash = traded
             position = target
             entry_equity = traded
-            if at_close:
+            if ep.fill_at_close:
                 equity_at_decision = traded
+    else:
+        ruined = False
     held = position
-    price_close = close_values[nt]
+    price_close = ep.close_values[nt]
     new_equity = cash + shares * price_close
     if ruined or new_equity <= 0.0:
         ruined = True
         new_equity = 0.0
         position, shares, cash = 0, 0.0, 0.0
-    closed_out = False
-    truncated = nt >= end and not ruined
-    if truncated and position:  # the window's last close closes the position
-        exit_fee = ep.fee * abs(shares) * price_close
-        new_equity -= exit_fee
-        paid += exit_fee
-        position, shares, cash = 0, 0.0, new_equity
-        closed_out = True
-    if ep.log_reward:  # equity: the book at the previous close
+        truncated = closed_out = False
+    elif nt >= end:
+        truncated = True
+        closed_out = position != 0
+        if closed_out:
+            exit_fee = ep.fee * abs(shares) * price_close
+            new_equity -= exit_fee
+            paid += exit_fee
+            position, shares, cash = 0, 0.0, new_equity
+    else:
+        truncated = closed_out = False
+    if ep.log_reward:
         reward = _log(new_equity / equity) if new_equity > 0.0 else RUIN_LOG_RETURN
     else:
         step_return = new_equity / equity - 1.0
@@ -457,7 +460,7 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
         dsr_a += ep.dsr_eta * delta_a
         dsr_b += ep.dsr_eta * delta_b
     return (
-        (nt, start, end, position, shares, cash, new_equity, entry_equity if position != 0 else 1.0,
+        (nt, start, end, position, shares, cash, new_equity, entry_equity if position else 1.0,
          fees_paid + paid, dsr_a, dsr_b, ruined),
         (reward, held, equity_at_decision, paid, closed_out, ruined, truncated),
     )
