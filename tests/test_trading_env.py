@@ -375,6 +375,29 @@ def test_core_is_pure_and_accepts_named_states():
     assert observe(ep, s0).tobytes() == observe(ep, named).tobytes()
 
 
+
+@pytest.mark.parametrize("fill", ["close", "next_open"])
+@pytest.mark.parametrize("allow_short", [True, False])
+def test_the_steps_written_out_observation_is_the_cores(fill, allow_short):
+    """FinTradingEnv.step writes trading_core.observe out for speed: every step's observation must equal it."""
+    env = FinTradingEnv(symbol="AAPL", split="train", fill=fill, allow_short=allow_short)
+    rng = np.random.default_rng(7)
+    episodes = held_steps = 0
+    env.reset(seed=0)
+    for _ in range(1_500):
+        action = int(rng.integers(0, 3))
+        obs, _, terminated, truncated, info = env.step(action)
+        expected = observe(env._episode, env.state)
+        assert obs.tobytes() == expected.tobytes()
+        assert obs.flags.writeable and obs.dtype == np.float32
+        held_steps += info["position"] != 0 and not (terminated or truncated)
+        if terminated or truncated:
+            assert obs[-3] == 0.0 and obs[-1] == 0.0  # the window's end closed the book
+            episodes += 1
+            env.reset()
+    assert episodes >= 2 and held_steps > 300
+
+
 # ---------------------------------------------------------------- date lock
 @pytest.mark.parametrize("fill", ["close", "next_open"])
 @pytest.mark.parametrize("reward", ["log_return", "dsr"])

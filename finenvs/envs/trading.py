@@ -394,35 +394,30 @@ class FinTradingEnv(gym.Env):
         if self._record:
             self._equity_hist.append(state[6])
             self._held_hist.append(held)
+        equity = state[6]
         info = {
             "date": ep.date_strings[t],
             "price": ep.close_values[t],
             "position": held,
-            "equity": state[6],
+            "equity": equity,
             "equity_at_decision": equity_at_decision,
             "fee": fee,
             "fees": state[8],
             "look_ahead_attempts": self._lookahead.attempts,
         }
-        if terminated or truncated:
+        # observe(ep, state), written out for the step loop (the call and its general checks are ~10% of a step).
+        # Same result as trading_core.observe (tests/test_trading_env.py checks every step against it).
+        obs = ep.obs_rows[t - ep.start].copy()
+        if terminated or truncated:  # ruin or the window's end: the book is flat, the scalars stay 0
             self._done = True
             if closed_out:
                 info["closed_out"] = True
-        # observe(ep, state), written out: the call is ~4% of a step. Same code as trading_core.observe; the vector
-        # env's tests and benchmarks/bench_step.py's reference check compare these observations independently.
-        obs = ep.obs_rows[t - ep.start].copy()
-        position = state[3]
-        if position:
+            return obs, reward, terminated, truncated, info
+        if held:  # still open, so equity > 0 (ruin terminates)
             n = ep.n_obs_features
-            obs[n] = position
-            equity = state[6]
-            if equity > 0.0:
-                pr = log(equity / state[7])
-                if pr > FEATURE_BOUND:
-                    pr = FEATURE_BOUND
-                elif pr < -FEATURE_BOUND:
-                    pr = -FEATURE_BOUND
-                obs[n + 2] = pr
+            obs[n] = held
+            pr = log(equity / state[7])
+            obs[n + 2] = FEATURE_BOUND if pr > FEATURE_BOUND else -FEATURE_BOUND if pr < -FEATURE_BOUND else pr
         return obs, reward, terminated, truncated, info
 
     # ------------------------------------------------------------------ extras
