@@ -321,15 +321,39 @@ def _selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) 
                         "FinHedging-v0: the universe (default: its 8 stocks)")
     parser.add_argument("--start", help="window start YYYY-MM-DD (overrides the split's)")
     parser.add_argument("--end", help="window end YYYY-MM-DD (overrides the split's)")
+    parser.add_argument("--env-kwargs", help="more env arguments as a JSON object, e.g. '{\"fee_bps\": 10}', or "
+                        "FinReport-v0's peer basket of a user symbol '{\"peers\": {\"TSLA2\": [\"AAPL\", "
+                        "\"MSFT\"]}}' (--start/--end win over the same keys; recorded with the run)")
 
 
-def _check_episodes(task: Any, episodes: list[Any]) -> None:
+def _check_env_kwargs(task: Any, kwargs: dict[str, Any]) -> None:
+    """Every env argument must be one the family's env (or its text wrapper) takes: checked before any work."""
+    import inspect
+
+    import gymnasium as gym
+    from gymnasium.envs.registration import load_env_creator
+
+    from finenvs.wrappers.text import split_text_kwargs
+
+    env_kwargs, _ = split_text_kwargs(kwargs)
+    params = inspect.signature(load_env_creator(gym.spec(task.env_id).entry_point)).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = sorted(set(env_kwargs) - set(params))
+    if unknown:
+        raise ValueError(f"--env-kwargs: {task.env_id} takes no argument {', '.join(map(repr, unknown))}; its "
+                         f"arguments: {', '.join(sorted(params))}")
+
+
+def _check_episodes(task: Any, episodes: list[Any], *, build: bool = True) -> None:
     """Check the env arguments of a run's episodes before any work or folder: fails in well under a second.
 
     Named splits, dates (``YYYY-MM-DD``, start not after end: the same window rule the market envs apply)
     and symbols (the catalog's symbols of the env's price dataset, user-added ones included; a pairs
     universe needs two). Each error names the valid choices. Episodes on a user's own bars (``data=``)
-    and synthetic markets are left to the env.
+    and synthetic markets are left to the env. With ``build``, a market family's env is then built once per
+    distinct argument set (milliseconds each), so an argument only the env can judge fails here too
+    (``finenvs run`` builds its one env right after, writing nothing first, and passes ``build=False``).
 
     Raises:
         UnknownSymbolError: A symbol the env's dataset does not hold (lists those it does).
@@ -369,6 +393,15 @@ def _check_episodes(task: Any, episodes: list[Any]) -> None:
             what = f"symbol {missing[0]!r}" if len(missing) == 1 else f"symbols {missing}"
             raise UnknownSymbolError(f"unknown {what} in dataset {dataset!r} of {task.env_id}; valid symbols: "
                                      f"{default_catalog().symbols(dataset)}")
+    if build and "end" in task.run_options:  # the market envs build in milliseconds: build each distinct one
+        from finenvs.evaluation.session import make_base_env  # once, so a bad argument (a user symbol without
+
+        built: set[str] = set()  # FinReport-v0's peer basket, a fee out of range) fails here, before the run folder
+        for episode in episodes:
+            key = json.dumps(episode.env_kwargs, sort_keys=True, default=str)
+            if key not in built:
+                built.add(key)
+                make_base_env(episode).close()
 
 
 def _check_bench(args: argparse.Namespace) -> None:
@@ -584,7 +617,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                           instances=(args.instance,) if args.instance is not None else None, seeds=(args.seed,),
                           env_kwargs={k: getattr(args, k) for k in _ENV_FLAGS if getattr(args, k) is not None})
     episode = task.plan(selection)[0]
-    _check_episodes(task, [episode])  # unknown symbol, split or date: exit 2 before the env is built
+    _check_episodes(task, [episode], build=False)  # unknown symbol, split or date: exit 2 before the env is built
     policies = task.load_baselines()
     if args.policy not in policies:
         raise KeyError(f"unknown policy {args.policy!r} for {task.env_id}; valid policies: {sorted(policies)}")
@@ -748,7 +781,9 @@ def _agent(args: argparse.Namespace, env_id: str, meta: dict[str, Any] | None = 
 
 
 def _window_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    out = {k: getattr(args, k) for k in ("start", "end") if getattr(args, k, None)}
+    """The env arguments of an agent command: ``--env-kwargs``, then the window and text-wrapper flags over it."""
+    out = dict(_json_object("--env-kwargs", getattr(args, "env_kwargs", None)) or {})
+    out |= {k: getattr(args, k) for k in ("start", "end") if getattr(args, k, None)}
     if getattr(args, "tools", None):  # the text wrapper's tool mode travels with the env's arguments
         out["tools"] = args.tools
     if getattr(args, "debate", False):  # so does the debate round
@@ -783,6 +818,7 @@ def _cmd_llm(args: argparse.Namespace) -> int:
             failure_rule="herculean" if args.herculean_rule else "default", live=args.live,
         )
         # a bad selection (unknown split, symbol or date, instance out of range, ...) fails before any work
+        _check_env_kwargs(task, config.env_kwargs)
         _check_episodes(task, config.episodes())
         if args.prices is not None:
             if not args.model:
@@ -859,6 +895,7 @@ def _cmd_harness(args: argparse.Namespace) -> int:
             max_decisions=args.max_decisions, failure_rule="default" if args.default_action else "herculean",
             max_consecutive_endpoint_failures=None, live=args.live,
         )
+        _check_env_kwargs(task, config.env_kwargs)
         _check_episodes(task, config.episodes())  # before any folder is written
         command, timeout = args.agent_cmd, args.timeout
     agent = HarnessAgent(command, timeout=timeout)
@@ -903,6 +940,8 @@ def _mcp_arguments(args: argparse.Namespace) -> list[str]:
         out.append("--python")
     if args.symbols:
         out += ["--symbols", *args.symbols]
+    if getattr(args, "env_kwargs", None) is not None:
+        out += ["--env-kwargs", args.env_kwargs]
     return out
 
 
@@ -919,6 +958,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         instances = (args.instance,) if args.instance is not None else None
         selection = Selection(split=args.split, symbols=symbols, instances=instances, seeds=(args.seed,),
                               env_kwargs=_window_kwargs(args))
+        _check_env_kwargs(task, selection.env_kwargs)
         episode_spec = task.plan(selection)[0]
         _check_episodes(task, [episode_spec])  # before the run folder is written
         if args.print_config:

@@ -154,3 +154,85 @@ def test_finenvs_data_add_rolls_a_live_run_forward_day_by_day(tmp_path, bars, mo
     assert [r["action"] for r in a] == [r["action"] for r in b] and [r["reward"] for r in a] == [r["reward"] for r in b]
     assert score_run(whole.run_dir).episodes[0].metrics["standard"] == live.episodes[0].metrics["standard"]
     assert len(_lines(run, "pending")) == 3  # one wait per invocation until the last add reaches the end
+
+
+def test_a_pairs_run_rolled_forward_equals_one_run_over_the_whole_window(tmp_path):
+    """FinHedging-v0 on a user's two-symbol file (``data=``): three data drops, the same actions, rewards, score."""
+    frames = []
+    for sym in ("AAPL", "MSFT"):
+        s = default_catalog().series(sym)
+        frames.append(pd.DataFrame({"date": s.dates.astype(str), "symbol": sym, "open": s.open, "high": s.high,
+                                    "low": s.low, "close": s.close, "volume": s.volume}))
+    bars = pd.concat(frames, ignore_index=True)
+    bars = bars[bars.date <= END]
+    path = tmp_path / "pair.csv"
+
+    def config(**kwargs) -> RunConfig:
+        return RunConfig(env_id="FinHedging-v0", symbols=["AAPL", "MSFT"], split="live",
+                         env_kwargs={"data": str(path), "end": END}, **kwargs)
+
+    agent = task_of("FinHedging-v0").make_scripted_agent()
+    bars.to_csv(path, index=False)
+    whole = run_llm(config(), agent, out=tmp_path, name="whole", progress=False)
+    statuses = []
+    for k, cut in enumerate(CUTS):
+        bars[bars.date <= cut].to_csv(path, index=False)
+        summary = run_llm(config(live=True), agent, out=tmp_path, name="live",
+                          resume=tmp_path / "live" if k else None, progress=False)
+        statuses.append(summary.status)
+    assert statuses == ["waiting", "waiting", "complete"]
+    a, b = _lines(whole.run_dir, "step"), _lines(tmp_path / "live", "step")
+    assert len(a) > 10 and [r["action"] for r in a] == [r["action"] for r in b]
+    assert [r["reward"] for r in a] == [r["reward"] for r in b] and [r["date"] for r in a] == [r["date"] for r in b]
+    sa, sb = score_run(whole.run_dir), score_run(tmp_path / "live")
+    assert sa.status == sb.status == "reproduced"
+    assert sa.episodes[0].metrics["standard"] == sb.episodes[0].metrics["standard"]
+    assert len(_lines(tmp_path / "live", "pending")) == 2
+
+
+PEERS = '{"peers": {"TSLA2": ["AAPL", "MSFT"]}}'
+
+
+def test_weekly_reports_roll_forward_on_a_user_symbol_with_its_peer_basket(tmp_path, bars, monkeypatch, capsys):
+    """FinReport-v0 through the CLI on a symbol added with ``finenvs data add``: its peers come in --env-kwargs
+    (recorded with the run, so --resume keeps them); rolled forward weekly it equals one run over the window."""
+    from finenvs.cli import main
+
+    monkeypatch.setenv("FINENVS_USER_DATA", str(tmp_path / "layer"))
+    bars[bars.date <= "2026-04-10"].to_csv(tmp_path / "start.csv", index=False)
+    assert main(["data", "add", "--prices", str(tmp_path / "start.csv"), "--symbol", "TSLA2"]) == 0
+    base = ["llm", "--env", "FinReport-v0", "--symbols", "TSLA2", "--end", END, "--out", str(tmp_path / "runs"),
+            "--quiet"]
+    capsys.readouterr()
+    assert main([*base, "--live", "--name", "nopeers"]) == 2  # no basket for a user symbol: refused up front
+    assert "TSLA2 has no peer basket" in capsys.readouterr().err
+    assert not (tmp_path / "runs" / "nopeers").exists()
+    assert main([*base, "--live", "--env-kwargs", PEERS, "--name", "live"]) == 0
+    run = tmp_path / "runs" / "live"
+    assert json.loads((run / "run.json").read_text())["config"]["env_kwargs"]["peers"] == {"TSLA2": ["AAPL", "MSFT"]}
+    prev = "2026-04-10"
+    for cut in ("2026-04-17", "2026-04-24", END):
+        bars[(bars.date > prev) & (bars.date <= cut)].to_csv(tmp_path / f"{cut}.csv", index=False)
+        prev = cut
+        assert main(["data", "add", "--prices", str(tmp_path / f"{cut}.csv"), "--symbol", "TSLA2"]) == 0
+        assert main(["llm", "--resume", str(run), "--live", "--quiet"]) == 0
+    live = score_run(run)
+    assert live.status == "reproduced", live.problems
+    assert main([*base, "--split", "live", "--env-kwargs", PEERS, "--name", "whole"]) == 0
+    a, b = _lines(tmp_path / "runs" / "whole", "step"), _lines(run, "step")
+    assert len(a) >= 3 and [r["action"] for r in a] == [r["action"] for r in b]
+    assert [r["reward"] for r in a] == [r["reward"] for r in b]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ('{"fee_bpss": 10}', "FinTrading-v0 takes no argument 'fee_bpss'; its arguments:"),
+    ("{fee_bps: 10}", "--env-kwargs is not JSON"),
+    ("[1, 2]", "--env-kwargs must be a JSON object"),
+])
+def test_env_kwargs_are_checked_before_any_work(tmp_path, capsys, kwargs, message):
+    from finenvs.cli import main
+
+    for command in (["llm"], ["mcp", "--print-config"]):
+        assert main([*command, "--env", "FinTrading-v0", "--env-kwargs", kwargs, "--out", str(tmp_path)]) == 2
+        assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
