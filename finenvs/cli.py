@@ -170,7 +170,7 @@ def _parser() -> argparse.ArgumentParser:
     _judge_arguments(llm)
 
     compare = sub.add_parser("compare", help="two or more run folders side by side (bench runs and/or agent runs): "
-                             "headline metrics with bootstrap 95% intervals over episodes, paired differences where "
+                             "headline metrics with bootstrap 95%% intervals over episodes, paired differences where "
                              "the episodes match; exit 2 on a folder that is neither kind")
     compare.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
                          help="folders written by `finenvs bench` (scorecard.json) or `finenvs llm`/`harness` "
@@ -336,7 +336,8 @@ def _check_env_kwargs(task: Any, kwargs: dict[str, Any]) -> None:
     from finenvs.wrappers.text import split_text_kwargs
 
     env_kwargs, _ = split_text_kwargs(kwargs)
-    params = inspect.signature(load_env_creator(gym.spec(task.env_id).entry_point)).parameters
+    entry = gym.spec(task.env_id).entry_point  # "module:Class", or the class (a family declared in code)
+    params = inspect.signature(entry if callable(entry) else load_env_creator(entry)).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         return
     unknown = sorted(set(env_kwargs) - set(params))

@@ -191,3 +191,27 @@ def test_run_dir_never_reuses_a_folder(tmp_path):
     (made[0] / "model.zip").write_text("old")
     replaced = run_dir(SimpleNamespace(**{**vars(args), "overwrite": True}), "ppo")
     assert replaced == made[0] and list(replaced.iterdir()) == []
+
+
+def _subcommands(parser) -> dict:
+    import argparse
+
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def test_every_help_page_renders(capsys):
+    """argparse %-formats help texts: a bare '%' in one (it was '95% intervals') crashed ``finenvs --help``."""
+    from finenvs.cli import _parser
+
+    pages = [[]]
+    for name, sub in _subcommands(_parser()).items():
+        pages.append([name])
+        pages += [[name, inner] for inner in _subcommands(sub)] if any(
+            type(a).__name__ == "_SubParsersAction" for a in sub._actions) else []
+    for page in pages:
+        with pytest.raises(SystemExit) as exit_:
+            main([*page, "--help"])
+        assert exit_.value.code == 0, page
+        assert "usage: finenvs" in capsys.readouterr().out
+    assert len(pages) > 12
