@@ -125,6 +125,27 @@ def test_cli_harness_resumes_a_smoke_run_to_the_end(tmp_path, capsys):
     assert "--agent-cmd is required" in capsys.readouterr().err
 
 
+
+def test_a_relative_out_and_a_relative_wrapper_script_work_as_typed(tmp_path, monkeypatch, capsys):
+    """The docs' recipe as a newcomer types it: ``./agent.sh`` and the default (relative) ``--out``. Placeholder
+    paths used to be relative to the attempt folder the command ran in, so every attempt failed."""
+    import os
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "agent.sh"
+    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(AGENT))} \"$1\" \"$2\"\n")
+    os.chmod(script, 0o755)
+    assert main(["harness", "--env", "FinQA-v0", "--instances", "0", "--agent-cmd",
+                 "./agent.sh {prompt_file} {mcp_config}", "--name", "h", "--quiet"]) == 0
+    capsys.readouterr()
+    run = tmp_path / "finenvs-runs" / "h"
+    (attempt,) = _attempts(run)
+    assert attempt["exit_code"] == 0 and attempt["committed"] is not None, attempt
+    assert all(Path(a).is_absolute() for a in attempt["argv"][1:])
+    assert score_run(run).run_metrics()["score"] == 100.0
+
+
 # ------------------------------------------------------------------------------------------- skills
 def test_skills_export_writes_one_skill_per_family_from_its_spec(tmp_path, capsys):
     assert main(["skills", "export", str(tmp_path)]) == 0

@@ -28,7 +28,10 @@ drives the episodes; the harness is its agent), so ``finenvs score``, ``bench``
 and ``--resume`` treat it like any run. Episodes run one at a time: an agent
 program is one process at a time. Placeholders: ``{prompt_file}``,
 ``{mcp_config}``, ``{url}`` (the MCP endpoint), ``{workdir}`` (the attempt's
-folder), ``{env_id}``, ``{episode}``, ``{step}``.
+folder, for scratch files), ``{env_id}``, ``{episode}``, ``{step}``; paths are
+absolute. The command runs in the directory the harness was started from, so a
+relative program (``./agent.sh``) or script (``python agent.py``) resolves as it
+would when typed there.
 
 Requires the ``llm`` extra (the ``mcp`` SDK and ``uvicorn``).
 """
@@ -212,6 +215,8 @@ class HarnessAgent:
         self._server: _Server | None = None
         self._session: Any = None
         self._attempts = 0
+        self._cwd = Path.cwd()  # the command runs where finenvs harness was started: ./agent.sh, python agent.py,
+        # .claude/skills resolve as when typed there; each attempt gets its own folder as {workdir}
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "harness", "name": self.name, "command": self.command, "timeout": self.timeout}
@@ -239,7 +244,7 @@ class HarnessAgent:
             raise HarnessError("the harness agent runs only inside run_harness (no episode is bound)")
         session = self._session
         self._attempts += 1
-        root = Path(self.root or ".")
+        root = Path(self.root or ".").resolve()  # absolute placeholders, whatever the command's directory
         work = root / f"ep{session.spec.index:04d}-step{session.step_index:04d}-try{self._attempts}"
         work.mkdir(parents=True, exist_ok=True)
         prompt_file, config_file = work / "prompt.md", work / "mcp.json"
@@ -257,7 +262,7 @@ class HarnessAgent:
             argv.append(arg)
         self.gate.open(session)
         began = time.perf_counter()
-        outcome, code, out, err = await _run(argv, work, self.timeout, self.env)
+        outcome, code, out, err = await _run(argv, self._cwd, self.timeout, self.env)
         committed = self.gate.close()
         seconds = time.perf_counter() - began
         log = {"argv": argv, "exit_code": code, "outcome": outcome, "seconds": round(seconds, 3),
