@@ -142,8 +142,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="tool mode: fabpp (default: the family's tools, FAB++'s setting) or none (closed book: "
                      "the commit tool only); recorded with the run")
     llm.add_argument("--live", action="store_true",
-                     help="HERCULEAN's live regime (market families): run to the newest bar the data holds, record "
-                     "the decision there as pending and exit; after finenvs data add, --resume RUN --live goes on")
+                     help="HERCULEAN's live regime (market families): run as far as the data allows, record the "
+                     "decision at the bar before the newest as pending and exit; after finenvs data add, --resume "
+                     "RUN --live goes on")
     llm.add_argument("--python", action="store_true",
                      help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
                      "files, no network; needs finenvs sandbox setup)")
@@ -208,8 +209,9 @@ def _parser() -> argparse.ArgumentParser:
                          "the episode after five attempts")
     harness.add_argument("--tools", choices=["fabpp", "none"], help="tool mode (default: fabpp)")
     harness.add_argument("--live", action="store_true",
-                     help="HERCULEAN's live regime (market families): run to the newest bar the data holds, record "
-                     "the decision there as pending and exit; after finenvs data add, --resume RUN --live goes on")
+                     help="HERCULEAN's live regime (market families): run as far as the data allows, record the "
+                     "decision at the bar before the newest as pending and exit; after finenvs data add, --resume "
+                     "RUN --live goes on")
     harness.add_argument("--python", action="store_true",
                      help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
                      "files, no network; needs finenvs sandbox setup)")

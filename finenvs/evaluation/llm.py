@@ -141,10 +141,11 @@ class RunConfig:
         format_retries: Times a reply without a valid action is sent back for another try.
         max_consecutive_endpoint_failures: Failed decisions in a row that stop an episode (None: never).
         max_decisions: Stop each episode after this many decisions (smoke runs; status ``partial``).
-        live: HERCULEAN's live regime (market families): an episode runs to the newest bar the data holds and,
-            while that is before its window's end (``end``; default ``"latest"``, never), waits there (status
-            ``waiting``) with the decision at that bar recorded as pending; after ``finenvs data add`` appends
-            the next bars, ``--resume`` steps it and goes on. The split defaults to ``live``.
+        live: HERCULEAN's live regime (market families): while the data ends before an episode's window end
+            (``end``; default ``"latest"``, never), the episode runs to its decision at the bar before the newest
+            and waits there (status ``waiting``) with that decision recorded as pending (stepping it would reach
+            the newest close, where the env closes the window's position); after ``finenvs data add`` appends the
+            next bars, ``--resume`` steps it and goes on. The split defaults to ``live``.
         failure_rule: ``"default"``: a decision still invalid after its retries takes the protocol's documented
             default action. ``"herculean"``: HERCULEAN's rule — five attempts (``format_retries`` raised to at
             least 4), and a decision still without a valid action fails the episode (status ``failed``, no
@@ -496,7 +497,7 @@ async def run_episode(
             if limit is not None and failures >= limit and not session.done:
                 return EpisodeOutcome(spec, "aborted", None, session.step_index,
                                       f"endpoint failed on {failures} decisions in a row; resume the run later")
-        if session.waiting:  # a live episode at its newest bar: decide there now, step it when the next bar exists
+        if session.waiting:  # a live episode at its last open decision: decide now, step it when a later bar exists
             if session.pending is None:
                 decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep)
                 session.hold(decision.parsed, raw_text=decision.raw_text, messages=decision.messages,
@@ -508,8 +509,9 @@ async def run_episode(
                 if on_decision is not None:
                     on_decision(1)
             return EpisodeOutcome(spec, "waiting", None, session.step_index,
-                                  f"waiting at {session.date}: its decision is recorded; add the next bar(s) with "
-                                  "finenvs data add, then continue with finenvs llm --resume RUN --live")
+                                  f"waiting at {session.date} (stepping it would reach the data's newest bar and close the "
+                                  "window): its decision is recorded; add the next bar(s) with finenvs data add, then "
+                                  "continue with finenvs llm --resume RUN --live")
         return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index)
     finally:
         if bind is not None:
