@@ -249,6 +249,7 @@ def test_bench_suites_select_their_sections(tmp_path):
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "f" / "scorecard.json").read_text())
     assert card["rows"] == [] and set(card["sections"]) == {"qa", "options", "deltahedge"}
+    assert "| env | symbol |" not in proc.stdout and "Mean over symbols" not in proc.stdout  # no empty market tables
     agg = card["aggregate"]
     assert agg["weights"] == {"knowledge": 1.0, "analysis": 1.0, "options": 0.0}
     assert agg["profiles"]["reference"]["sections"]["options"]["effective_weight"] == 0.0

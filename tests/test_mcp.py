@@ -170,3 +170,24 @@ def test_print_config_gives_a_ready_mcp_json_entry(tmp_path):
     entry = json.loads(proc.stdout)["mcpServers"]["finenvs-qa"]
     assert os.path.isabs(entry["command"]) and entry["args"][:3] == ["mcp", "--env", "FinQA-v0"]
     assert entry["args"][entry["args"].index("--instance") + 1] == "3" and not any(tmp_path.iterdir())
+
+
+def test_a_task_without_a_date_replies_with_a_null_date(tmp_path):
+    """FinQA-v0's analytical questions have no date: the replies carry null, not the string "None"."""
+    from finenvs.tasks import Selection, task_of
+
+    task = task_of("FinQA-v0")
+    spec = next(e for e in task.plan(Selection(split="eval")) if e.env_kwargs.get("topic") or e.index >= 100)
+    ep = McpEpisode(spec, out=tmp_path, name="qa")
+    _OPEN.append(ep)
+
+    async def go():
+        async with Client(build_server(ep)) as client:
+            seen = (await client.call_tool("get_observation", {})).structured_content
+            done = (await client.call_tool("commit_action", {"answer": "1"})).structured_content
+            return seen, done
+
+    seen, done = run(go())
+    assert seen["date"] is None and done["date"] is None and done["done"] is True
+    (step,) = [r for r in read_trajectories(tmp_path / "qa" / "trajectories.jsonl")[0] if r.get("type") == "step"]
+    assert step["date"] == ""

@@ -1159,12 +1159,9 @@ def terminal_table(card: Scorecard) -> str:
          _fmt(r.time_in_market, 100), str(r.round_trips)]
         for r in sorted(card.results, key=lambda r: (r.env_id, r.oracle, r.symbol, r.policy))
     ]
-    out.append(_table(headers, rows))
     mean = mean_rows(card.results)
-    out.append("")
-    out.append("Mean over symbols:")
-    out.append(
-        _table(
+    if rows:  # no market family in this run (e.g. --suite fabpp): no empty market tables
+        out += [_table(headers, rows), "", "Mean over symbols:", _table(
             ["env", "policy", "n", "CR %", SR_STD, "MDD %", "CR % (H)", SR_H, "MDD % (H)"],
             [
                 [m["env"], m["policy"] + (ORACLE_MARK if m.get("oracle") else ""), str(m["n"]),
@@ -1173,8 +1170,7 @@ def terminal_table(card: Scorecard) -> str:
                  _fmt(m["herculean"]["sharpe"]), _fmt(m["herculean"]["max_drawdown"], 100)]
                 for m in mean
             ],
-        )
-    )
+        )]
     agents = [r for r in card.results if r.efficiency is not None]
     if agents:
         out.append("")

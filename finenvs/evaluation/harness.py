@@ -141,7 +141,7 @@ class DecisionGate:
             if error is not None:
                 return error, True
             if name == OBSERVATION_TOOL:
-                return {"observation": session.prompt, "date": session.date, "done": False}, False
+                return {"observation": session.prompt, "date": session.date or None, "done": False}, False
             if name == COMMIT_TOOL:
                 parsed = session.protocol.parse_commit(arguments)
                 self.committed = arguments

@@ -135,7 +135,7 @@ class McpEpisode:
         if error is not None:
             return error, True
         if name == OBSERVATION_TOOL:
-            return {"observation": self.session.prompt, "date": self.session.date, "done": False}, False
+            return {"observation": self.session.prompt, "date": self.session.date or None, "done": False}, False
         if name == COMMIT_TOOL:
             return self._commit(arguments)
         result = self.session.call_tool(name, arguments)
@@ -153,7 +153,7 @@ class McpEpisode:
         reply: dict[str, Any] = {
             "accepted": record["invalid"] is None,
             "action": record["action"],
-            "date": record["date"],
+            "date": record["date"] or None,  # null for a task without a date
             "reward": record["reward"],
             "equity": record["equity"],
             "position": record["position"],

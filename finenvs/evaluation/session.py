@@ -562,7 +562,9 @@ class EpisodeSession:
 
     @property
     def date(self) -> str:
-        return str(self.last_info.get("date", ""))
+        """The env's date of the current decision ("" for a task without one, e.g. an analytical question)."""
+        date = self.last_info.get("date")
+        return "" if date is None else str(date)
 
     def tool_specs(self) -> list[dict[str, Any]]:
         return self.env.tool_specs()

@@ -872,7 +872,8 @@ class PythonSandbox:
 PYTHON_TOOL_DESCRIPTION = (
     "Run Python code in a sandbox (CPython 3.14 in WebAssembly under Deno) and get its printed output, the value "
     "of its last expression and any error. Standard library only (math, statistics, decimal, fractions, datetime, "
-    "json, itertools, ...): no numpy or pandas, no files, no network, no processes. Each call starts a fresh "
+    "json, itertools, ...): no numpy or pandas, no host files (only an empty in-memory filesystem), no network, "
+    "no processes. Each call starts a fresh "
     f"interpreter (about 2 s; nothing persists between calls); limits: {TIME_LIMIT_S:g} s of run time, "
     f"{MEMORY_MB} MB, {MAX_OUTPUT_CHARS:,} characters of output, {MAX_CODE_CHARS:,} characters of code. It reads "
     "no data: pass it the numbers you got from the other tools.")
