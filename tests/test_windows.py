@@ -241,6 +241,7 @@ def test_cli_bench_windows_adds_the_section_and_refuses_a_bad_spec(tmp_path, cap
     assert windows["windows"] == "quarterly:2024-01-01:2024-12-31" and windows["windows_per_symbol"] == {"AAPL": 3}
     assert {r["first"][:7] for r in windows["rows"]} == {"2024-04", "2024-07", "2024-10"}  # after the cutoff
     assert "over many windows" in (card.parent / "scorecard.md").read_text()
+    assert "FinTrading-v0 over many windows (`quarterly:2024-01-01:2024-12-31`" in capsys.readouterr().out
     capsys.readouterr()
     assert main([*base, "--windows", "weekly:2024"]) == 2
     assert "windows" in capsys.readouterr().err

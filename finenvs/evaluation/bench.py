@@ -1222,4 +1222,8 @@ def terminal_table(card: Scorecard) -> str:
             f"HERCULEAN Table 2 buy-and-hold reproduced on {ok}/{len(card.reproduction)} rows "
             f"({', '.join(sorted({c['env'] for c in card.reproduction}))}; CR, SR, MDD to the published 2 decimals)."
         )
+    if card.windows:
+        from finenvs.evaluation.windows import suite_terminal
+
+        out += suite_terminal(card.windows)
     return "\n".join(out)

@@ -535,6 +535,30 @@ def _describe_windows(result: Mapping[str, Any]) -> str:
     return f"{what}{after}, {data}"
 
 
+def headline_table(result: Mapping[str, Any]) -> str:
+    """Per policy: windows played, the mean CR / SR / MDD with their intervals and the paired difference to the
+    reference with its win rate."""
+    level = int(round(100 * result["level"]))
+    ref = result.get("reference")
+    sr = result["sharpe_label"]
+    headers = ["policy", "windows", f"mean CR % [{level}% CI]", f"mean {sr} [{level}% CI]",
+               f"mean MDD % [{level}% CI]"]
+    if ref:
+        headers += [f"ΔCR vs {ref}, pp [{level}% CI]", "win rate %"]
+    rows = []
+    for policy in result["policies"]:
+        s = result["summary"][policy]["overall"]
+        cells = [policy, str(s["windows"]), _with_ci(s["cumulative_return"], 100.0), _with_ci(s["sharpe"], 1.0),
+                 _with_ci(s["max_drawdown"], 100.0)]
+        if ref:
+            p = result["paired"].get(policy, {}).get("overall")
+            cr = None if p is None else p["cumulative_return"]
+            cells += ["—" if cr is None else _with_ci(cr, 100.0, "estimate"),
+                      "—" if cr is None else _num(cr["win_rate"], 100.0, 1)]
+        rows.append(cells)
+    return _table(headers, rows)
+
+
 def windows_markdown(result: Mapping[str, Any]) -> list[str]:
     """The scorecard block of a :func:`run_windows` result: the headline table and the CR distribution."""
     level = int(round(100 * result["level"]))
@@ -554,22 +578,7 @@ def windows_markdown(result: Mapping[str, Any]) -> list[str]:
            f"win rate: share of the windows where the policy's CR beats {ref}'s (ties lose)." if ref else ""),
         "",
     ]
-    headers = ["policy", "windows", f"mean CR % [{level}% CI]", f"mean {sr} [{level}% CI]",
-               f"mean MDD % [{level}% CI]"]
-    if ref:
-        headers += [f"ΔCR vs {ref}, pp [{level}% CI]", "win rate %"]
-    rows = []
-    for policy in result["policies"]:
-        s = result["summary"][policy]["overall"]
-        cells = [policy, str(s["windows"]), _with_ci(s["cumulative_return"], 100.0), _with_ci(s["sharpe"], 1.0),
-                 _with_ci(s["max_drawdown"], 100.0)]
-        if ref:
-            p = result["paired"].get(policy, {}).get("overall")
-            cr = None if p is None else p["cumulative_return"]
-            cells += ["—" if cr is None else _with_ci(cr, 100.0, "estimate"),
-                      "—" if cr is None else _num(cr["win_rate"], 100.0, 1)]
-        rows.append(cells)
-    lines += [_table(headers, rows), ""]
+    lines += [headline_table(result), ""]
     lines += [f"Distribution of the per-window CR % (n/a {sr}: windows where it is undefined):", ""]
     dist_rows = []
     for policy in result["policies"]:
@@ -680,11 +689,24 @@ def suite_markdown(results: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def suite_terminal(results: Mapping[str, Any]) -> list[str]:
+    """What ``finenvs bench --windows`` prints: each family's headline table (the rest is in the scorecard)."""
+    lines: list[str] = []
+    for env_id, result in results.items():
+        if "error" in result:
+            lines += ["", f"{env_id} over many windows: failed: {result['error']}"]
+            continue
+        pairs = sum(result["windows_per_symbol"].values())
+        lines += ["", f"{env_id} over many windows ({_describe_windows(result)}; {len(result['symbols'])} symbol(s), "
+                  f"{pairs} (symbol, window) pairs):", headline_table(result)]
+    return lines
+
+
 def suite_plots(results: Mapping[str, Any], out_dir: Path | str) -> list[Path]:
     """:func:`windows_plot` of every family that ran."""
     return [p for result in results.values() if "error" not in result for p in windows_plot(result, out_dir)]
 
 
 __all__ = ["EDGE_SLACK_DAYS", "FREQUENCIES", "METRICS", "UNIVERSE", "WindowSpec", "cache_key", "calendar_windows",
-           "long_dataset", "parse_windows", "play_window", "quarterly_windows", "run_windows", "run_windows_suite",
-           "suite_markdown", "suite_plots", "summarize_windows", "windows_markdown", "windows_plot"]
+           "headline_table", "long_dataset", "parse_windows", "play_window", "quarterly_windows", "run_windows",
+           "run_windows_suite", "suite_markdown", "suite_plots", "suite_terminal", "summarize_windows", "windows_markdown", "windows_plot"]
