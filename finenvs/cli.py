@@ -115,9 +115,10 @@ def _parser() -> argparse.ArgumentParser:
                        "FinOptions-v0) under FAB++'s adversarial debate; the aggregate gains an overall with the "
                        "debate multipliers")
     bench.add_argument("--windows", metavar="SPEC",
-                       help="also play the market families' rule baselines over every period of the long shipped "
-                       "histories, e.g. quarterly:2016-01-01:2025-12-31 (monthly/yearly too): distributions, "
-                       "bootstrap intervals and the paired difference to Buy&Hold; finished windows are cached")
+                       help="also play the market families' rule baselines and the bench's agents over every period "
+                       "of the long shipped histories, e.g. quarterly:2016-01-01:2025-12-31 (monthly/yearly too): "
+                       "distributions, bootstrap intervals and the paired difference to Buy&Hold; finished windows "
+                       "are cached (baselines) or resumed (agents' run folders)")
     bench.add_argument("--after", metavar="DATE",
                        help="with --windows: keep only windows starting after DATE (a model's knowledge cutoff)")
     bench.add_argument("--alpha-cost-floor", type=float, metavar="DOLLARS",

@@ -263,3 +263,58 @@ def test_cli_bench_windows_plays_a_long_history_symbol_in_the_windows_part_only(
     assert skip.startswith("FinTrading-v0: JPM played in the windows part only")
     assert "Split part: FinTrading-v0: JPM" in (card.parent / "scorecard.md").read_text()
     assert all(run["env"] != "FinTrading-v0" or "JPM" not in json.dumps(run["episodes"]) for run in record["agents"])
+    # the bench's agents play the windows too, JPM included, beside the baselines
+    windows = record["windows"]["FinTrading-v0"]
+    assert "scripted_agent" in windows["policies"] and windows["summary"]["scripted_agent"]["overall"]["windows"] == 4
+    assert {r["symbol"] for r in windows["rows"] if r["policy"] == "scripted_agent"} == {"AAPL", "JPM"}
+
+
+def test_agents_play_the_baselines_windows_through_the_text_interface(tmp_path, monkeypatch):
+    """The scripted agent over the same (symbol, window) episodes: its rows sit beside the baselines', paired with
+    buy_and_hold on the same windows; each window is a finenvs llm run that re-scores exactly; a second call
+    resumes the runs instead of playing them again; a symbol the env refuses fails only its own episodes."""
+    from finenvs.evaluation.agent_runs import BenchAgent
+    from finenvs.evaluation.score import score_run
+
+    agent = BenchAgent("scripted_agent", lambda task: task.make_scripted_agent())
+    windows = [("2016-04-01", "2016-06-30"), ("2016-07-01", "2016-09-30")]
+    result = W.run_windows(ENV, ["AAPL", "JPM"], windows, ["buy_and_hold"], progress=False, n_boot=200,
+                           agents=[agent], agent_root=tmp_path / "agents")
+    assert result["errors"] == [] and result["policies"] == ["buy_and_hold", "scripted_agent"]
+    mine = {(r["symbol"], *r["window"]): r for r in result["rows"] if r["policy"] == "scripted_agent"}
+    base = {(r["symbol"], *r["window"]): r for r in result["rows"] if r["policy"] == "buy_and_hold"}
+    assert set(mine) == set(base) and len(mine) == 4
+    for key, row in mine.items():  # the same episode: same first and last day, same number of decisions
+        assert (row["first"], row["last"], row["steps"]) == (base[key]["first"], base[key]["last"], base[key]["steps"])
+        assert row["look_ahead_attempts"] == 0
+    paired = result["paired"]["scripted_agent"]["overall"]["cumulative_return"]
+    diffs = [mine[k]["standard"]["cumulative_return"] - base[k]["standard"]["cumulative_return"] for k in mine]
+    assert paired["estimate"] == pytest.approx(np.mean(diffs))
+    assert len(result["agents"]) == 2 and all(a["status"] == "complete" for a in result["agents"])
+    for run in result["agents"]:
+        score = score_run(run["run_dir"])
+        assert score.status == "reproduced" and len(score.episodes) == 2
+    import finenvs.evaluation.llm as llm
+
+    played = []
+    run_llm = llm.run_llm
+    monkeypatch.setattr(llm, "run_llm", lambda *a, **k: played.append(k.get("resume")) or run_llm(*a, **k))
+    again = W.run_windows(ENV, ["AAPL", "JPM"], windows, ["buy_and_hold"], progress=False, n_boot=200,
+                          agents=[agent], agent_root=tmp_path / "agents")
+    assert all(p is not None for p in played) and len(played) == 2  # resumed, not started again
+    assert again["summary"]["scripted_agent"] == result["summary"]["scripted_agent"]
+    with pytest.raises(ValueError, match="repeat a baseline"):
+        W.run_windows(ENV, ["AAPL"], windows, ["buy_and_hold"], progress=False,
+                      agents=[BenchAgent("buy_and_hold", agent.make)], agent_root=tmp_path)
+
+
+def test_a_symbol_the_env_refuses_fails_only_its_own_agent_episodes(tmp_path):
+    from finenvs.evaluation.agent_runs import BenchAgent
+
+    agent = BenchAgent("scripted_agent", lambda task: task.make_scripted_agent())
+    result = W.run_windows("FinReport-v0", ["AAPL", "JPM"], [("2016-04-01", "2016-06-30")], ["buy_and_hold"],
+                           progress=False, n_boot=200, agents=[agent], agent_root=tmp_path)
+    refused = {(e["symbol"], e["policy"]) for e in result["errors"]}
+    assert refused == {("JPM", "buy_and_hold"), ("JPM", "scripted_agent")}  # JPM has no peer basket
+    assert all("no peer basket" in e["error"] for e in result["errors"])
+    assert [(r["symbol"], r["policy"]) for r in result["rows"]] == [("AAPL", "buy_and_hold"), ("AAPL", "scripted_agent")]

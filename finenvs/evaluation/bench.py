@@ -105,9 +105,10 @@ class BenchConfig:
             FAB++'s adversarial debate (:mod:`finenvs.evaluation.debate_runs`), and every agent through the text
             interface with ``debate=True`` (``<agent> (debate)`` runs); the aggregate gains an overall with
             each section's mean multiplier.
-        windows: Also play the market families' rule baselines over many windows (``quarterly:START:END``,
-            :mod:`finenvs.evaluation.windows`) on the long shipped histories: per policy the distribution of
-            CR/SR/MDD with bootstrap intervals and the paired difference to Buy&Hold.
+        windows: Also play the market families' rule baselines and the bench's agents (not the closed-book or
+            debate variants) over many windows (``quarterly:START:END``, :mod:`finenvs.evaluation.windows`) on
+            the long shipped histories: per policy and agent the distribution of CR/SR/MDD with bootstrap
+            intervals and the paired difference to Buy&Hold.
         after: With ``windows``: keep only windows starting after this date (a model's knowledge cutoff).
     """
 
@@ -877,7 +878,9 @@ def run_bench(config: BenchConfig) -> Scorecard:
         windows = run_windows_suite([t.env_id for t in specs], config.windows, symbols=config.symbols,
                                     universe=config.universe, after=config.after, seed=config.seed,
                                     cache_dir=Path(config.out) / "windows-cache", progress=config.progress,
-                                    env_kwargs=config.env_kwargs)
+                                    env_kwargs=config.env_kwargs,
+                                    agents=[a for a in bench_agents if not a.closed_book_only and a.debate_of is None],
+                                    agent_root=run_dir / "windows-agents")
         errors += [{"env": e, "symbol": "-", "policy": "windows", "error": r["error"]}
                    for e, r in windows.items() if "error" in r]
     sections: dict[str, Any] = {}

@@ -339,6 +339,8 @@ def run_windows(
     reference: str | None = None,
     n_boot: int = DEFAULT_N_BOOT,
     level: float = DEFAULT_LEVEL,
+    agents: Sequence[Any] = (),
+    agent_root: Path | str | None = None,
 ) -> dict[str, Any]:
     """Play every (symbol, window, policy) of a market family as one full episode, and summarise.
 
@@ -357,6 +359,12 @@ def run_windows(
         env_kwargs: Further env arguments (``fee_bps``, ``data=`` a user's bars, ...).
         reference: The baseline every policy is paired with (default: the spec's ``bench.herculean_baseline``).
         n_boot, level: Bootstrap replicates and interval coverage.
+        agents: Bench agents (:class:`~finenvs.evaluation.agent_runs.BenchAgent`: the scripted agents, a model)
+            that play the same (symbol, window) episodes through the text interface and its date-locked tools,
+            summarised beside the baselines under their names (paired with the reference on the same windows).
+        agent_root: Where the agents' run folders go, one per window (``<window>/<agent>/<family>-None``; each
+            is a ``finenvs llm`` run: ``finenvs score`` re-scores it, and a second call resumes it). Required
+            with ``agents``.
 
     Returns:
         ``{"env", "windows", "after", "dataset", "data", "seed", "policies", "reference", "symbols",
@@ -379,6 +387,12 @@ def run_windows(
     bad = [p for p in policies if p not in known]
     if bad:
         raise KeyError(f"unknown policies {bad} for {env_id}; valid policies: {sorted(known)}")
+    names = [a.name for a in agents]
+    clash = [n for n in names if n in known or names.count(n) > 1]
+    if clash:
+        raise ValueError(f"agent names {clash} repeat a baseline's or each other's name")
+    if agents and agent_root is None:
+        raise ValueError("agents need agent_root, the folder of their run folders")
     if reference is None:
         reference = task.bench.herculean_baseline
     if isinstance(windows, str):
@@ -443,17 +457,89 @@ def run_windows(
                 _write_cached(path, record)
         rows.append({"symbol": label, "window": list(window), "policy": policy,
                      **{k: v for k, v in record.items() if k != "key"}})
+    agent_runs = _agent_windows(task, agents, windows_of, groups, base, seed, Path(agent_root) if agents else None,
+                                rows, errors, progress)
     result: dict[str, Any] = {
         "env": env_id, "windows": str(spec) if spec is not None else [list(w) for w in fixed],
         "after": None if cutoff is None else str(cutoff), "dataset": source.dataset, "data": source.digest,
-        "seed": seed, "policies": policies, "reference": reference if reference in policies else None,
+        "seed": seed, "policies": [*policies, *names], "agents": agent_runs,
+        "reference": reference if reference in policies else None,
         "symbols": symbols, "windows_per_symbol": {k: len(v) for k, v in windows_of.items()},
         "sharpe_label": SHARPE_LABELS["standard"], "level": level, "n_boot": n_boot,
         "rows": rows, "errors": errors, "played": played, "cached": cached,
     }
-    result.update(summarize_windows(rows, policies, result["reference"], seed=seed, n_boot=n_boot, level=level))
+    result.update(summarize_windows(rows, result["policies"], result["reference"], seed=seed, n_boot=n_boot,
+                                    level=level))
     result["seconds"] = time.perf_counter() - began
     return result
+
+
+def _agent_windows(task: TaskSpec, agents: Sequence[Any], windows_of: Mapping[str, list[Window]],
+                   groups: list[tuple[str, dict[str, Any], list[str]]], base: Mapping[str, Any], seed: int,
+                   root: Path | None, rows: list[dict[str, Any]], errors: list[dict[str, Any]],
+                   progress: bool) -> list[dict[str, Any]]:
+    """Each agent over the baselines' (symbol, window) episodes: one ``finenvs llm`` run per window, its episodes
+    appended to ``rows`` (failed ones to ``errors``). Returns one line per run (agent, window, folder, status)."""
+    from finenvs.evaluation.agent_runs import run_agent, slug
+    from finenvs.tasks import Selection
+
+    if not agents or root is None:
+        return []
+    by_window: dict[Window, list[str]] = {}
+    for label, _, _ in groups:
+        for window in windows_of[label]:
+            by_window.setdefault(window, []).append(label)
+    members = {label: members for label, _, members in groups}
+    out = []
+    from tqdm.auto import tqdm
+
+    for agent in agents:
+        bar = tqdm(sorted(by_window.items()), desc=f"windows {task.env_id} {agent.name}", unit="window",
+                   disable=not progress or None)
+        for window, labels in bar:
+            bar.set_postfix_str(f"{window[0]} ({len(labels)} episode(s))", refresh=False)
+            folder = root / f"{window[0]}_{window[1]}"
+            # one run per window; a run that cannot start (a symbol the env refuses, e.g. one without FinReport-v0's
+            # peer basket) is tried again symbol by symbol, so the others still play
+            tries = [(labels, folder)] + ([([label], folder / slug(label)) for label in labels] if len(labels) > 1
+                                         and not task.bench.universe else [])
+            for chunk, where in tries:
+                symbols = tuple(members[chunk[0]]) if task.bench.universe else tuple(chunk)
+                selection = Selection(split=None, symbols=symbols, seeds=(seed,),
+                                      env_kwargs={**base, "start": window[0], "end": window[1],
+                                                  **dict(agent.env_kwargs)})
+                try:
+                    run = run_agent(agent, task, selection, where)
+                except Exception as exc:  # a run that cannot start is reported, never dropped
+                    if chunk is labels and len(tries) > 1:
+                        continue
+                    errors += [{"env": task.env_id, "symbol": label, "window": list(window), "policy": agent.name,
+                                "error": f"{type(exc).__name__}: {exc}"} for label in chunk]
+                    continue
+                _agent_rows(task, agent, window, chunk, run, rows, errors)
+                out.append({"agent": agent.name, "window": list(window), "symbols": list(symbols),
+                            "run_dir": run["run_dir"], "status": run["status"], "reproduced": run["reproduced"]})
+                if chunk is labels:
+                    break
+    return out
+
+
+def _agent_rows(task: TaskSpec, agent: Any, window: Window, labels: list[str], run: Mapping[str, Any],
+                rows: list[dict[str, Any]], errors: list[dict[str, Any]]) -> None:
+    """The window rows of one agent run's episodes (in the plan's order: one per label), failed ones as errors."""
+    for episode, label in zip(run["episodes"], labels, strict=True):
+        metrics = episode["episode"]
+        if episode["status"] != "complete" or metrics is None:
+            errors.append({"env": task.env_id, "symbol": label, "window": list(window), "policy": agent.name,
+                           "error": f"{episode['status']}: {episode.get('reason') or 'no metrics'}"})
+            continue
+        first, _, last = str(metrics.get("window") or f"{window[0]}..{window[1]}").partition("..")
+        rows.append({"symbol": label, "window": list(window), "policy": agent.name, "first": first,
+                     "last": last, "steps": len(metrics.get("positions") or ()),
+                     "final_equity": metrics.get("final_equity"), "fees": metrics.get("fees"),
+                     "look_ahead_attempts": metrics.get("look_ahead_attempts"),
+                     "standard": _floats(metrics["standard"]), "herculean": _floats(metrics["herculean"]),
+                     "run_dir": run["run_dir"]})
 
 
 # ---------------------------------------------------------------------------- summaries
@@ -568,7 +654,10 @@ def windows_markdown(result: Mapping[str, Any]) -> list[str]:
     lines = [
         f"## {result['env']} over many windows",
         "",
-        f"Every baseline played as one full episode per symbol and window: {_describe_windows(result)}; "
+        "Every baseline" + (" and agent (" + ", ".join(dict.fromkeys(a["agent"] for a in result["agents"]))
+                            + ", through the text interface and its date-locked tools; one `finenvs llm` run folder "
+                            "per window under `windows-agents/`)" if result.get("agents") else "")
+        + f" played as one full episode per symbol and window: {_describe_windows(result)}; "
         f"{len(result['symbols'])} symbol(s), {n_windows} (symbol, window) pairs, seed {result['seed']}. "
         f"Mean of the per-window metrics with its {level}% percentile-bootstrap interval ({result['n_boot']} "
         "replicates; whole windows are resampled, every symbol of a window together, since one quarter's symbols "
@@ -660,9 +749,11 @@ def windows_plot(result: Mapping[str, Any], out_dir: Path | str) -> list[Path]:
 def run_windows_suite(env_ids: Iterable[str], windows: str | WindowSpec, *, symbols: Sequence[str] | None = None,
                       universe: Sequence[str] | None = None, after: Any = None, seed: int = 0,
                       cache_dir: Path | str | None = None, progress: bool = True,
-                      env_kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                      env_kwargs: Mapping[str, Any] | None = None, agents: Sequence[Any] = (),
+                      agent_root: Path | str | None = None) -> dict[str, Any]:
     """:func:`run_windows` for each market family among ``env_ids`` (others are skipped): ``symbols`` for the
-    single-asset families, ``universe`` for those whose symbols are one episode's universe (``bench.universe``).
+    single-asset families, ``universe`` for those whose symbols are one episode's universe (``bench.universe``);
+    ``agents`` play the same episodes (run folders under ``agent_root``).
     A family that fails as a whole is recorded as ``{"env", "error"}``, never dropped. Returns ``{env_id: result}``."""
     spec = parse_windows(windows) if isinstance(windows, str) else windows  # a bad spec fails before any work
     out: dict[str, Any] = {}
@@ -671,8 +762,9 @@ def run_windows_suite(env_ids: Iterable[str], windows: str | WindowSpec, *, symb
         if not bench.market_tables:
             continue
         try:
-            out[env_id] = run_windows(env_id, universe if bench.universe else symbols, spec, seed=seed, after=after, cache_dir=cache_dir,
-                                      progress=progress, env_kwargs=env_kwargs)
+            out[env_id] = run_windows(env_id, universe if bench.universe else symbols, spec, seed=seed, after=after,
+                                      cache_dir=cache_dir, progress=progress, env_kwargs=env_kwargs, agents=agents,
+                                      agent_root=agent_root)
         except Exception as exc:  # reported, never dropped
             out[env_id] = {"env": env_id, "error": f"{type(exc).__name__}: {exc}"}
     return out
