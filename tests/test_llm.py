@@ -497,3 +497,19 @@ def test_a_bug_in_one_episode_aborts_that_episode_only(tmp_path, monkeypatch):
     assert meta["status"] == "incomplete"
     assert {json.loads(line)["episode"] for line in (summary.run_dir / "trajectories.jsonl").read_text().splitlines()} \
         == {0, 2}
+
+
+def test_an_episode_whose_env_cannot_be_built_is_reported_and_the_run_still_scores(tmp_path):
+    """JPM has no FinReport-v0 peer basket: its episode aborts with the reason, the other plays, and finenvs score
+    re-scores the run (it used to crash building the aborted episode's env) and says why the episode stopped."""
+    from finenvs.tasks import task_of
+
+    config = RunConfig(env_id="FinReport-v0", symbols=["AAPL", "JPM"], split=None,
+                       env_kwargs={"dataset": "yahoo_2015_2026", "start": "2016-04-01", "end": "2016-06-30"})
+    summary = run_llm(config, task_of("FinReport-v0").make_scripted_agent(), out=tmp_path, name="r", progress=False)
+    assert [o.status for o in summary.outcomes] == ["complete", "aborted"]
+    score = score_run(summary.run_dir)
+    assert score.problems == [] and score.status == "incomplete"
+    done, stopped = score.episodes
+    assert done.status == "complete" and done.reproduced
+    assert stopped.status == "incomplete" and "JPM has no peer basket" in stopped.reason

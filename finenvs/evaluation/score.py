@@ -218,6 +218,8 @@ def _score_episode(spec: EpisodeSpec, steps: list[dict[str, Any]], final: dict[s
     status = (final or {}).get("status") or "incomplete"
     score = EpisodeScore(spec.index, str(label), status, len(steps), totals=totals,
                          look_ahead_attempts=totals.look_ahead_attempts, reason=(final or {}).get("reason"))
+    if not steps and final is None:  # never started (e.g. its env could not be built): nothing to replay
+        return score
     protocol = _protocol(spec, envs)
     for step in steps:
         again = _reparse(protocol, step)
@@ -413,12 +415,17 @@ def score_run(run_dir: Path | str, *, write: bool = True) -> RunScore:
         notes.append("recorded before trajectory lines were chained (run format 2): integrity not verified")
     notes += _data_note(meta)
     envs: dict[str, Any] = {}
+    outcome_messages = {o.get("episode"): str(o.get("message"))[:500] for o in meta.get("outcomes") or ()
+                        if isinstance(o, dict) and o.get("message") and o.get("status") not in ("complete", None)}
     try:
         scores = []
         for spec in specs:
             try:
-                scores.append(_score_episode(spec, sorted(steps.get(spec.index, []), key=_step_key),
-                                             finals.get(spec.index), envs))
+                score = _score_episode(spec, sorted(steps.get(spec.index, []), key=_step_key),
+                                       finals.get(spec.index), envs)
+                if score.reason is None and spec.index in outcome_messages:  # why the runner stopped it
+                    score.reason = outcome_messages[spec.index]
+                scores.append(score)
             except (ValueError, TypeError, KeyError, AttributeError) as exc:
                 if not problems:  # an intact run that cannot be re-scored is a bug, not a tampered file
                     raise
