@@ -144,8 +144,8 @@ def _parser() -> argparse.ArgumentParser:
                      "the commit tool only); recorded with the run")
     llm.add_argument("--live", action="store_true",
                      help="HERCULEAN's live regime (market families): run as far as the data allows, record the "
-                     "decision at the bar before the newest as pending and exit; after finenvs data add, --resume "
-                     "RUN --live goes on")
+                     "decision that needs a later bar (daily families: at the newest bar) as pending and exit; "
+                     "after finenvs data add, --resume RUN --live goes on")
     llm.add_argument("--python", action="store_true",
                      help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
                      "files, no network; needs finenvs sandbox setup)")
@@ -211,8 +211,8 @@ def _parser() -> argparse.ArgumentParser:
     harness.add_argument("--tools", choices=["fabpp", "none"], help="tool mode (default: fabpp)")
     harness.add_argument("--live", action="store_true",
                      help="HERCULEAN's live regime (market families): run as far as the data allows, record the "
-                     "decision at the bar before the newest as pending and exit; after finenvs data add, --resume "
-                     "RUN --live goes on")
+                     "decision that needs a later bar (daily families: at the newest bar) as pending and exit; "
+                     "after finenvs data add, --resume RUN --live goes on")
     harness.add_argument("--python", action="store_true",
                      help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
                      "files, no network; needs finenvs sandbox setup)")
@@ -331,17 +331,12 @@ def _selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) 
 
 def _check_env_kwargs(task: Any, kwargs: dict[str, Any]) -> None:
     """Every env argument must be one the family's env (or its text wrapper) takes: checked before any work."""
-    import inspect
-
-    import gymnasium as gym
-    from gymnasium.envs.registration import load_env_creator
-
+    from finenvs.registration import env_arguments
     from finenvs.wrappers.text import split_text_kwargs
 
     env_kwargs, _ = split_text_kwargs(kwargs)
-    entry = gym.spec(task.env_id).entry_point  # "module:Class", or the class (a family declared in code)
-    params = inspect.signature(entry if callable(entry) else load_env_creator(entry)).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+    params, any_keyword = env_arguments(task.env_id)
+    if any_keyword:
         return
     unknown = sorted(set(env_kwargs) - set(params))
     if unknown:

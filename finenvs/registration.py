@@ -27,4 +27,17 @@ def text_variant(env_id: str) -> str:
     return task_of(env_id).text_env_id
 
 
-__all__ = ["env_ids", "register_envs", "text_variant"]
+def env_arguments(env_id: str) -> tuple[frozenset[str], bool]:
+    """The constructor arguments of the env registered as ``env_id``, and whether it takes any keyword
+    (a ``**kwargs`` parameter)."""
+    import inspect
+
+    import gymnasium as gym
+    from gymnasium.envs.registration import load_env_creator
+
+    entry = gym.spec(env_id).entry_point  # "module:Class", or the class itself (a family declared in code)
+    params = inspect.signature(entry if callable(entry) else load_env_creator(entry)).parameters
+    return frozenset(params), any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+__all__ = ["env_arguments", "env_ids", "register_envs", "text_variant"]

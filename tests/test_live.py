@@ -81,6 +81,7 @@ def test_each_wait_recorded_the_decision_at_its_bar_and_the_next_invocation_step
     pending = _lines(live, "pending")
     steps = {r["step"]: r for r in _lines(live, "step")}
     assert len(pending) == 2
+    assert [p["date"] for p in pending] == list(CUTS[:2])  # asked at the newest bar of each data drop
     for p in pending:
         step = steps[p["step"]]
         assert step["date"] == p["date"] and step["action"] == p["action"] and step["decided_pending"] == p["date"]
@@ -187,7 +188,7 @@ def test_a_pairs_run_rolled_forward_equals_one_run_over_the_whole_window(tmp_pat
     sa, sb = score_run(whole.run_dir), score_run(tmp_path / "live")
     assert sa.status == sb.status == "reproduced"
     assert sa.episodes[0].metrics["standard"] == sb.episodes[0].metrics["standard"]
-    assert len(_lines(tmp_path / "live", "pending")) == 2
+    assert [p["date"] for p in _lines(tmp_path / "live", "pending")] == list(CUTS[:2])  # at the newest bars
 
 
 PEERS = '{"peers": {"TSLA2": ["AAPL", "MSFT"]}}'

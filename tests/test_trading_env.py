@@ -398,6 +398,50 @@ def test_the_steps_written_out_observation_is_the_cores(fill, allow_short):
     assert episodes >= 2 and held_steps > 300
 
 
+
+def _tsla_bars(until: str) -> pd.DataFrame:
+    from finenvs.data.catalog import default_catalog
+
+    s = default_catalog().series("TSLA")
+    bars = pd.DataFrame({"date": s.dates.astype(str), "open": s.open, "high": s.high, "low": s.low,
+                         "close": s.close, "volume": s.volume})
+    return bars[bars.date <= until]
+
+
+def _play_tsla(bars: pd.DataFrame, actions: list[int], **kwargs) -> tuple[dict, list[tuple]]:
+    env = gym.make("FinTrading-v0", data=bars, symbol="TSLA", split=None, start="2026-04-01",
+                   **{"end": "latest", **kwargs})
+    _, info = env.reset(seed=0)
+    out = []
+    for a in actions:
+        obs, reward, terminated, truncated, step_info = env.step(a)
+        assert obs.tobytes() == observe(env.unwrapped._episode, env.unwrapped.state).tobytes()
+        out.append((reward, truncated, step_info.get("closed_out", False), step_info["position"], float(obs[-3])))
+        if terminated or truncated:
+            break
+    return info, out
+
+
+def test_an_open_end_keeps_the_position_at_the_newest_bar_and_more_data_steps_on_the_same():
+    """open_end=True (what finenvs llm --live sets): the data's newest bar of an open window truncates without a
+    close-out, so the same actions over more data give the same rewards up to there; without it, the last step
+    pays the exit fee and goes flat."""
+    actions = [2, 2, 1, 0, 0, 2, 1, 2, 2, 0, 1, 2] * 3
+    info, open_ = _play_tsla(_tsla_bars("2026-04-15"), actions, open_end=True)
+    _, longer = _play_tsla(_tsla_bars("2026-04-22"), actions, open_end=True)
+    plain_info, closed = _play_tsla(_tsla_bars("2026-04-15"), actions)
+    assert info["open_end"] is True and "open_end" not in plain_info
+    assert len(open_) == len(closed) and len(longer) > len(open_)
+    assert open_[-1][1] and not open_[-1][2] and open_[-1][3] == 1 and open_[-1][4] == 1.0  # truncated, still long
+    assert closed[-1][1] and closed[-1][2] and closed[-1][4] == 0.0  # closed out: flat
+    assert [r[0] for r in open_] == [r[0] for r in longer[: len(open_)]]
+    assert [r[0] for r in open_[:-1]] == [r[0] for r in closed[:-1]] and open_[-1][0] > closed[-1][0]  # no exit fee
+    _, reached = _play_tsla(_tsla_bars("2026-04-22"), actions, open_end=True, end="2026-04-15")
+    assert reached[-1][2]  # an end inside the data is not open: the position closes as usual
+    with pytest.raises(ValueError, match="open_end"):
+        gym.make("FinTrading-v0", open_end="yes")
+
+
 # ---------------------------------------------------------------- date lock
 @pytest.mark.parametrize("fill", ["close", "next_open"])
 @pytest.mark.parametrize("reward", ["log_return", "dsr"])

@@ -150,6 +150,8 @@ class FinHedgingEnv(gym.Env):
     * ``source``, ``dataset``, ``data``, ``synthetic``: see Data.
     * ``render_mode``: None, ``"ansi"`` or ``"rgb_array"`` (spread with entries
       and exits, and equity; needs ``finenvs[plot]``).
+    * ``open_end``: a window still open at the data's newest bar truncates there with the position still held
+      (no close-out; reset info ``open_end`` True), as in FinTrading-v0; ``finenvs llm --live`` sets it.
 
     The first decision needs ``max(window, pair_lookback, max(lookbacks),
     leg_days)`` earlier common trading days (60 by default). A named split
@@ -182,6 +184,7 @@ class FinHedgingEnv(gym.Env):
         data: Any = None,
         synthetic: dict[str, Any] | None = None,
         render_mode: str | None = None,
+        open_end: bool = False,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
@@ -217,6 +220,9 @@ class FinHedgingEnv(gym.Env):
         self.dataset = dataset
         self.split = resolve_split(split, user_data=data is not None)
         self._start, self._end = start, end
+        if not isinstance(open_end, bool):
+            raise ValueError(f"open_end={open_end!r} must be True or False")
+        self.open_end = open_end
         self.episode_length = None if episode_length is None else int(episode_length)
         self._series: dict[str, PriceSeries] = {}
         self._user_data = data is not None
@@ -348,12 +354,13 @@ class FinHedgingEnv(gym.Env):
             if self.episode_length is not None and self.episode_length < last - first:
                 first = first + int(rng.integers(0, last - first - self.episode_length + 1))
                 last = first + self.episode_length
-            episode = self._episodes.get((first, last))
+            open_now = self.open_end and self._window_open(last, options)
+            episode = self._episodes.get((first, last, open_now))
             if episode is None:
-                episode = make_episode(universe, self.params, first, last)
+                episode = make_episode(universe, self.params, first, last, close_at_end=not open_now)
                 if len(self._episodes) >= EPISODE_CACHE_SIZE:
                     self._episodes.pop(next(iter(self._episodes)))
-                self._episodes[(first, last)] = episode
+                self._episodes[(first, last, open_now)] = episode
         if episode is not self._episode:
             self._books = {}
         self._episode = episode
@@ -378,7 +385,17 @@ class FinHedgingEnv(gym.Env):
             "data_end": universe.date_strings[-1],
             "n_decisions": last - first,
         }
+        if self.open_end:
+            info["open_end"] = not episode.close_at_end
         return observe(episode, None, self._state), info
+
+    def _window_open(self, last: int, options: dict[str, Any]) -> bool:
+        """The episode runs to the data's newest common bar while the window asked for ends later (or is open)."""
+        dates = self._universe.dates
+        if last != len(dates) - 1:
+            return False
+        _, hi = split_bounds(self.split, options.get("start", self._start), options.get("end", self._end))
+        return hi is None or dates[last] < hi
 
     def _validate_action(self, action: Any) -> int:
         if _is_int(action):

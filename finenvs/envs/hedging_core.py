@@ -334,9 +334,13 @@ class Episode:
     end: int
     selection_obs: np.ndarray
     fee: float
+    #: The last close closes the position (True); False for an open window at the data's newest bar (see
+    #: :attr:`finenvs.envs.trading_core.Episode.close_at_end`).
+    close_at_end: bool = True
 
 
-def make_episode(universe: Universe, params: HedgingParams, start: int, end: int) -> Episode:
+def make_episode(universe: Universe, params: HedgingParams, start: int, end: int, *,
+                 close_at_end: bool = True) -> Episode:
     """Constants of the episode on rows ``start..end``, including its selection observation."""
     if start < params.history or end >= len(universe) or end - start < 2:
         raise ValueError(
@@ -350,7 +354,7 @@ def make_episode(universe: Universe, params: HedgingParams, start: int, end: int
     obs[layout.scalars.start + 2] = 1.0  # time remaining
     np.clip(obs, -OBS_BOUND, OBS_BOUND, out=obs)
     obs.setflags(write=False)
-    return Episode(universe, params, layout, start, end, obs, params.fee)
+    return Episode(universe, params, layout, start, end, obs, params.fee, close_at_end)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -521,7 +525,7 @@ def transition(book: PairBook, state: tuple, action: int) -> tuple[tuple, tuple]
         days_held += 1
     closed_out = False
     truncated = nt >= end and not ruined
-    if truncated and position != 0:
+    if truncated and position != 0 and book.episode.close_at_end:
         exit_fee = fee * (abs(si) * book.close_i[nt] + abs(sj) * book.close_j[nt])
         new_equity -= exit_fee
         paid += exit_fee

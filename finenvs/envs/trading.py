@@ -123,6 +123,10 @@ class FinTradingEnv(gym.Env):
     * ``data``: path to a CSV/Parquet file or a DataFrame with the user's own bars.
     * ``synthetic``: ``{"model": "gbm"|"heston"|"merton", "params": {...}, "bars": {...}}``.
     * ``render_mode``: None, ``"ansi"`` or ``"rgb_array"`` (needs ``finenvs[plot]``).
+    * ``open_end``: a window still open at the data's newest bar (``end="latest"`` or an end after the data)
+      truncates there with the position still held: no close-out, no exit fee, reset info ``open_end`` True.
+      ``finenvs llm --live`` sets it, so a run rolled forward over more data steps on with the same rewards
+      (default False: the last close closes the position).
 
     The first decision day needs ``window + 18`` earlier trading days of
     history (a full observation window of features, which need 20 days each). A
@@ -160,9 +164,13 @@ class FinTradingEnv(gym.Env):
         data: Any = None,
         synthetic: dict[str, Any] | None = None,
         render_mode: str | None = None,
+        open_end: bool = False,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
+        if not isinstance(open_end, bool):
+            raise ValueError(f"open_end={open_end!r} must be True or False")
+        self.open_end = open_end
         check_choice("source", source, SOURCES)
         check_choice("fill", fill, FILLS)
         check_choice("reward", reward, REWARDS)
@@ -288,10 +296,11 @@ class FinTradingEnv(gym.Env):
         market, series, first, last = self._draw_episode(self.np_random, options)
         self._market_now = market
         self._episode_series = series
-        key = (market.symbol, first, last)
+        open_now = self.open_end and self.source == "real" and self._window_open(market, last, options)
+        key = (market.symbol, first, last, open_now)
         episode = self._episodes.get(key) if self.source == "real" else None
         if episode is None or episode.market is not market:
-            episode = make_episode(market, self.params, first, last)
+            episode = make_episode(market, self.params, first, last, close_at_end=not open_now)
             if self.source == "real":
                 if len(self._episodes) >= EPISODE_CACHE_SIZE:
                     self._episodes.pop(next(iter(self._episodes)))
@@ -316,7 +325,16 @@ class FinTradingEnv(gym.Env):
             "data_end": market.date_strings[-1],
             "n_decisions": last - first,
         }
+        if self.open_end:
+            info["open_end"] = open_now
         return obs, info
+
+    def _window_open(self, market: MarketData, last: int, options: dict[str, Any]) -> bool:
+        """The episode runs to the data's newest bar while the window asked for ends later (or is open)."""
+        if last != len(market.dates) - 1:
+            return False
+        _, hi = split_bounds(self.split, options.get("start", self._start), options.get("end", self._end))
+        return hi is None or market.dates[last] < hi
 
     def _draw_episode(
         self, rng: np.random.Generator, options: dict[str, Any], *, build: bool = True
@@ -408,12 +426,13 @@ class FinTradingEnv(gym.Env):
         # observe(ep, state), written out for the step loop (the call and its general checks are ~10% of a step).
         # Same result as trading_core.observe (tests/test_trading_env.py checks every step against it).
         obs = ep.obs_rows[t - ep.start].copy()
-        if terminated or truncated:  # ruin or the window's end: the book is flat, the scalars stay 0
+        if terminated or truncated:
             self._done = True
             if closed_out:
                 info["closed_out"] = True
-            return obs, reward, terminated, truncated, info
-        if held:  # still open, so equity > 0 (ruin terminates)
+            if not state[3]:  # ruin or the close-out at the window's end: the book is flat, the scalars stay 0
+                return obs, reward, terminated, truncated, info
+        if held:  # still open (an open window's end keeps it), so equity > 0: ruin terminates
             n = ep.n_obs_features
             obs[n] = held
             pr = log(equity / state[7])

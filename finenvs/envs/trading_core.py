@@ -238,10 +238,16 @@ class Episode:
     fill_at_close: bool
     log_reward: bool
     dsr_eta: float
+    #: The last close closes the position (True). False for an open window at the data's newest bar (a live run
+    #: rolled forward): the episode truncates there with the position still held, no exit fee, and a later run
+    #: over more data steps on from it with the same rewards.
+    close_at_end: bool = True
 
 
-def make_episode(market: MarketData, params: TradingParams, start: int, end: int) -> Episode:
-    """Bundle a market, the params and the episode's rows ``start..end`` into its constants."""
+def make_episode(market: MarketData, params: TradingParams, start: int, end: int, *,
+                 close_at_end: bool = True) -> Episode:
+    """Bundle a market, the params and the episode's rows ``start..end`` into its constants (``close_at_end``:
+    see :attr:`Episode.close_at_end`)."""
     rows = end - start + 1
     if start - params.window + 1 < 0 or end >= len(market) or rows < 1:
         raise ValueError(f"episode rows {start}..{end} need {params.window} rows of features before them")
@@ -268,6 +274,7 @@ def make_episode(market: MarketData, params: TradingParams, start: int, end: int
         fill_at_close=params.fill == "close",
         log_reward=params.reward == "log_return",
         dsr_eta=params.dsr_eta,
+        close_at_end=close_at_end,
     )
 
 
@@ -441,7 +448,7 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
         truncated = closed_out = False
     elif nt >= end:
         truncated = True
-        closed_out = position != 0
+        closed_out = position != 0 and ep.close_at_end
         if closed_out:
             exit_fee = ep.fee * abs(shares) * price_close
             new_equity -= exit_fee

@@ -57,6 +57,7 @@ from finenvs.evaluation.session import (
     verify_chain,
     write_run_json,
 )
+from finenvs.registration import env_arguments
 from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, task_of
 from finenvs.tasks import tasks as _tasks
 from finenvs.text import safe_json
@@ -142,10 +143,11 @@ class RunConfig:
         max_consecutive_endpoint_failures: Failed decisions in a row that stop an episode (None: never).
         max_decisions: Stop each episode after this many decisions (smoke runs; status ``partial``).
         live: HERCULEAN's live regime (market families): while the data ends before an episode's window end
-            (``end``; default ``"latest"``, never), the episode runs to its decision at the bar before the newest
-            and waits there (status ``waiting``) with that decision recorded as pending (stepping it would reach
-            the newest close, where the env closes the window's position); after ``finenvs data add`` appends the
-            next bars, ``--resume`` steps it and goes on. The split defaults to ``live``.
+            (``end``; default ``"latest"``, never), the episode runs as far as the data allows and waits (status
+            ``waiting``) with the decision that needs a later bar recorded as pending: at the newest bar for an
+            env that takes ``open_end`` (set here: it keeps the position there), the last report for FinReport-v0;
+            after ``finenvs data add`` appends the next bars, ``--resume`` steps it and goes on. The split defaults
+            to ``live``.
         failure_rule: ``"default"``: a decision still invalid after its retries takes the protocol's documented
             default action. ``"herculean"``: HERCULEAN's rule — five attempts (``format_retries`` raised to at
             least 4), and a decision still without a valid action fails the episode (status ``failed``, no
@@ -205,8 +207,10 @@ class RunConfig:
                 raise ValueError(f"{self.task.env_id} has no date window; live runs are for the families that "
                                  "take start/end: " + ", ".join(t.env_id for t in _tasks() if "end" in t.run_options))
             # the window ends where asked (``end``, default open: the newest bar, whichever day that is); until
-            # the data reaches that end, an episode waits at its newest bar
+            # the data reaches that end, an episode waits (see ``live`` above)
             self.env_kwargs = {"end": LATEST, **self.env_kwargs}
+            if "open_end" in env_arguments(self.task.env_id)[0]:  # the env keeps the position at the newest bar
+                self.env_kwargs = {"open_end": True, **self.env_kwargs}
             if self.split == "eval":
                 self.split = "live"
         debate = self.env_kwargs.get("debate", False)
@@ -509,9 +513,8 @@ async def run_episode(
                 if on_decision is not None:
                     on_decision(1)
             return EpisodeOutcome(spec, "waiting", None, session.step_index,
-                                  f"waiting at {session.date} (stepping it would reach the data's newest bar and close the "
-                                  "window): its decision is recorded; add the next bar(s) with finenvs data add, then "
-                                  "continue with finenvs llm --resume RUN --live")
+                                  f"waiting at {session.date}: its decision is recorded; add the next bar(s) with "
+                                  "finenvs data add, then continue with finenvs llm --resume RUN --live")
         return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index)
     finally:
         if bind is not None:

@@ -522,6 +522,7 @@ class EpisodeSession:
         self.live = live
         #: A live episode at the newest bar: its next decision waits for the next bar (``finenvs data add``).
         self.waiting = False
+        self._reached_open_end = False
         self.task: TaskSpec = task_of(spec.env_id)
         self.writer = writer
         #: the session closes its env only if it made it (a pooled env goes back to its pool)
@@ -656,11 +657,16 @@ class EpisodeSession:
         return record
 
     def at_open_end(self) -> bool:
-        """A live episode whose next decision is its window's last one while the window is still open (the data
-        ends before the asked end): stepping it now would close the position at a day that is not the end, so
-        the decision waits (recorded as pending) until a later bar exists."""
+        """A live episode whose next decision has to wait for a later bar (recorded as pending until then).
+
+        An env that keeps an open window's position at the data's newest bar (reset info ``open_end``:
+        FinTrading-v0, FinHedging-v0) truncates there: the decision at that bar is the one that waits. Otherwise
+        (FinReport-v0's weekly reports) the window's last decision waits, since stepping it would end the window
+        at a day that is not its end."""
         if not self.live or self.done:
             return False
+        if self.reset_info.get("open_end"):
+            return self._reached_open_end
         info = self.reset_info
         expected = info.get("n_decisions") or info.get("n_reports")
         return isinstance(expected, int) and self.step_index >= expected - 1 and self._window_open()
@@ -744,7 +750,10 @@ class EpisodeSession:
         self.records.append(record)
         if self.writer is not None and write_step:
             self.writer.write(record)
-        if not (terminated or truncated) and self.at_open_end():  # the next decision waits for the next bar
+        if truncated and not terminated and self.live and self.reset_info.get("open_end"):
+            self._reached_open_end = True  # the data's newest bar of an open window: the position is still held
+            self.waiting = True
+        elif not (terminated or truncated) and self.at_open_end():  # the next decision waits for the next bar
             self.waiting = True
         elif terminated or truncated:
             self.done = True
