@@ -480,6 +480,8 @@ def _agent_windows(task: TaskSpec, agents: Sequence[Any], windows_of: Mapping[st
                    progress: bool) -> list[dict[str, Any]]:
     """Each agent over the baselines' (symbol, window) episodes: one ``finenvs llm`` run per window, its episodes
     appended to ``rows`` (failed ones to ``errors``). Returns one line per run (agent, window, folder, status)."""
+    from tqdm.auto import tqdm
+
     from finenvs.evaluation.agent_runs import run_agent, slug
     from finenvs.tasks import Selection
 
@@ -491,16 +493,14 @@ def _agent_windows(task: TaskSpec, agents: Sequence[Any], windows_of: Mapping[st
             by_window.setdefault(window, []).append(label)
     members = {label: members for label, _, members in groups}
     out = []
-    from tqdm.auto import tqdm
-
     for agent in agents:
         bar = tqdm(sorted(by_window.items()), desc=f"windows {task.env_id} {agent.name}", unit="window",
                    disable=not progress or None)
         for window, labels in bar:
             bar.set_postfix_str(f"{window[0]} ({len(labels)} episode(s))", refresh=False)
             folder = root / f"{window[0]}_{window[1]}"
-            # one run per window; a run that cannot start (a symbol the env refuses, e.g. one without FinReport-v0's
-            # peer basket) is tried again symbol by symbol, so the others still play
+            # one run per window (an episode the env refuses, e.g. a symbol without FinReport-v0's peer basket,
+            # fails alone inside it); a run that cannot start at all is tried again symbol by symbol
             tries = [(labels, folder)] + ([([label], folder / slug(label)) for label in labels] if len(labels) > 1
                                          and not task.bench.universe else [])
             for chunk, where in tries:
