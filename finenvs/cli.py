@@ -139,20 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     _agent_arguments(llm)
     llm.add_argument("--max-tool-calls", type=int,
                      help="tool calls per decision (default: the family's, 8; FinAudit-v0 24)")
-    llm.add_argument("--tools", choices=["fabpp", "none"],
-                     help="tool mode: fabpp (default: the family's tools, FAB++'s setting) or none (closed book: "
-                     "the commit tool only); recorded with the run")
-    llm.add_argument("--live", action="store_true",
-                     help="HERCULEAN's live regime (market families): run as far as the data allows, record the "
-                     "decision that needs a later bar (daily families: at the newest bar) as pending and exit; "
-                     "after finenvs data add, --resume RUN --live goes on")
-    llm.add_argument("--python", action="store_true",
-                     help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
-                     "files, no network; needs finenvs sandbox setup)")
-    llm.add_argument("--debate", action="store_true",
-                     help="FAB++'s adversarial debate (FinQA-v0, FinOptions-v0): after each first answer the agent "
-                     "faces a counter-argument and gives a final answer; the multiplier (1.2/1.0/0.8) and the "
-                     "debated score are reported beside the plain score")
+    _text_mode_arguments(llm, live=True)
     llm.add_argument("--decision-timeout", type=float, default=600.0, help="seconds per decision (default: 600)")
     llm.add_argument("--retries", type=int, default=4, help="retries of a transient failure (default: 4)")
     llm.add_argument("--concurrency", type=int, default=4, help="episodes in flight (default: 4)")
@@ -208,15 +195,7 @@ def _parser() -> argparse.ArgumentParser:
     harness.add_argument("--default-action", action="store_true",
                          help="a decision without a commit takes the protocol's default action instead of failing "
                          "the episode after five attempts")
-    harness.add_argument("--tools", choices=["fabpp", "none"], help="tool mode (default: fabpp)")
-    harness.add_argument("--live", action="store_true",
-                     help="HERCULEAN's live regime (market families): run as far as the data allows, record the "
-                     "decision that needs a later bar (daily families: at the newest bar) as pending and exit; "
-                     "after finenvs data add, --resume RUN --live goes on")
-    harness.add_argument("--python", action="store_true",
-                     help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
-                     "files, no network; needs finenvs sandbox setup)")
-    harness.add_argument("--debate", action="store_true", help="FAB++'s debate round (FinQA-v0, FinOptions-v0)")
+    _text_mode_arguments(harness, live=True)
     harness.add_argument("--max-tool-calls", type=int, help="tool calls per decision (default: the family's)")
     harness.add_argument("--max-decisions", type=int, help="stop each episode after N decisions (smoke runs; with "
                          "--resume: the new cap, none by default)")
@@ -244,14 +223,7 @@ def _parser() -> argparse.ArgumentParser:
     _selection_arguments(mcp, one=True)
     mcp.add_argument("--out", type=Path, default=Path("finenvs-mcp-runs"), help="parent folder of the run folder")
     mcp.add_argument("--name", help="run folder name (default: mcp-<env>-<label>-<UTC time>)")
-    mcp.add_argument("--tools", choices=["fabpp", "none"],
-                     help="tool mode: fabpp (default: the family's tools) or none (closed book: commit_action only)")
-    mcp.add_argument("--python", action="store_true",
-                     help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
-                     "files, no network; needs finenvs sandbox setup)")
-    mcp.add_argument("--debate", action="store_true",
-                     help="FAB++'s adversarial debate (FinQA-v0, FinOptions-v0): the first commit is answered with a "
-                     "counter-argument in the next observation; the second commit is the final answer")
+    _text_mode_arguments(mcp, live=False)
     mcp.add_argument("--print-config", action="store_true",
                      help="print a ready .mcp.json entry for these arguments (absolute command path) and exit")
 
@@ -304,6 +276,26 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--dataset", default="core", help="price dataset to append to (default: core)")
     data_sub.add_parser("list", help="price datasets with symbol counts and date ranges, shipped and user")
     return parser
+
+
+def _text_mode_arguments(parser: argparse.ArgumentParser, *, live: bool) -> None:
+    """How an agent command's text env runs (``llm``, ``harness``, ``mcp``): tool mode, sandboxed Python, the
+    debate round and (``live``) HERCULEAN's live regime; all are recorded with the run."""
+    parser.add_argument("--tools", choices=["fabpp", "none"],
+                        help="tool mode: fabpp (default: the family's tools, FAB++'s setting) or none (closed book: "
+                        "the commit tool only); recorded with the run")
+    if live:
+        parser.add_argument("--live", action="store_true",
+                            help="HERCULEAN's live regime (market families): run as far as the data allows, record "
+                            "the decision that needs a later bar (daily families: at the newest bar) as pending and "
+                            "exit; after finenvs data add, --resume RUN --live goes on")
+    parser.add_argument("--python", action="store_true",
+                        help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
+                        "files, no network; needs finenvs sandbox setup)")
+    parser.add_argument("--debate", action="store_true",
+                        help="FAB++'s adversarial debate (FinQA-v0, FinOptions-v0): after a first answer the agent "
+                        "faces a counter-argument and gives a final answer (over MCP: in the next observation); the "
+                        "multiplier (1.2/1.0/0.8) and the debated score are reported beside the plain score")
 
 
 def _selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) -> None:
