@@ -186,8 +186,11 @@ def _parser() -> argparse.ArgumentParser:
         "decision. Placeholders in the command: {prompt_file} (the decision's prompt), {mcp_config} (an "
         "mcpServers JSON naming the episode's MCP server over HTTP), {url}, {workdir}, {env_id}, {episode}, {step}. "
         "The decision is what the program commits through the server's commit_action; no commit within --timeout "
-        "is HERCULEAN's failure (five attempts, then the episode fails) unless --default-action is given. The run "
-        "folder is finenvs llm's: finenvs score, bench and --resume read it.")
+        "is HERCULEAN's failure (five attempts, then the episode fails) unless --default-action is given. The program "
+        "runs confined (bubblewrap): the file system read-only, the data, caches, run key and run folders hidden, "
+        "writable only {workdir} and a private HOME and /tmp, its own PID namespace (nothing it starts outlives the "
+        "attempt), the network shared (loopback MCP, its model API). The run folder is finenvs llm's: finenvs "
+        "score, bench and --resume read it.")
     harness.add_argument("--env", default="FinTrading-v0", help="env id, base or text variant (default: FinTrading-v0)")
     harness.add_argument("--agent-cmd", help="the agent program's command line (no shell), with placeholders")
     _selection_arguments(harness)
@@ -202,6 +205,15 @@ def _parser() -> argparse.ArgumentParser:
     harness.add_argument("--out", type=Path, default=Path("finenvs-runs"), help="parent folder of runs")
     harness.add_argument("--name", help="run folder name (default: UTC timestamp)")
     harness.add_argument("--resume", type=Path, help="continue a harness run folder (its run.json gives the setup)")
+    harness.add_argument("--unconfined", action="store_true",
+                         help="run the agent program without the sandbox, with your own access to every file (the "
+                         "data, caches, run folders) and processes that may outlive an attempt; the run is marked "
+                         "unconfined. Default: confined by bubblewrap, refused where none works")
+    harness.add_argument("--mask", type=Path, action="append", default=[], metavar="PATH",
+                         help="a further file or folder the confined agent program must not read (repeatable)")
+    harness.add_argument("--agent-home", type=Path, metavar="DIR",
+                         help="a folder bound writable as the confined program's HOME (its settings and state "
+                         "across attempts); default: an empty private home per attempt")
     harness.add_argument("--quiet", action="store_true", help="no progress bar")
 
     sandbox = sub.add_parser("sandbox", help="the optional sandboxed Python tool (run_python): set it up, check it")
@@ -876,6 +888,11 @@ def _cmd_harness(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.resume} is not a live run; resume it without --live")
         command = args.agent_cmd or recorded["command"]
         timeout = float(recorded.get("timeout", args.timeout))
+        confined = (recorded.get("confinement") or {}).get("confined", False)
+        if confined == args.unconfined:
+            raise ValueError(f"{args.resume} was recorded {'confined' if confined else 'unconfined'}; resume it "
+                             f"{'without' if confined else 'with'} --unconfined so that the whole run is one or "
+                             "the other")
     else:
         if not args.agent_cmd:
             raise ValueError("--agent-cmd is required (or --resume RUN)")
@@ -889,7 +906,8 @@ def _cmd_harness(args: argparse.Namespace) -> int:
         _check_env_kwargs(task, config.env_kwargs)
         _check_episodes(task, config.episodes())  # before any folder is written
         command, timeout = args.agent_cmd, args.timeout
-    agent = HarnessAgent(command, timeout=timeout)
+    agent = HarnessAgent(command, timeout=timeout, unconfined=args.unconfined, mask=tuple(args.mask),
+                         home=args.agent_home)
     summary = run_harness(config, agent, out=args.out, name=args.name, resume=args.resume, progress=not args.quiet)
     print(terminal_report(score_run(summary.run_dir)))
     for outcome in summary.outcomes:

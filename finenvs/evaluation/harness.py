@@ -42,22 +42,33 @@ import asyncio
 import datetime as _dt
 import json
 import os
+import re
 import shlex
+import shutil
 import signal
 import socket
+import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from finenvs.errors import FinEnvsError
+from finenvs.evaluation.confine import Sandbox, make_sandbox, protected_paths
 from finenvs.evaluation.endpoints import EndpointError
 from finenvs.text.chat import ChatReply, ToolCall
 
 PLACEHOLDERS = ("{prompt_file}", "{mcp_config}", "{url}", "{workdir}", "{env_id}", "{episode}", "{step}")
-#: Characters of an attempt's stdout and stderr kept in its log.
+#: Characters of an attempt's stdout and stderr kept in its attempt.json.
 LOG_TAIL_CHARS = 4_000
+#: Bytes of each of an attempt's stdout and stderr written to its log files (the rest is counted, not kept).
+OUTPUT_CAP_BYTES = 1_048_576
+#: Seconds an agent program may go on after its commit before the harness ends it.
+COMMIT_GRACE_SECONDS = 5.0
+#: Seconds the harness waits for an ended attempt's output to drain.
+DRAIN_SECONDS = 2.0
 #: What the prompt file adds to the decision's prompt.
 HARNESS_NOTE = ("You are run by the finenvs harness for one decision. The MCP server named finenvs serves this "
                 "episode's date-locked tools: call get_observation for the task if you need it again, read data with "
@@ -103,6 +114,7 @@ class DecisionGate:
         self._lock = threading.Lock()
         self._session: Any = None
         self._tools: list[dict[str, Any]] | None = None
+        self._on_commit: Callable[[], None] | None = None
         self.committed: dict[str, Any] | None = None
 
     def tool_list(self) -> list[dict[str, Any]]:
@@ -117,13 +129,14 @@ class DecisionGate:
         self._tools = [{"name": s["function"]["name"], "description": s["function"]["description"],
                         "input_schema": s["function"]["parameters"]} for s in specs]
 
-    def open(self, session: Any) -> None:
+    def open(self, session: Any, on_commit: Callable[[], None] | None = None) -> None:
+        """Serve ``session``'s decision; ``on_commit`` is called (from the server's thread) when it is committed."""
         with self._lock:
-            self._session, self.committed = session, None
+            self._session, self.committed, self._on_commit = session, None, on_commit
 
     def close(self) -> dict[str, Any] | None:
         with self._lock:
-            self._session = None
+            self._session, self._on_commit = None, None
             return self.committed
 
     def call(self, name: Any, arguments: Any) -> tuple[dict[str, Any], bool]:
@@ -145,6 +158,8 @@ class DecisionGate:
             if name == COMMIT_TOOL:
                 parsed = session.protocol.parse_commit(arguments)
                 self.committed = arguments
+                if self._on_commit is not None:
+                    self._on_commit()
                 reply: dict[str, Any] = {"accepted": parsed.valid, "action": parsed.name,
                                          "note": "committed; exit now, the harness takes the decision"}
                 if not parsed.valid:
@@ -187,6 +202,42 @@ class _Server:
 
 
 @dataclass
+class Attempt:
+    """What one run of the agent command did (written to its ``attempt.json``)."""
+
+    outcome: str
+    exit_code: int | None
+    seconds: float
+    streams: dict[str, _Capture]
+
+
+class _Capture:
+    """One output stream of an attempt: written to a file up to ``cap`` bytes, its tail kept in memory."""
+
+    def __init__(self, path: Path, cap: int, tail: int) -> None:
+        self.path, self.cap, self.tail_bytes = path, int(cap), int(tail)
+        self.total = 0
+        self._tail = bytearray()
+
+    async def pump(self, reader: asyncio.StreamReader) -> None:
+        with open(self.path, "wb") as fh:
+            while chunk := await reader.read(65_536):
+                if self.total < self.cap:
+                    fh.write(chunk[: self.cap - self.total])
+                self.total += len(chunk)
+                self._tail += chunk
+                if len(self._tail) > 2 * self.tail_bytes:
+                    del self._tail[: len(self._tail) - self.tail_bytes]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > self.cap
+
+    def tail(self, chars: int) -> str:
+        return bytes(self._tail[-self.tail_bytes:]).decode("utf-8", "replace")[-chars:]
+
+
+@dataclass
 class HarnessAgent:
     """The agent of a harness run: each ``complete`` runs the command once, bound to the open decision.
 
@@ -196,10 +247,20 @@ class HarnessAgent:
 
     Attributes:
         command: The command template (see the module docstring).
-        root: Where each attempt's folder and log go (``<run>/harness``; set by :func:`run_harness`).
-        timeout: Seconds an attempt may run before its process group is killed.
+        root: Where each attempt's log folder goes (``<run>/harness``; set by :func:`run_harness`).
+        timeout: Seconds an attempt may run before everything it started is killed.
         tool_max_chars: Cap on each MCP result.
         env: Extra environment variables of the command.
+        unconfined: Run the command without a sandbox, with the evaluator's access to every file (recorded in
+            run.json and shown by ``finenvs score`` and the scorecard). False: confined by bubblewrap
+            (:mod:`finenvs.evaluation.confine`), and the harness refuses to start where no sandbox works.
+        mask: Further paths the confined program must not read (``--mask``).
+        home: A folder bound writable as the program's ``HOME`` (its own settings and state across attempts);
+            None: an empty private home per attempt.
+        commit_grace: Seconds the program may go on after its ``commit_action`` before it is ended (the decision
+            is taken at the commit, whatever the program does after).
+        output_cap: Bytes of each of stdout and stderr written to the attempt's log files; the rest is counted,
+            and the last :data:`LOG_TAIL_CHARS` characters are kept for ``attempt.json``.
     """
 
     command: str
@@ -208,21 +269,51 @@ class HarnessAgent:
     tool_max_chars: int = 8_000
     env: dict[str, str] | None = None
     name: str = "harness"
+    unconfined: bool = False
+    mask: tuple[Path, ...] = ()
+    home: Path | None = None
+    commit_grace: float = COMMIT_GRACE_SECONDS
+    output_cap: int = OUTPUT_CAP_BYTES
 
     def __post_init__(self) -> None:
         self.args = check_command(self.command)
         self.gate = DecisionGate(self.tool_max_chars)
+        self.sandbox: Sandbox | None = None
+        #: the run folder and the folder of runs it sits in (set by :func:`run_harness`; both are masked)
+        self.run_dir: Path | None = None
+        self.out: Path | None = None
         self._server: _Server | None = None
         self._session: Any = None
         self._attempts = 0
+        self._scratch: Path | None = None
         self._cwd = Path.cwd()  # the command runs where finenvs harness was started: ./agent.sh, python agent.py,
-        # .claude/skills resolve as when typed there; each attempt gets its own folder as {workdir}
+        # .claude/skills resolve as when typed there; each attempt gets its own scratch folder as {workdir}
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "harness", "name": self.name, "command": self.command, "timeout": self.timeout}
+        described: dict[str, Any] = {"kind": "harness", "name": self.name, "command": self.command,
+                                     "timeout": self.timeout}
+        if self.sandbox is not None:
+            described["confinement"] = self.sandbox.describe()
+        return described
 
     # ------------------------------------------------------------------ lifecycle
+    def confine(self) -> Sandbox:
+        """Build (once) the sandbox the attempts run in; see :mod:`finenvs.evaluation.confine`.
+
+        Raises:
+            ConfinementError: No sandbox works here and ``unconfined`` is False, or the working directory is inside
+                a protected path.
+        """
+        if self.sandbox is None:
+            protected = protected_paths(run_dir=self.run_dir, out=self.out, cwd=self._cwd, extra=self.mask)
+            self.sandbox = make_sandbox(unconfined=self.unconfined, protected=protected, cwd=self._cwd,
+                                        home=self.home)
+        return self.sandbox
+
     def start(self) -> None:
+        self.confine()
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="finenvs-harness-"))
         if self._server is None:
             self._server = _Server(self.gate)
             self._server.start()
@@ -231,6 +322,9 @@ class HarnessAgent:
         if self._server is not None:
             self._server.stop()
             self._server = None
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
     def bind_session(self, session: Any) -> None:
         """The episode whose decisions the next attempts serve (None when it ends)."""
@@ -240,65 +334,113 @@ class HarnessAgent:
 
     # ------------------------------------------------------------------ one attempt
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
-        if self._session is None or self._server is None:
+        if self._session is None or self._server is None or self._scratch is None or self.sandbox is None:
             raise HarnessError("the harness agent runs only inside run_harness (no episode is bound)")
         session = self._session
         self._attempts += 1
-        root = Path(self.root or ".").resolve()  # absolute placeholders, whatever the command's directory
-        work = root / f"ep{session.spec.index:04d}-step{session.step_index:04d}-try{self._attempts}"
+        label = f"ep{session.spec.index:04d}-step{session.step_index:04d}-try{self._attempts}"
+        log_dir = Path(self.root or ".").resolve() / label  # the harness's record: masked from the program
+        work = self._scratch / label  # the program's scratch folder, the only one it may write
+        log_dir.mkdir(parents=True, exist_ok=True)
         work.mkdir(parents=True, exist_ok=True)
-        prompt_file, config_file = work / "prompt.md", work / "mcp.json"
         turns = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
-        prompt_file.write_text(HARNESS_NOTE + "\n\n" + "\n\n".join(turns), encoding="utf-8")
-        config_file.write_text(json.dumps({"mcpServers": {"finenvs": {"type": "http", "url": self._server.url}}},
-                                          indent=2) + "\n")
-        values = {"{prompt_file}": str(prompt_file), "{mcp_config}": str(config_file), "{url}": self._server.url,
-                  "{workdir}": str(work), "{env_id}": session.spec.env_id, "{episode}": str(session.spec.index),
-                  "{step}": str(session.step_index)}
-        argv = []
-        for arg in self.args:
-            for key, value in values.items():
-                arg = arg.replace(key, value)
-            argv.append(arg)
-        self.gate.open(session)
-        began = time.perf_counter()
-        outcome, code, out, err = await _run(argv, self._cwd, self.timeout, self.env)
-        committed = self.gate.close()
-        seconds = time.perf_counter() - began
-        log = {"argv": argv, "exit_code": code, "outcome": outcome, "seconds": round(seconds, 3),
-               "committed": committed, "stdout_tail": out[-LOG_TAIL_CHARS:], "stderr_tail": err[-LOG_TAIL_CHARS:]}
-        (work / "attempt.json").write_text(json.dumps(log, indent=2, default=str, ensure_ascii=False) + "\n")
+        prompt = HARNESS_NOTE + "\n\n" + "\n\n".join(turns)
+        config = json.dumps({"mcpServers": {"finenvs": {"type": "http", "url": self._server.url}}}, indent=2) + "\n"
+        for folder in (work, log_dir):
+            (folder / "prompt.md").write_text(prompt, encoding="utf-8")
+            (folder / "mcp.json").write_text(config)
+        values = {"{prompt_file}": str(work / "prompt.md"), "{mcp_config}": str(work / "mcp.json"),
+                  "{url}": self._server.url, "{workdir}": str(work), "{env_id}": session.spec.env_id,
+                  "{episode}": str(session.spec.index), "{step}": str(session.step_index)}
+        argv = substitute(self.args, values)
+        loop = asyncio.get_running_loop()
+        committed_now = asyncio.Event()
+        self.gate.open(session, on_commit=lambda: loop.call_soon_threadsafe(committed_now.set))
+        try:
+            attempt = await _run(self.sandbox.command(argv, workdir=work), self._cwd, self.timeout,
+                                 {**os.environ, **(self.env or {})}, log_dir, committed_now,
+                                 grace=self.commit_grace, cap=self.output_cap)
+        finally:
+            committed = self.gate.close()
+            shutil.rmtree(work, ignore_errors=True)
+        log = {"argv": argv, "exit_code": attempt.exit_code, "outcome": attempt.outcome,
+               "seconds": round(attempt.seconds, 3), "committed": committed,
+               "confined": self.sandbox.confined}
+        for name, capture in attempt.streams.items():
+            log[f"{name}_bytes"] = capture.total
+            log[f"{name}_truncated"] = capture.truncated
+            log[f"{name}_tail"] = capture.tail(LOG_TAIL_CHARS)
+        (log_dir / "attempt.json").write_text(json.dumps(log, indent=2, default=str, ensure_ascii=False) + "\n")
         if committed is not None:  # an agent program's tokens are its own: unknown here (usage None, n/a)
             return ChatReply(None, [ToolCall(f"harness_{self._attempts}", "commit_action", json.dumps(committed))],
                              usage=None)
-        why = (f"the agent command {outcome} after {seconds:.1f} s (exit code {code}) without calling commit_action"
-               if outcome != "timeout" else f"the agent command made no commit within {self.timeout:g} s")
+        seconds, code = attempt.seconds, attempt.exit_code
+        why = (f"the agent command {attempt.outcome} after {seconds:.1f} s (exit code {code}) without calling "
+               "commit_action" if attempt.outcome != "timeout"
+               else f"the agent command made no commit within {self.timeout:g} s")
         # no decision: the runner tries again (HERCULEAN: five attempts), then fails the episode or takes the default
         raise EndpointError("transient", why)
 
 
-async def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None) -> tuple[str, int | None, str,
-                                                                                                   str]:
-    """Run one attempt; ``(outcome, exit code, stdout, stderr)``; the process group is killed at the timeout."""
+_PLACEHOLDER = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))
+
+
+def substitute(args: list[str], values: dict[str, str]) -> list[str]:
+    """Each argument with its placeholders replaced in one pass (a value that contains a placeholder, such as
+    a run name ``runs {step}``, stays as it is)."""
+    return [_PLACEHOLDER.sub(lambda m: values[m.group(0)], arg) for arg in args]
+
+
+def _end(proc: asyncio.subprocess.Process) -> None:
+    """Kill what the attempt started. Confined: the sandbox's PID namespace ends with ``bwrap``, taking every
+    process in it; unconfined: the command's process group (a process that left it survives)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str], log_dir: Path,
+               committed: asyncio.Event, *, grace: float, cap: int) -> Attempt:
+    """Run one attempt to its end: the program's exit, ``grace`` seconds after its commit, or ``timeout``;
+    then everything it started is killed and its output (streamed to ``log_dir``) drained for at most
+    :data:`DRAIN_SECONDS`."""
+    began = time.perf_counter()
+    streams = {name: _Capture(log_dir / f"{name}.log", cap, 4 * LOG_TAIL_CHARS) for name in ("stdout", "stderr")}
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True, env={**os.environ, **(env or {})})
+            stderr=asyncio.subprocess.PIPE, start_new_session=True, env=env)
     except OSError as exc:
-        return "could not start", None, "", f"{type(exc).__name__}: {exc}"
+        streams["stderr"]._tail += f"{type(exc).__name__}: {exc}".encode()
+        return Attempt("could not start", None, time.perf_counter() - began, streams)
+    pumps = [asyncio.ensure_future(streams["stdout"].pump(proc.stdout)),  # type: ignore[arg-type]
+             asyncio.ensure_future(streams["stderr"].pump(proc.stderr))]  # type: ignore[arg-type]
+    exited = asyncio.ensure_future(proc.wait())
+    commit = asyncio.ensure_future(committed.wait())
+    outcome = "timeout"
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout)
-        outcome = "exited"
-    except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
+        done, _ = await asyncio.wait({exited, commit}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if exited in done:
+            outcome = "exited"
+        elif commit in done:  # the decision is taken; the program may tidy up for a moment
+            left = max(0.0, timeout - (time.perf_counter() - began))
+            done, _ = await asyncio.wait({exited}, timeout=min(grace, left))
+            outcome = "exited" if exited in done else "ended after its commit"
+    finally:
+        _end(proc)
+        commit.cancel()
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
+            await asyncio.wait_for(asyncio.shield(exited), timeout=DRAIN_SECONDS)
+        except asyncio.TimeoutError:
             pass
-        out, err = await proc.communicate()
-        if isinstance(exc, asyncio.CancelledError):
-            raise
-        outcome = "timeout"
-    return outcome, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+        _, pending = await asyncio.wait(pumps, timeout=DRAIN_SECONDS)
+        for pump in pending:  # a process outside the sandbox still holds the pipe: stop reading it
+            pump.cancel()
+    transport = getattr(proc, "_transport", None)  # close the pipes a stopped reader left open
+    if transport is not None:
+        transport.close()
+    return Attempt(outcome, proc.returncode, time.perf_counter() - began, streams)
 
 
 def run_harness(config: Any, agent: HarnessAgent, **kwargs: Any) -> Any:
@@ -319,10 +461,12 @@ def run_harness(config: Any, agent: HarnessAgent, **kwargs: Any) -> Any:
     config.max_consecutive_endpoint_failures = None
     config.decision_timeout = max(float(config.decision_timeout), (config.max_retries + 1) * (agent.timeout + 10))
     if kwargs.get("resume") is not None:
-        agent.root = Path(kwargs["resume"]) / "harness"
+        agent.run_dir = Path(kwargs["resume"])
     else:
         kwargs["name"] = kwargs.get("name") or _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-        agent.root = Path(kwargs.get("out", "finenvs-runs")) / kwargs["name"] / "harness"
+        agent.run_dir = Path(kwargs.get("out", "finenvs-runs")) / kwargs["name"]
+    agent.out = agent.run_dir.parent
+    agent.root = agent.run_dir / "harness"
     agent.start()
     try:
         return run_llm(config, agent, **kwargs)

@@ -543,6 +543,18 @@ def metrics_line(score: RunScore) -> str:
         f"; {failed} failed (HERCULEAN's rule: shown as —)" if failed else "")
 
 
+def confinement_line(meta: dict[str, Any]) -> str | None:
+    """How an agent program of the run was confined (``finenvs harness``), or None for an agent with no program."""
+    confinement = (meta.get("agent") or {}).get("confinement")
+    if not isinstance(confinement, dict):
+        return None
+    if confinement.get("confined"):
+        return (f"agent program: confined ({confinement.get('sandbox')}; "
+                f"{len(confinement.get('protected') or [])} protected paths hidden)")
+    return ("agent program: unconfined — it ran with the evaluator's access to the data files, caches and run "
+            f"folders, so its date lock rests on the program alone ({confinement.get('reason')})")
+
+
 def terminal_report(score: RunScore) -> str:
     agent = score.meta.get("agent") or {}
     lines = [
@@ -579,6 +591,8 @@ def terminal_report(score: RunScore) -> str:
         lines.append(f"warning: {reparse} reply(ies) parse differently under the current text protocol")
     for note in score.notes:
         lines.append(f"note: {note}")
+    if (confined := confinement_line(score.meta)) is not None:
+        lines.append(confined)
     if score.chained and status != "tampered":
         lines.append(f"integrity: chain intact over {score.lines} line(s), final digest {score.final_digest[:16]}..., "
                      f"data manifest {str(score.meta.get('data_manifest'))[:16]}...")
@@ -588,6 +602,8 @@ def terminal_report(score: RunScore) -> str:
 
 def render_markdown(score: RunScore) -> str:
     agent = score.meta.get("agent") or {}
+    line = confinement_line(score.meta)
+    confinement = [] if line is None else ["", f"**{line}**" if "unconfined" in line else line]
     return "\n".join([
         f"# finenvs agent run — {score.run_dir.name}",
         "",
@@ -595,6 +611,7 @@ def render_markdown(score: RunScore) -> str:
         f"Re-scored offline from the recorded actions: **{score.status}**"
         + (f" (first bad line: {score.problems[0]})" if score.problems else "")
         + (f" ({'; '.join(score.missing[:3])}; {score.resume_hint()})" if score.status == "incomplete" else "") + ".",
+        *confinement,
         "",
         metrics_line(score),
         "",
@@ -609,5 +626,5 @@ def render_markdown(score: RunScore) -> str:
     ])
 
 
-__all__ = ["EXIT_CODES", "EpisodeScore", "RunScore", "efficiency_table", "episode_table", "metrics_line", "render_markdown",
+__all__ = ["EXIT_CODES", "EpisodeScore", "RunScore", "confinement_line", "efficiency_table", "episode_table", "metrics_line", "render_markdown",
            "score_run", "terminal_report"]
