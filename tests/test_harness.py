@@ -13,6 +13,7 @@ pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")
 
 from finenvs.cli import main  # noqa: E402
+from finenvs.evaluation.confine import probe_bwrap  # noqa: E402
 from finenvs.evaluation.harness import DecisionGate, HarnessAgent, HarnessError, check_command, run_harness  # noqa: E402
 from finenvs.evaluation.llm import RunConfig  # noqa: E402
 from finenvs.evaluation.score import score_run  # noqa: E402
@@ -20,6 +21,10 @@ from finenvs.evaluation.session import EpisodeSession, read_trajectories  # noqa
 from finenvs.tasks import Selection, task_of, tasks  # noqa: E402
 
 AGENT = Path(__file__).parent / "harness_agent.py"
+#: Confined where a sandbox works here (tests/test_harness_confinement.py checks the sandbox itself); elsewhere
+#: the runner's logic is still tested, unconfined.
+UNCONFINED = probe_bwrap()[0] is None
+FLAGS = ["--unconfined"] if UNCONFINED else []
 COMMAND = f"{sys.executable} {AGENT} {{prompt_file}} {{mcp_config}}"
 
 
@@ -32,7 +37,7 @@ def test_every_family_runs_through_the_agent_command_over_mcp(tmp_path, env_id):
     """The test command plays the family's scripted agent over the harness's MCP server: each decision is its
     commit, and the run folder re-scores like any run (one decision of each family)."""
     config = RunConfig(env_id=env_id, split="eval", limit=1, max_decisions=1)
-    summary = run_harness(config, HarnessAgent(COMMAND, timeout=120), out=tmp_path, name="h", progress=False)
+    summary = run_harness(config, HarnessAgent(COMMAND, timeout=120, unconfined=UNCONFINED), out=tmp_path, name="h", progress=False)
     records, _ = read_trajectories(summary.run_dir / "trajectories.jsonl")
     steps = [r for r in records if r.get("type") == "step"]
     assert len(steps) == 1
@@ -47,7 +52,7 @@ def test_every_family_runs_through_the_agent_command_over_mcp(tmp_path, env_id):
 
 
 def test_the_prompt_file_and_mcp_config_are_what_an_agent_cli_reads(tmp_path):
-    summary = run_harness(RunConfig(env_id="FinQA-v0", split="eval", instances=[0]), HarnessAgent(COMMAND),
+    summary = run_harness(RunConfig(env_id="FinQA-v0", split="eval", instances=[0]), HarnessAgent(COMMAND, unconfined=UNCONFINED),
                           out=tmp_path, name="h", progress=False)
     (work,) = sorted((summary.run_dir / "harness").iterdir())
     prompt = (work / "prompt.md").read_text()
@@ -59,7 +64,7 @@ def test_the_prompt_file_and_mcp_config_are_what_an_agent_cli_reads(tmp_path):
 
 
 def test_no_commit_is_herculeans_failure_after_five_attempts(tmp_path):
-    agent = HarnessAgent(f"{sys.executable} -c pass {{prompt_file}}", timeout=30)
+    agent = HarnessAgent(f"{sys.executable} -c pass {{prompt_file}}", timeout=30, unconfined=UNCONFINED)
     config = RunConfig(env_id="FinQA-v0", split="eval", instances=[0], failure_rule="herculean")
     summary = run_harness(config, agent, out=tmp_path, name="h", progress=False)
     assert [o.status for o in summary.outcomes] == ["failed"]
@@ -72,7 +77,7 @@ def test_no_commit_is_herculeans_failure_after_five_attempts(tmp_path):
 
 
 def test_a_timed_out_command_is_killed_and_default_rule_takes_the_default(tmp_path):
-    agent = HarnessAgent(f"{sys.executable} {AGENT} {{prompt_file}} {{mcp_config}} --sleep 30", timeout=1.5)
+    agent = HarnessAgent(f"{sys.executable} {AGENT} {{prompt_file}} {{mcp_config}} --sleep 30", timeout=1.5, unconfined=UNCONFINED)
     config = RunConfig(env_id="FinQA-v0", split="eval", instances=[0], failure_rule="default")
     summary = run_harness(config, agent, out=tmp_path, name="h", progress=False)
     (attempt,) = _attempts(summary.run_dir)
@@ -117,10 +122,10 @@ def test_bad_command_templates_are_refused(template):
 
 def test_cli_harness_resumes_a_smoke_run_to_the_end(tmp_path, capsys):
     base = ["harness", "--env", "FinQA-v0", "--instances", "0", "1", "--agent-cmd", COMMAND, "--out", str(tmp_path),
-            "--quiet"]
+            "--quiet", *FLAGS]
     assert main([*base, "--name", "h", "--max-decisions", "1"]) == 0  # single-decision episodes: complete
     assert "run complete" in capsys.readouterr().out
-    assert main(["harness", "--resume", str(tmp_path / "h"), "--quiet"]) == 0
+    assert main(["harness", "--resume", str(tmp_path / "h"), "--quiet", *FLAGS]) == 0
     assert main(["harness", "--env", "FinQA-v0", "--out", str(tmp_path), "--quiet"]) == 2  # no --agent-cmd
     assert "--agent-cmd is required" in capsys.readouterr().err
 
@@ -137,7 +142,7 @@ def test_a_relative_out_and_a_relative_wrapper_script_work_as_typed(tmp_path, mo
     script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(AGENT))} \"$1\" \"$2\"\n")
     os.chmod(script, 0o755)
     assert main(["harness", "--env", "FinQA-v0", "--instances", "0", "--agent-cmd",
-                 "./agent.sh {prompt_file} {mcp_config}", "--name", "h", "--quiet"]) == 0
+                 "./agent.sh {prompt_file} {mcp_config}", "--name", "h", "--quiet", *FLAGS]) == 0
     capsys.readouterr()
     run = tmp_path / "finenvs-runs" / "h"
     (attempt,) = _attempts(run)

@@ -165,25 +165,30 @@ LOUD = ("import sys, json, asyncio\n"
 
 
 def _loud(tmp_path: Path, megabytes: int, after: str, **kwargs) -> tuple[dict, Path]:
+    """The program writes ``megabytes`` MiB to stdout, commits, then exits or hangs; confined where a sandbox works
+    (the script sits in the working directory, which stays visible)."""
     script = tmp_path / "loud.py"
     script.write_text(LOUD)
-    agent = HarnessAgent(f"{sys.executable} {script} {{mcp_config}} {megabytes} {after}", timeout=60, **kwargs)
+    agent = HarnessAgent(f"{sys.executable} loud.py {{mcp_config}} {megabytes} {after}", timeout=60,
+                         unconfined=probe_bwrap()[0] is None, **kwargs)
     summary = run_harness(RunConfig(env_id="FinQA-v0", split="eval", instances=[0]), agent, out=tmp_path / "o",
                           name="h", progress=False)
     (log_dir,) = sorted((summary.run_dir / "harness").iterdir())
     return json.loads((log_dir / "attempt.json").read_text()), log_dir
 
 
-def test_output_is_streamed_to_a_capped_file_and_its_tail_kept(tmp_path):
-    attempt, log_dir = _loud(tmp_path, 40, "exit", unconfined=True, output_cap=1 << 20)
+def test_output_is_streamed_to_a_capped_file_and_its_tail_kept(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    attempt, log_dir = _loud(tmp_path, 40, "exit", output_cap=1 << 20)
     assert attempt["stdout_bytes"] == 40 * (1 << 20) + len(b"\nTHE END") and attempt["stdout_truncated"]
     assert (log_dir / "stdout.log").stat().st_size == 1 << 20
     assert attempt["stdout_tail"].endswith("THE END") and len(attempt["stdout_tail"]) <= 4_000
     assert attempt["committed"] == {"answer": "1"}
 
 
-def test_a_commit_counts_at_once_even_if_the_program_never_exits(tmp_path):
-    attempt, _ = _loud(tmp_path, 0, "hang", unconfined=True, commit_grace=0.5)
+def test_a_commit_counts_at_once_even_if_the_program_never_exits(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    attempt, _ = _loud(tmp_path, 0, "hang", commit_grace=0.5)
     assert attempt["committed"] == {"answer": "1"} and attempt["outcome"] == "ended after its commit"
     assert attempt["seconds"] < 60  # the attempt's timeout: it ended at the grace, not at the timeout
 
