@@ -129,6 +129,10 @@ def test_unconfined_is_opt_in_and_the_same_program_then_reads_the_data(tmp_path,
         assert meta["agent"]["confinement"]["confined"] is False
         assert main(["score", str(tmp_path / "runs" / "h")]) == 3  # one decision of an episode: incomplete
         assert "agent program: unconfined" in capsys.readouterr().out
+        from finenvs.evaluation.compare import compare_markdown, compare_runs
+
+        assert "agent program: unconfined" in compare_markdown(compare_runs([tmp_path / "runs" / "h"] * 2))
+        assert "agent program: unconfined" in (tmp_path / "runs" / "h" / "score.md").read_text()
     finally:
         subprocess.run(["pkill", "-f", tag])
 
