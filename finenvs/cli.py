@@ -914,7 +914,7 @@ def _cmd_harness(args: argparse.Namespace) -> int:
         if outcome.status not in ("complete", "skipped"):
             print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
     print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s); each invocation's prompt, MCP "
-          f"config and output tails are in {summary.run_dir}/harness/")
+          f"config and output logs are in {summary.run_dir}/harness/")
     return 0 if summary.status in ("complete", "waiting") else 1
 
 

@@ -10,25 +10,30 @@ invoking the command once per decision:
 2. It writes the decision's prompt to ``{prompt_file}`` and an MCP client config
    (``{"mcpServers": {"finenvs": {"type": "http", "url": ...}}}``, the shape agent
    CLIs read) to ``{mcp_config}``, then runs the command (no shell; the
-   placeholders are replaced inside each argument).
+   placeholders are replaced inside each argument, in one pass) confined by
+   :mod:`finenvs.evaluation.confine`: the data, caches, run key and run folders
+   hidden, writable only ``{workdir}`` and a private home and ``/tmp``, in its own
+   PID namespace. Where no sandbox works the harness refuses unless ``unconfined``.
 3. The agent reads data with the tools and commits one decision with
-   ``commit_action``; later calls in the same decision are refused. The harness
-   takes the committed action when the command exits.
+   ``commit_action``; later calls in the same decision are refused. The decision
+   is taken the moment the commit arrives; the program then has ``commit_grace``
+   seconds to exit before everything it started is ended.
 
 A command that exits without a commit, or is still running after ``timeout``
-seconds (its process group is killed), made no decision: under HERCULEAN's rule
+seconds (everything it started is killed), made no decision: under HERCULEAN's rule
 (the default, ``failure_rule="herculean"``) the decision is tried again up to
 five times, and then the episode fails (shown as — in tables); under
 ``"default"`` it takes the protocol's documented default action. Each attempt's
-command, exit code, time and the tails of its output are written to
-``harness/`` in the run folder.
+command, exit code, outcome and time, its prompt and MCP config, and its output
+(``stdout.log``/``stderr.log``, capped at :data:`OUTPUT_CAP_BYTES` each, the
+tail in ``attempt.json``) are written to ``harness/<attempt>/`` in the run folder.
 
 The run folder is the LLM runner's (:func:`finenvs.evaluation.llm.run_llm`
 drives the episodes; the harness is its agent), so ``finenvs score``, ``bench``
 and ``--resume`` treat it like any run. Episodes run one at a time: an agent
 program is one process at a time. Placeholders: ``{prompt_file}``,
 ``{mcp_config}``, ``{url}`` (the MCP endpoint), ``{workdir}`` (the attempt's
-folder, for scratch files), ``{env_id}``, ``{episode}``, ``{step}``; paths are
+scratch folder, removed after it), ``{env_id}``, ``{episode}``, ``{step}``; paths are
 absolute. The command runs in the directory the harness was started from, so a
 relative program (``./agent.sh``) or script (``python agent.py``) resolves as it
 would when typed there.
