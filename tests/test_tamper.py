@@ -23,7 +23,7 @@ import pytest
 from finenvs.baselines.agents import ScriptedTradingAgent
 from finenvs.cli import main
 from finenvs.evaluation.llm import RunConfig, run_llm, run_llm_async
-from finenvs.evaluation.session import TrajectoryWriter, json_line, read_trajectories
+from finenvs.evaluation.session import TrajectoryWriter, json_line, read_trajectories, write_run_json
 from finenvs.text.chat import ChatReply, ToolCall, current_turn, first_prompt
 
 TRAJECTORY = "trajectories.jsonl"
@@ -326,14 +326,15 @@ def test_a_tampered_copy_is_detected_and_the_first_bad_line_named(runs, where, v
     assert json.loads((copy / "score.json").read_text())["status"] == "tampered"
 
 
-def test_dropping_the_last_line_is_incomplete_not_tampered(runs, tmp_path, capsys):
+def test_dropping_the_last_line_of_a_stopped_run_is_tampered_not_incomplete(runs, where, tmp_path, capsys):
+    """run.json (sealed) recorded 33 lines when the run stopped; a file of 32 is not what a crash leaves (the writer
+    syncs its lines before run.json records them), so it is not offered for resuming."""
     copy = tmp_path / "copy"
     shutil.copytree(runs["base"], copy)
-    write_lines(copy, lines_of(copy)[:-1])  # the last episode's record: as if the run stopped before writing it
+    write_lines(copy, lines_of(copy)[:-1])
     code, out = score_cli(copy, capsys)
-    assert code == 3 and "INCOMPLETE" in out and "TAMPERED" not in out
-    assert "episode 2 (TSLA) has 10 decision(s) and no episode record" in out
-    assert f"finenvs llm --resume {copy}" in out
+    assert code == 1 and "INCOMPLETE" not in out and "--resume" not in out
+    assert f"first bad line: {TRAJECTORY} line {where[('episode', 2)]}: is missing: run.json recorded 33" in out
 
 
 def test_an_interrupted_run_is_incomplete_and_resuming_continues_the_chain(runs, tmp_path, capsys):
@@ -359,16 +360,26 @@ def test_an_interrupted_run_is_incomplete_and_resuming_continues_the_chain(runs,
                                                                       for r in whole]
 
 
+def as_the_runner_wrote(path: Path, change: Callable[[dict[str, Any]], Any]) -> None:
+    """run.json changed and sealed again with this machine's key, through the runner's own writer: how a test sets
+    up a state the runner itself leaves (a crash); an attacker has no key to do this."""
+    meta = json.loads(path.read_text())
+    change(meta)
+    write_run_json(path, meta)
+
+
 def test_a_crash_leaves_a_partial_line_that_is_incomplete_and_repaired_on_resume(runs, tmp_path, capsys):
     crashed = tmp_path / "crashed"
     shutil.copytree(runs["cut"], crashed)
-    # what a killed process leaves: run.json as it was written at the start, and a line cut mid-write
-    edit_json(crashed / "run.json", lambda m: (m.update(status="running"), m.pop("finished_utc"),
-                                               m["integrity"].update(lines=0, final=m["integrity"]["genesis"])))
+    # what a killed process leaves: run.json as it was written (and sealed) at the start, its validly-MACed lines
+    # after that run.json's count, and a line cut mid-write
+    as_the_runner_wrote(crashed / "run.json", lambda m: (
+        m.update(status="running"), m.pop("finished_utc"), m.pop("outcomes", None), m.pop("note"),
+        m["integrity"].update(lines=0, final=m["integrity"]["genesis"])))
     with open(crashed / TRAJECTORY, "ab") as fh:
         fh.write(b'{"type":"step","episode":2,"ste')
     code, out = score_cli(crashed, capsys)
-    assert code == 3 and "partial last line" in out and "TAMPERED" not in out
+    assert code == 3 and "partial last line" in out and "TAMPERED" not in out and "signature: signed" in out
     assert run_llm(RunConfig(symbols=SYMBOLS, **CONFIG), Peeker(), resume=crashed, progress=False).status == "complete"
     code, out = score_cli(crashed, capsys)
     assert code == 0, out[-800:]
