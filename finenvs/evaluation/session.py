@@ -401,7 +401,9 @@ def verify_chain(path: Path, meta: dict[str, Any], *, key: bytes | None | Any = 
                                     f"(lines={str(lines)[:20]!r}, final={str(final)[:20]!r})")
     line_key = _check_run_seal(meta, fmt, key, check, problem)
     sealed = fmt >= SEALED_FORMAT
-    bad_macs: list[int] = []
+    bad_macs: list[int] = []  # lines whose MAC does not verify under the key
+    no_macs: list[int] = []  # lines of a keyed run without a MAC
+    macs_unkeyed: list[int] = []  # lines with a MAC in a run that says it is unkeyed
     check.digests.append(genesis)
     expected_prev, expected_seq, chained_line = genesis, 1, 0
     for n, line in enumerate(whole, 1):
@@ -441,11 +443,9 @@ def verify_chain(path: Path, meta: dict[str, Any], *, key: bytes | None | Any = 
                                             f"{expected_prev[:12]}...), or line {n} does not belong after it")
         parts_of_line = _seal.split_line(line)
         if sealed and parts_of_line is None:
-            problem(name, n, "has no MAC (the keyed field every line of this run format ends with): it was not "
-                             "written by this run's writer, or was edited")
+            no_macs.append(n)
         elif not sealed and parts_of_line is not None:
-            problem(name, n, f"carries a MAC, yet run.json says run format {fmt} (unkeyed): a keyed run's format "
-                             "was set back")
+            macs_unkeyed.append(n)
         elif line_key is not None and parts_of_line is not None and not hmac.compare_digest(
                 _seal.mac_hex(line_key, parts_of_line[0]), parts_of_line[1]):
             bad_macs.append(n)
@@ -454,12 +454,17 @@ def verify_chain(path: Path, meta: dict[str, Any], *, key: bytes | None | Any = 
         else:
             expected_seq += 1
         expected_prev, chained_line = digest, n
+    if no_macs:
+        check.signature = _seal.INVALID
+        problem(name, no_macs[0], "has no MAC (the keyed field every line of this run format ends with): it was not "
+                                  f"written by this run's writer, or was edited{_more(no_macs)}")
+    if macs_unkeyed:
+        problem(name, macs_unkeyed[0], f"carries a MAC, yet run.json says run format {fmt} (unkeyed): a keyed run's "
+                                       f"format was set back{_more(macs_unkeyed)}")
     if bad_macs:
         check.signature = _seal.INVALID
-        more = f"; so do {len(bad_macs) - 1} later line(s) ({', '.join(map(str, bad_macs[1:4]))}" + (
-            ", ...)" if len(bad_macs) > 4 else ")") if len(bad_macs) > 1 else ""
         problem(name, bad_macs[0], "its MAC does not verify under this machine's run key: it was changed (and the "
-                                   f"chain recomputed) after it was written{more}", keyed=True)
+                                   f"chain recomputed) after it was written{_more(bad_macs)}", keyed=True)
     have = len(whole)
     stopped = meta.get("status") != "running"
     if recorded_lines is not None and recorded_final is not None:
@@ -479,6 +484,14 @@ def verify_chain(path: Path, meta: dict[str, Any], *, key: bytes | None | Any = 
             problem(name, recorded_lines + 1, f"comes after the {recorded_lines} line(s) run.json recorded when the "
                                               f"run stopped (status {str(meta.get('status'))[:40]!r}): appended later")
     return check
+
+
+def _more(lines: list[int]) -> str:
+    """``; so do N later line(s) (a, b, c, ...)`` for the lines after the first of a list ("" for one line)."""
+    if len(lines) < 2:
+        return ""
+    return (f"; so do {len(lines) - 1} later line(s) ({', '.join(map(str, lines[1:4]))}"
+            + (", ...)" if len(lines) > 4 else ")"))
 
 
 def _check_run_seal(meta: dict[str, Any], fmt: int, key: Any, check: ChainCheck, problem: Any) -> bytes | None:
