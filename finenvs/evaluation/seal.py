@@ -43,7 +43,8 @@ MAC_FIELD = "mac"
 DETAILED_FIELDS = ("integrity",)
 #: Hex digits of each per-field MAC in a seal (they only name what changed; the whole-file MAC decides).
 FIELD_MAC_HEX = 16
-_SUFFIX = re.compile(rb',"mac":"([0-9a-f]{64})"\}\Z')
+_SUFFIX = re.compile(rb',"mac":"([0-9a-f]{64})"\}')
+_SUFFIX_BYTES = len(b',"mac":""}') + 64
 
 #: Signature verdicts of a run folder (see :func:`seal_verdict` and ``finenvs score``).
 SIGNED, UNSIGNED_HERE, UNSIGNED, INVALID = "signed", "unsigned here", "unsigned", "invalid"
@@ -146,7 +147,7 @@ def seal_line(key: bytes, line: bytes) -> bytes:
 def split_line(line: bytes) -> tuple[bytes, str] | None:
     """``(the bytes the MAC was computed over, the MAC)`` of a sealed line, taken apart textually (byte exact, no
     re-serialisation); None when the line does not end in a MAC field."""
-    match = _SUFFIX.search(line)
+    match = _SUFFIX.fullmatch(line, max(0, len(line) - _SUFFIX_BYTES))
     if match is None:
         return None
     return line[:match.start()] + b"}", match.group(1).decode("ascii")
