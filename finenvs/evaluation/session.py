@@ -313,9 +313,9 @@ class ChainCheck:
 
 
 def run_format(meta: dict[str, Any]) -> int:
-    """run.json's format number (0 when it has none, or none that is a number)."""
+    """run.json's format number (0 when it has none, or none that is a format number: an integer 0..1000)."""
     value = meta.get("format")
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 1000 else 0
 
 
 #: ``verify_chain(key=...)`` default: this machine's run key, read when the check runs.
@@ -523,7 +523,7 @@ def _check_run_seal(meta: dict[str, Any], fmt: int, key: Any, check: ChainCheck,
             fields = _seal.changed_fields(meta, machine)
         except ValueError:
             fields = []
-        what = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "") if fields else "a field"
+        what = ", ".join(str(f)[:60] for f in fields[:6]) + (", ..." if len(fields) > 6 else "") if fields else "a field"
         problem(RUN_FILE, None, f"{what} changed after the run wrote it: its seal (the MAC under this machine's "
                                 "run key) does not match", keyed=True)
     return machine
