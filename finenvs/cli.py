@@ -803,10 +803,9 @@ def _cmd_llm(args: argparse.Namespace) -> int:
 
     meta = None
     if args.resume is not None:
-        run_file = args.resume / "run.json"
-        if not run_file.is_file():
-            raise FileNotFoundError(f"{args.resume}: no run.json; not a finenvs run folder")
-        meta = json.loads(run_file.read_text())
+        from finenvs.evaluation.session import open_run_to_resume
+
+        meta, _ = open_run_to_resume(args.resume)  # signed with this machine's key and intact, or refused
         config = RunConfig(**{**meta["config"], "max_decisions": args.max_decisions})  # a smoke run's cap ends
         if args.live and not config.live:
             raise ValueError(f"{args.resume} is not a live run; resume it without --live")
@@ -875,10 +874,9 @@ def _cmd_harness(args: argparse.Namespace) -> int:
     from finenvs.tasks import task_of
 
     if args.resume is not None:
-        run_file = args.resume / "run.json"
-        if not run_file.is_file():
-            raise FileNotFoundError(f"{args.resume}: no run.json; not a finenvs run folder")
-        meta = json.loads(run_file.read_text())
+        from finenvs.evaluation.session import open_run_to_resume
+
+        meta, _ = open_run_to_resume(args.resume)  # the command it runs comes from a verified run.json
         recorded = meta.get("agent") or {}
         if recorded.get("kind") != "harness":
             raise ValueError(f"{args.resume} is not a harness run (its agent is {recorded.get('kind')!r}); "

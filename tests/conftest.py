@@ -12,6 +12,9 @@ import pytest
 # reads the data), so tests never depend on, or write to, a user's cache.
 _CACHE = tempfile.mkdtemp(prefix="finenvs-test-cache-")
 os.environ["FINENVS_DATA"] = _CACHE
+# Run folders are sealed with a per-user key (finenvs.evaluation.seal): the tests' runs use a key of their own,
+# never the user's ~/.config/finenvs/run-key.
+os.environ["FINENVS_RUN_KEY"] = os.path.join(tempfile.mkdtemp(prefix="finenvs-test-key-"), "run-key")
 
 
 @pytest.fixture(scope="session")

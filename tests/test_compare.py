@@ -115,6 +115,8 @@ def test_two_agents_on_the_same_questions_are_paired_and_the_sign_is_right(runs)
 def test_mixed_kinds_are_side_by_side(runs):
     result = compare_runs([runs["bench0"], runs["scripted"], runs["zero"]])
     assert [r["kind"] for r in result["runs"]] == ["bench", "llm", "llm"]
+    assert [r.get("signature") for r in result["runs"]] == [None, "signed", "signed"]  # agent runs: the verdict
+    assert f"(llm, agent {result['runs'][1]['agent']}, reproduced, signed): `{runs['scripted']}`" in compare_markdown(result)
     trading = [g for g in result["groups"] if g["env"] == "FinTrading-v0"]
     assert trading and all([e["run"] for e in g["entries"]] == ["A"] for g in trading)
     qa = _group(result, "FinQA-v0")

@@ -29,18 +29,13 @@ from finenvs.data.manifest import shipped_data_dir  # noqa: E402
 from finenvs.evaluation.confine import ConfinementError, make_sandbox, probe_bwrap  # noqa: E402
 from finenvs.evaluation.harness import HarnessAgent, run_harness, substitute  # noqa: E402
 from finenvs.evaluation.llm import RunConfig  # noqa: E402
+from finenvs.evaluation.seal import load_or_create_key, run_key_path  # noqa: E402
 from finenvs.evaluation.session import read_trajectories  # noqa: E402
 
 SNOOP = Path(__file__).parent / "harness_snoop.py"
 AGENT = Path(__file__).parent / "harness_agent.py"
 CHECKOUT = Path(__file__).resolve().parents[1]
 needs_sandbox = pytest.mark.skipif(probe_bwrap()[0] is None, reason=f"no sandbox here: {probe_bwrap()[1]}")
-
-
-def _key_path() -> Path:
-    from finenvs.evaluation.confine import protected_paths
-
-    return next(p.path for p in protected_paths() if "signs run folders" in p.why)
 
 
 def _known_paths(out: Path) -> list[Path]:
@@ -53,8 +48,8 @@ def _known_paths(out: Path) -> list[Path]:
     (user / "prices.csv").write_text("date,symbol,close\n2030-01-02,TSLA,1\n")
     paths = [shipped_data_dir(), shipped_data_dir() / "prices", cache_dir(), *sorted(cache_dir().glob("*.duckdb")),
              user, user / "prices.csv", out, out / "h", earlier]
-    if _key_path().exists():
-        paths.append(_key_path())
+    load_or_create_key()
+    paths += [run_key_path(), run_key_path().parent]
     paths += [CHECKOUT / name for name in (".git", "docs", "benchmarks", "README.md") if (CHECKOUT / name).exists()]
     return paths
 

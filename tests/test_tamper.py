@@ -22,8 +22,16 @@ import pytest
 
 from finenvs.baselines.agents import ScriptedTradingAgent
 from finenvs.cli import main
+from finenvs.evaluation import seal
 from finenvs.evaluation.llm import RunConfig, run_llm, run_llm_async
-from finenvs.evaluation.session import TrajectoryWriter, json_line, read_trajectories
+from finenvs.evaluation.session import (
+    TrajectoryWriter,
+    chain_genesis,
+    json_line,
+    read_trajectories,
+    run_identity,
+    write_run_json,
+)
 from finenvs.text.chat import ChatReply, ToolCall, current_turn, first_prompt
 
 TRAJECTORY = "trajectories.jsonl"
@@ -140,6 +148,39 @@ def rechain_from(lines: list[bytes], start: int) -> list[bytes]:
     return lines
 
 
+def recompute_digests(folder: Path, change_meta: Callable[[dict[str, Any]], Any] | None = None,
+                      change_lines: Callable[[list[bytes]], list[bytes]] | None = None, *,
+                      strip_macs: bool = False) -> None:
+    """Everything someone who knows the unkeyed format, but not the key, can redo after an edit: run.json's identity
+    digests and genesis, every line's ``prev`` from it, the line count and the final digest (the seal and the
+    lines' MACs stay as they were, or are removed)."""
+    meta = json.loads((folder / "run.json").read_text())
+    if change_meta is not None:
+        change_meta(meta)
+    lines = lines_of(folder)
+    if change_lines is not None:
+        lines = change_lines(lines)
+    identity = run_identity(meta)
+    prev = chain_genesis(identity)
+    meta["integrity"].update(identity=identity, genesis=prev)
+    for i, line in enumerate(lines):
+        record = json.loads(line)
+        if strip_macs:
+            record.pop("mac", None)
+        record["prev"] = prev
+        lines[i] = json_line(record)
+        prev = hashlib.sha256(lines[i]).hexdigest()
+    meta["integrity"].update(lines=len(lines), final=prev)
+    write_lines(folder, lines)
+    (folder / "run.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+
+
+def downgrade(meta: dict[str, Any]) -> None:
+    """Set a keyed run back to the unkeyed run format 3."""
+    meta.pop("seal", None)
+    meta["format"] = 3
+
+
 # ---------------------------------------------------------------------------- the variants
 def _swap(lines: list[bytes], i: int) -> list[bytes]:
     lines[i - 1], lines[i] = lines[i], lines[i - 1]
@@ -193,6 +234,10 @@ def _drop_plan_episode(meta):
 
 def _strip_chain(r):
     del r["seq"], r["prev"]
+
+
+def _drop_last_line_and_recount(folder, w):
+    recompute_digests(folder, change_lines=lambda lines: lines[:-1])
 
 
 # name: (edit(folder, where, runs), expected start of the first bad line's report)
@@ -290,7 +335,51 @@ VARIANTS: dict[str, tuple[Callable[..., Any], Callable[[dict[Any, int]], str]]] 
     "change the score file's data manifest digest": (
         lambda f, w, r: edit_json(f / "score.json", lambda s: s["integrity"].update(data_manifest="0" * 64)),
         lambda w: "score.json: its data manifest digest differs"),
+    # what a key stops: edits whose unkeyed digests were all recomputed
+    "edit integrity.lines in run.json": (
+        lambda f, w, r: edit_json(f / "run.json", lambda m: m["integrity"].update(lines=m["integrity"]["lines"] + 2)),
+        lambda w: "run.json: integrity.lines changed after the run wrote it: its seal"),
+    "drop the last line and recount integrity.lines and final": (
+        lambda f, w, r: _drop_last_line_and_recount(f, w),
+        lambda w: "run.json: integrity.lines, integrity.final changed after the run wrote it"),
+    "edit run.json's status": (
+        lambda f, w, r: edit_json(f / "run.json", lambda m: m.update(status="running")),
+        lambda w: "run.json: status changed after the run wrote it"),
+    "edit run.json's outcomes and note": (
+        lambda f, w, r: edit_json(f / "run.json", lambda m: m.update(note="resume me")),
+        lambda w: "run.json: note changed after the run wrote it"),
+    "edit the config and recompute every digest": (
+        lambda f, w, r: recompute_digests(f, lambda m: m["config"].update(max_tool_calls=99)),
+        lambda w: "run.json: config, integrity.identity, integrity.genesis, integrity.final changed"),
+    "edit an episode's env arguments and recompute every digest": (
+        lambda f, w, r: recompute_digests(f, lambda m: m["episodes"][0]["env_kwargs"].update(fee_bps=0)),
+        lambda w: "run.json: episodes, integrity.identity"),
+    "edit the agent and recompute every digest": (
+        lambda f, w, r: recompute_digests(f, lambda m: m["agent"].update(model="gpt-5")),
+        lambda w: "run.json: agent, integrity.identity"),
+    "edit a reward and recompute every digest": (
+        lambda f, w, r: recompute_digests(f, change_lines=lambda lines: _reward_up(lines, _step(w, 1, 4))),
+        lambda w: "run.json: integrity.final changed"),
+    "strip run.json's seal": (
+        lambda f, w, r: edit_json(f / "run.json", lambda m: m.pop("seal")),
+        lambda w: "run.json: has no hmac-sha256 seal"),
+    "strip the seal and the MACs, keep the keyed format, recompute every digest": (
+        lambda f, w, r: recompute_digests(f, lambda m: m.pop("seal"), strip_macs=True),
+        lambda w: "run.json: has no hmac-sha256 seal"),
+    "set the format back to 3 and recompute every digest, the lines' MACs kept": (
+        lambda f, w, r: recompute_digests(f, downgrade),
+        lambda w: f"{TRAJECTORY} line 1: carries a MAC, yet run.json says run format 3"),
+    "set the format back to 3 with the seal kept": (
+        lambda f, w, r: recompute_digests(f, lambda m: m.update(format=3), strip_macs=True),
+        lambda w: "run.json: carries a seal, yet says run format 3"),
 }
+
+
+def _reward_up(lines: list[bytes], n: int) -> list[bytes]:
+    record = json.loads(lines[n - 1])
+    record["reward"] += 0.01
+    lines[n - 1] = json_line(record)
+    return lines
 
 
 def test_the_untouched_run_reproduces_with_its_chain_recorded(runs, capsys):
@@ -326,14 +415,15 @@ def test_a_tampered_copy_is_detected_and_the_first_bad_line_named(runs, where, v
     assert json.loads((copy / "score.json").read_text())["status"] == "tampered"
 
 
-def test_dropping_the_last_line_is_incomplete_not_tampered(runs, tmp_path, capsys):
+def test_dropping_the_last_line_of_a_stopped_run_is_tampered_not_incomplete(runs, where, tmp_path, capsys):
+    """run.json (sealed) recorded 33 lines when the run stopped; a file of 32 is not what a crash leaves (the writer
+    syncs its lines before run.json records them), so it is not offered for resuming."""
     copy = tmp_path / "copy"
     shutil.copytree(runs["base"], copy)
-    write_lines(copy, lines_of(copy)[:-1])  # the last episode's record: as if the run stopped before writing it
+    write_lines(copy, lines_of(copy)[:-1])
     code, out = score_cli(copy, capsys)
-    assert code == 3 and "INCOMPLETE" in out and "TAMPERED" not in out
-    assert "episode 2 (TSLA) has 10 decision(s) and no episode record" in out
-    assert f"finenvs llm --resume {copy}" in out
+    assert code == 1 and "INCOMPLETE" not in out and "--resume" not in out
+    assert f"first bad line: {TRAJECTORY} line {where[('episode', 2)]}: is missing: run.json recorded 33" in out
 
 
 def test_an_interrupted_run_is_incomplete_and_resuming_continues_the_chain(runs, tmp_path, capsys):
@@ -359,16 +449,26 @@ def test_an_interrupted_run_is_incomplete_and_resuming_continues_the_chain(runs,
                                                                       for r in whole]
 
 
+def as_the_runner_wrote(path: Path, change: Callable[[dict[str, Any]], Any]) -> None:
+    """run.json changed and sealed again with this machine's key, through the runner's own writer: how a test sets
+    up a state the runner itself leaves (a crash); an attacker has no key to do this."""
+    meta = json.loads(path.read_text())
+    change(meta)
+    write_run_json(path, meta)
+
+
 def test_a_crash_leaves_a_partial_line_that_is_incomplete_and_repaired_on_resume(runs, tmp_path, capsys):
     crashed = tmp_path / "crashed"
     shutil.copytree(runs["cut"], crashed)
-    # what a killed process leaves: run.json as it was written at the start, and a line cut mid-write
-    edit_json(crashed / "run.json", lambda m: (m.update(status="running"), m.pop("finished_utc"),
-                                               m["integrity"].update(lines=0, final=m["integrity"]["genesis"])))
+    # what a killed process leaves: run.json as it was written (and sealed) at the start, its validly-MACed lines
+    # after that run.json's count, and a line cut mid-write
+    as_the_runner_wrote(crashed / "run.json", lambda m: (
+        m.update(status="running"), m.pop("finished_utc"), m.pop("outcomes", None), m.pop("note"),
+        m["integrity"].update(lines=0, final=m["integrity"]["genesis"])))
     with open(crashed / TRAJECTORY, "ab") as fh:
         fh.write(b'{"type":"step","episode":2,"ste')
     code, out = score_cli(crashed, capsys)
-    assert code == 3 and "partial last line" in out and "TAMPERED" not in out
+    assert code == 3 and "partial last line" in out and "TAMPERED" not in out and "signature: signed" in out
     assert run_llm(RunConfig(symbols=SYMBOLS, **CONFIG), Peeker(), resume=crashed, progress=False).status == "complete"
     code, out = score_cli(crashed, capsys)
     assert code == 0, out[-800:]
@@ -401,3 +501,179 @@ def test_a_lone_surrogate_is_written_safely_and_chained_by_the_bytes_written(tmp
     continued = TrajectoryWriter(path, genesis=genesis)  # a resumed run continues from the last line
     assert (continued.lines, continued.digest) == (2, writer.digest)
     continued.close()
+
+
+# ---------------------------------------------------------------------------- the keyed chain: scenarios
+@pytest.fixture(scope="module")
+def live(tmp_path_factory) -> tuple[Path, Path, Any]:
+    """A live run waiting at its newest bar (2026-04-15) with the decision there recorded as pending; its data file
+    and the bars up to the window's end."""
+    import pandas as pd
+
+    from finenvs.data.catalog import default_catalog
+
+    out = tmp_path_factory.mktemp("live")
+    series = default_catalog().series("TSLA")
+    bars = pd.DataFrame({"date": series.dates.astype(str), "open": series.open, "high": series.high,
+                         "low": series.low, "close": series.close, "volume": series.volume})
+    bars = bars[bars.date <= "2026-04-30"]
+    data = out / "tsla.csv"
+    bars[bars.date <= "2026-04-15"].to_csv(data, index=False)
+    summary = run_llm(live_config(data), ScriptedTradingAgent(), out=out, name="live", progress=False)
+    assert summary.status == "waiting"
+    return summary.run_dir, data, bars
+
+
+def live_config(data: Path) -> RunConfig:
+    return RunConfig(env_id="FinTrading-v0", symbols=["TSLA"], split="live",
+                     env_kwargs={"data": str(data), "end": "2026-04-30"}, live=True)
+
+
+def test_an_edited_pending_decision_with_recomputed_digests_is_tampered_and_never_stepped(live, tmp_path, capsys):
+    """The measured attack: change the live decision waiting for its bar, recompute every unkeyed digest; before the
+    key, ``finenvs score`` passed it and ``--resume --live`` stepped the edited action."""
+    run, data, bars = live
+    edited, untouched = tmp_path / "edited", tmp_path / "untouched"
+    shutil.copytree(run, edited)
+    shutil.copytree(run, untouched)
+    n = next(i for i, line in enumerate(lines_of(run), 1) if json.loads(line)["type"] == "pending")
+    original = json.loads(lines_of(run)[n - 1])["action"]
+    flipped = {"action": "SELL", "env_action": 0} if original != "SELL" else {"action": "BUY", "env_action": 2}
+
+    def flip(lines: list[bytes]) -> list[bytes]:
+        record = json.loads(lines[n - 1])
+        record.update(flipped)
+        lines[n - 1] = json_line(record)
+        return lines
+
+    recompute_digests(edited, change_lines=flip)
+    code, out = score_cli(edited, capsys)
+    assert code == 1 and "TAMPERED" in out, out[-800:]
+    assert "first bad line: run.json: integrity.final changed after the run wrote it" in out
+    assert f"{TRAJECTORY} line {n}: its MAC does not verify under this machine's run key" in out
+    assert "signature: INVALID" in out
+    bars.to_csv(data, index=False)  # the next bars arrive
+    try:
+        with pytest.raises(ValueError, match="tampered.*integrity.final changed"):
+            run_llm(live_config(data), ScriptedTradingAgent(), resume=edited, progress=False)
+        assert b'"decided_pending"' not in (edited / TRAJECTORY).read_bytes()  # nothing was stepped
+        # the control: the untouched copy steps the decision its verified pending line holds
+        assert run_llm(live_config(data), ScriptedTradingAgent(), resume=untouched, progress=False).status == "complete"
+        code, out = score_cli(untouched, capsys)
+        assert code == 0 and "signature: signed" in out, out[-600:]
+    finally:
+        bars[bars.date <= "2026-04-15"].to_csv(data, index=False)
+    stepped = [r for r in read_trajectories(untouched / TRAJECTORY)[0] if r.get("decided_pending")]
+    assert [r["action"] for r in stepped] == [original]
+
+
+def test_a_line_made_with_another_key_is_named(runs, where, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(runs["base"], copy)
+    other = b"\x07" * seal.KEY_BYTES
+    n = _step(where, 2, 3)
+
+    def remac(lines: list[bytes]) -> list[bytes]:  # the line's content unchanged, its MAC another key's
+        record = json.loads(lines[n - 1])
+        record.pop("mac")
+        lines[n - 1] = seal.seal_line(other, json_line(record))
+        return lines
+
+    recompute_digests(copy, change_lines=remac)
+    code, out = score_cli(copy, capsys)
+    assert code == 1 and "first bad line: run.json: integrity.final changed" in out, out[-800:]
+    assert f"{TRAJECTORY} line {n}: its MAC does not verify under this machine's run key" in out
+    assert json.loads((copy / "score.json").read_text())["signature"] == "invalid"
+
+
+@pytest.fixture
+def another_machine(tmp_path, monkeypatch) -> Path:
+    """This process on a machine whose run key is another (a new key file); returns the first machine's key file."""
+    mine = seal.run_key_path()
+    monkeypatch.setenv(seal.RUN_KEY_ENV, str(tmp_path / "other-machine" / "run-key"))
+    seal.load_or_create_key()
+    return mine
+
+
+def test_a_run_moved_to_a_machine_with_another_key_is_unsigned_here_and_not_resumed(runs, where, tmp_path, capsys,
+                                                                                      another_machine, monkeypatch):
+    moved, cut = tmp_path / "moved", tmp_path / "cut"
+    shutil.copytree(runs["base"], moved)
+    shutil.copytree(runs["cut"], cut)
+    code, out = score_cli(moved, capsys)
+    assert code == 0 and "outcome: reproduced (exit 0)" in out, out[-800:]
+    key_id = json.loads((moved / "run.json").read_text())["seal"]["key_id"]
+    assert f"signature: unsigned here (sealed with run key {key_id}, not this machine's" in out
+    assert json.loads((moved / "score.json").read_text())["signature"] == "unsigned here"
+    code, out = score_cli(cut, capsys)
+    assert code == 3 and "INCOMPLETE" in out and "it cannot be resumed here (unsigned here" in out
+    with pytest.raises(ValueError, match=r"cannot resume: it is unsigned here \(sealed with run key"):
+        run_llm(RunConfig(symbols=SYMBOLS, **CONFIG), Peeker(), resume=cut, progress=False)
+    capsys.readouterr()
+    assert main(["llm", "--resume", str(cut), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "unsigned here" in err and len(err.splitlines()) == 1
+    # the unkeyed chain still checks the content there: an edit is tampered, not "unsigned here"
+    edit_line(moved, _step(where, 0, 5), _flip_action)
+    code, out = score_cli(moved, capsys)
+    assert code == 1 and f"first bad line: {TRAJECTORY} line {_step(where, 0, 5)}" in out
+    # a team shares verification by sharing the key file
+    shared = tmp_path / "shared-key"
+    shutil.copyfile(another_machine, shared)
+    monkeypatch.setenv(seal.RUN_KEY_ENV, str(shared))
+    code, out = score_cli(runs["base"], capsys)
+    assert code == 0 and "signature: signed" in out
+
+
+def test_a_run_signed_again_with_another_key_is_unsigned_here_never_signed(runs, tmp_path, capsys):
+    """Someone with a key of their own can edit and re-sign a run; it then reads "unsigned here" on this machine
+    (only its content is checked) and is never resumed here: the limit the docs state."""
+    copy = tmp_path / "copy"
+    shutil.copytree(runs["base"], copy)
+    other = b"\x01" * seal.KEY_BYTES
+    recompute_digests(copy, lambda m: m.update(note="re-signed"), strip_macs=True)
+    lines = [seal.seal_line(other, line) for line in lines_of(copy)]
+    recompute_digests(copy, change_lines=lambda _: lines)
+    write_run_json(copy / "run.json", json.loads((copy / "run.json").read_text()), key=other)
+    (copy / "score.json").unlink()
+    code, out = score_cli(copy, capsys)
+    assert code == 0 and "signature: unsigned here" in out and "signature: signed" not in out, out[-600:]
+    with pytest.raises(ValueError, match="unsigned here"):
+        run_llm(RunConfig(symbols=SYMBOLS, **CONFIG), Peeker(), resume=copy, progress=False)
+
+
+@pytest.mark.parametrize("folder", ["base", "cut"])
+def test_a_run_set_back_to_the_unkeyed_format_is_unsigned_and_not_resumed(runs, folder, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(runs[folder], copy)
+    recompute_digests(copy, downgrade, strip_macs=True)
+    (copy / "score.json").unlink(missing_ok=True)
+    code, out = score_cli(copy, capsys)
+    assert code == (0 if folder == "base" else 3), out[-600:]
+    assert "signature: unsigned (run format 3, recorded before run folders were keyed" in out
+    assert "signed" not in out.replace("unsigned", "")
+    assert json.loads((copy / "score.json").read_text())["signature"] == "unsigned"
+    with pytest.raises(ValueError, match=r"cannot resume: it is unsigned \(run format 3"):
+        run_llm(RunConfig(symbols=SYMBOLS, **CONFIG), Peeker(), resume=copy, progress=False)
+
+
+def test_the_cli_resumes_of_llm_and_harness_refuse_a_tampered_run_before_reading_its_setup(runs, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(runs["cut"], copy)
+    edit_json(copy / "run.json", lambda m: m["agent"].update(kind="harness", command="touch pwned"))
+    for command in ("llm", "harness"):
+        capsys.readouterr()
+        assert main([command, "--resume", str(copy), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "tampered" in err and "run.json: agent changed" in err, err
+    assert not (copy / "harness").exists() and not Path("pwned").exists()
+
+
+def test_a_signed_run_keeps_its_seal_fresh_through_every_write(runs):
+    meta = json.loads((runs["base"] / "run.json").read_text())
+    key = seal.load_key()
+    assert meta["format"] == 4 and meta["seal"]["key_id"] == seal.key_id(key) and seal.run_seal_ok(meta, key)
+    assert meta["status"] == "complete" and meta["integrity"]["lines"] == 33  # sealed after the last write
+    for line in lines_of(runs["base"]):
+        body, mac = seal.split_line(line)
+        assert seal.mac_hex(key, body) == mac and json.loads(body).keys() == json.loads(line).keys() - {"mac"}

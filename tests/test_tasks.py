@@ -257,9 +257,11 @@ def test_bench_with_a_model_puts_it_beside_the_baselines_in_every_section(chat_s
     families = {t.family for t in SPECS.values() if suite in t.bench.suites}
     model_runs = [r for r in card["agents"] if r["agent"] == "router"]
     assert {r["family"] for r in model_runs} == families and all(r["reproduced"] for r in model_runs)
+    assert all(r["signature"] == "signed" for r in model_runs)
     assert all(r["metrics"] is not None and len(r["episodes"]) == 1 for r in model_runs)
     md = (tmp_path / suite / "scorecard.md").read_text()
     assert all(f"### {SPECS[f].env_id}: agents through the text interface" in md for f in families)
+    assert "| yes, signed |" in md  # the agents tables show each run's signature verdict
     if suite == "herculean":
         for split in ("eval", "live"):
             tables = card["herculean"][split]

@@ -291,6 +291,7 @@ def test_agents_play_the_baselines_windows_through_the_text_interface(tmp_path, 
     diffs = [mine[k]["standard"]["cumulative_return"] - base[k]["standard"]["cumulative_return"] for k in mine]
     assert paired["estimate"] == pytest.approx(np.mean(diffs))
     assert len(result["agents"]) == 2 and all(a["status"] == "complete" for a in result["agents"])
+    assert all(a["reproduced"] and a["signature"] == "signed" for a in result["agents"])
     for run in result["agents"]:
         score = score_run(run["run_dir"])
         assert score.status == "reproduced" and len(score.episodes) == 2

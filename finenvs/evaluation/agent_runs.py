@@ -70,7 +70,7 @@ def run_agent(agent: BenchAgent, task: TaskSpec, selection: Selection, root: Pat
             "env": task.env_id,
             "split": selection.split, "run_dir": str(summary.run_dir), "status": summary.status,
             "metrics": score.run_metrics(), "episodes": episodes, "efficiency": score.efficiency(),
-            "reproduced": score.reproduced,
+            "reproduced": score.reproduced, "signature": score.signature,
             "failed": sum(e["status"] == "failed" for e in episodes)}
 
 
@@ -97,7 +97,7 @@ def agents_markdown(task: TaskSpec, runs: list[dict[str, Any]]) -> list[str]:
                      *(_cell(c, run["metrics"]) for c in task.columns), str(run["failed"]),
                      str(eff["format_errors"]), "n/a" if tcd is None or not math.isfinite(tcd) else f"{tcd:.2f}",
                      str(eff["look_ahead_attempts"]), "n/a" if eff["tokens"] is None else str(eff["tokens"]),
-                     "yes" if run["reproduced"] else "NO"])
+                     ("yes" if run["reproduced"] else "NO") + (f", {run['signature']}" if run.get("signature") else "")])
     return [f"### {task.env_id}: agents through the text interface", "",
             "Each agent runs the family's plan through the text env and its date-locked tools (`finenvs llm`); "
             "the run folder is re-scored offline (`finenvs score`). Tokens are n/a where the agent reports none.",

@@ -217,7 +217,8 @@ def _llm_entries(run: int, path: Path) -> tuple[dict[str, Any], list[Entry]]:
     plan = {int(e["index"]): _identity(EpisodeSpec.from_dict(e), split) for e in meta.get("episodes") or []}
     done = [e for e in score.episodes if e.status == "complete" and e.metrics is not None]
     info = {"path": str(path), "kind": "llm", "name": str(meta.get("run") or path.name), "split": split,
-            "agent": name, "status": score.status, "confinement": confinement_line(meta)}
+            "agent": name, "status": score.status, "signature": score.signature,
+            "confinement": confinement_line(meta)}
     if score.task is None or not done:
         return info, []
     identities = [plan.get(e.index, (score.task.env_id, e.label, split, "?")) for e in done]
@@ -385,7 +386,8 @@ def compare_markdown(result: dict[str, Any]) -> str:
     """The comparison as Markdown: the runs, then one table per compared group."""
     pct = round(100 * result["level"])
     lines = ["# finenvs compare", "",
-             *(f"- **{r['run']}** ({r['kind']}{', agent ' + r['agent'] if r.get('agent') else ''}): `{r['path']}`"
+             *(f"- **{r['run']}** ({r['kind']}{', agent ' + r['agent'] if r.get('agent') else ''}"
+               f"{', ' + r['status'] + ', ' + r['signature'] if r.get('signature') else ''}): `{r['path']}`"
                + (f"; {r['confinement']}" if r.get("confinement") else "") for r in result["runs"]), "",
              f"Cells: the estimate and its {pct}% percentile-bootstrap interval over episodes ({result['n_boot']} "
              f"resamples, seed {result['seed']}; none with fewer than 2 episodes). Rows `X − A`: the paired "

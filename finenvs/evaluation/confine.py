@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 import shutil
 import subprocess
 import sys
@@ -137,13 +136,7 @@ def protected_paths(*, run_dir: Path | None = None, out: Path | None = None, cwd
     (``--mask``). Each is resolved (symlinks followed); one that does not exist yet is masked from the first
     attempt at which it does."""
     from finenvs.data.catalog import cache_dir, user_data_dir
-
-    try:
-        from finenvs.evaluation.seal import run_key_path
-    except ImportError:  # TODO(merge): seal lands with the keyed run folders
-        def run_key_path() -> Path:
-            base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-            return Path(os.environ.get("FINENVS_RUN_KEY") or Path(base) / "finenvs" / "run-key")
+    from finenvs.evaluation.seal import run_key_path
 
     found: list[Protected] = list(shipped_data_paths())
     found.append(Protected(cache_dir(), "the catalog cache (the built price, news and filings tables)"))

@@ -43,7 +43,7 @@ from finenvs.evaluation.session import (
     make_base_env,
     read_trajectories,
     same_number,
-    write_run_json,
+    write_json_atomic,
 )
 from finenvs.tasks import EpisodeSpec, load, task_of
 
@@ -281,7 +281,7 @@ async def judge_run_async(run_dir: Path | str, agent: Any, *, max_items: int = 1
                   for k in ("prompt_tokens", "completion_tokens")},
         "episodes": episodes, "skipped": skipped,
     }
-    write_run_json(files.root / JUDGE_FILE, result)
+    write_json_atomic(files.root / JUDGE_FILE, result)
     return jsonable(result)
 
 

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from finenvs.evaluation.endpoints import EndpointError
+from finenvs.evaluation.seal import load_or_create_key
 from finenvs.evaluation.session import (
     EnvPool,
     EpisodeSession,
@@ -51,10 +52,9 @@ from finenvs.evaluation.session import (
     RunFiles,
     TrajectoryWriter,
     jsonable,
-    read_trajectories,
+    open_run_to_resume,
     record_chain_head,
     run_metadata,
-    verify_chain,
     write_run_json,
 )
 from finenvs.registration import env_arguments
@@ -529,16 +529,15 @@ def _run_meta(config: RunConfig, agent: ChatAgent, prices: PriceTable, run_dir: 
                         episodes=config.episodes(), prices=dataclasses.asdict(prices))
 
 
-def _group_steps(records: list[dict[str, Any]]) -> tuple[dict[int, list[dict[str, Any]]], set[int]]:
+def _group_steps(records: list[dict[str, Any]]) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
+    """Step and pending records by episode (in file order), and the episode record of each finished episode."""
     steps: dict[int, list[dict[str, Any]]] = {}
-    done: set[int] = set()
+    done: dict[int, dict[str, Any]] = {}
     for record in records:
-        if record.get("type") == "step":
-            steps.setdefault(int(record["episode"]), []).append(record)
-        elif record.get("type") == "pending":  # kept last in the episode's list; split off by _pending_of
+        if record.get("type") in ("step", "pending"):  # a pending record is split off in one()
             steps.setdefault(int(record["episode"]), []).append(record)
         elif record.get("type") == "episode" and record.get("status") in ("complete", "failed"):
-            done.add(int(record["episode"]))
+            done[int(record["episode"])] = record
     return steps, done
 
 
@@ -558,24 +557,25 @@ async def run_llm_async(
 
     began = time.perf_counter()
     episodes = config.episodes()
+    key = load_or_create_key()
+    head = None
     if resume is not None:
         files = RunFiles(Path(resume))
-        if not files.run.is_file():
-            raise FileNotFoundError(f"{files.root}: no {files.run.name} here; not a finenvs run folder")
-        meta = json.loads(files.run.read_text())
+        # only a run this machine's key signed, with an intact chain, is continued; everything replayed or
+        # stepped below (recorded actions, a pending live decision) comes from the records checked here
+        meta, check = open_run_to_resume(files.root)
         recorded_specs = [EpisodeSpec.from_dict(e) for e in meta.get("episodes", [])]
         if recorded_specs != episodes:
             raise ValueError(
                 f"{files.root}: the run's episodes differ from this configuration; resume with the same env, "
                 "symbols, split, env arguments and seeds (they are in run.json)"
             )
-        check = verify_chain(files.trajectories, meta)  # a resumed run continues the chain: it must hold
-        if check.problems:
-            raise ValueError(f"{files.root}: cannot resume a run folder changed after it was written: "
-                             f"{check.problems[0]} (finenvs score {files.root} lists what differs)")
-        genesis = meta["integrity"]["genesis"] if check.chained else None
-        records, _ = read_trajectories(files.trajectories, repair=True)
-        steps, complete = _group_steps(records)
+        genesis = meta["integrity"]["genesis"]
+        if check.partial:  # a line cut off by a crash (the run was still running): dropped before appending
+            with open(files.trajectories, "r+b") as fh:
+                fh.truncate(check.whole_bytes)
+        head = (check.lines, check.final)
+        steps, complete = _group_steps([record for _, record in check.records])
         meta["status"] = "running"
         meta.setdefault("resumed_utc", []).append(_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
     else:
@@ -587,9 +587,9 @@ async def run_llm_async(
         files = RunFiles(root)
         meta = _run_meta(config, agent, prices, root)
         genesis = meta["integrity"]["genesis"]
-        steps, complete = {}, set()
-    write_run_json(files.run, meta)
-    writer = TrajectoryWriter(files.trajectories, genesis=genesis)
+        steps, complete = {}, {}
+    write_run_json(files.run, meta, key=key)
+    writer = TrajectoryWriter(files.trajectories, genesis=genesis, key=key, head=head)
     pool = EnvPool(history=config.history, tool_max_chars=config.tool_max_chars)
     semaphore = asyncio.Semaphore(config.concurrency)
     bar = tqdm(total=0, unit="decision", desc=f"finenvs llm {agent.name}", disable=not progress or None)
@@ -597,7 +597,7 @@ async def run_llm_async(
 
     async def one(spec: EpisodeSpec) -> EpisodeOutcome:
         if spec.index in complete:
-            return EpisodeOutcome(spec, "skipped", _episode_record(files, spec.index), len(steps.get(spec.index, [])),
+            return EpisodeOutcome(spec, "skipped", complete[spec.index], len(steps.get(spec.index, [])),
                                   "already complete")
         async with semaphore:
             def grow(n: int) -> None:
@@ -640,15 +640,7 @@ async def run_llm_async(
         if status == "interrupted":
             meta["note"] = f"interrupted; continue with: finenvs llm --resume {files.root}"
         record_chain_head(meta, writer)
-        write_run_json(files.run, meta)
-
-
-def _episode_record(files: RunFiles, index: int) -> dict[str, Any] | None:
-    records, _ = read_trajectories(files.trajectories)
-    for record in records:
-        if record.get("type") == "episode" and int(record.get("episode", -1)) == index:
-            return record
-    return None
+        write_run_json(files.run, meta, key=key)
 
 
 # ---------------------------------------------------------------------------- over MCP

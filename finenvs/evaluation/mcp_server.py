@@ -74,6 +74,7 @@ class McpEpisode:
 
     def __init__(self, spec: Any, *, out: Path | str = "finenvs-mcp-runs", name: str | None = None,
                  history: int = 5, tool_max_chars: int = 8_000, **toolbox_kwargs: Any) -> None:
+        from finenvs.evaluation.seal import load_or_create_key
         from finenvs.evaluation.session import (
             EpisodeSession,
             RunFiles,
@@ -92,16 +93,17 @@ class McpEpisode:
             raise FileExistsError(f"{root} exists; pass another --name")
         root.mkdir(parents=True)
         self.files = RunFiles(root)
-        self._write_run_json = write_run_json
+        key = load_or_create_key()  # seals run.json and every trajectory line (finenvs.evaluation.seal)
+        self._write_run_json = lambda path, meta: write_run_json(path, meta, key=key)
         self._record_chain_head = record_chain_head
         self.meta: dict[str, Any] = run_metadata(root, "mcp", agent={"kind": "mcp-client"},
                                                  config={"history": history, "tool_max_chars": tool_max_chars},
                                                  episodes=[spec])
-        self.writer = TrajectoryWriter(self.files.trajectories, genesis=self.meta["integrity"]["genesis"])
+        self.writer = TrajectoryWriter(self.files.trajectories, genesis=self.meta["integrity"]["genesis"], key=key)
         self.session = EpisodeSession(spec, writer=self.writer, history=history, tool_max_chars=tool_max_chars,
                                       **toolbox_kwargs)
         self.protocol = self.session.protocol
-        write_run_json(self.files.run, self.meta)
+        self._write_run_json(self.files.run, self.meta)
         self.score: Any = None
         self.max_result_chars = int(tool_max_chars)  # cap on each result's content text
         self._decision_began = time.perf_counter()

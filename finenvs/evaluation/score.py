@@ -12,20 +12,30 @@ retries, and time per decision. Token counts and costs that are unknown (an
 MCP client, an endpoint that reports no usage) are n/a, never 0.
 
 Before replaying, the run folder's integrity is checked
-(:func:`~finenvs.evaluation.session.verify_chain`): run.json's identity digests
-and plan, the trajectory chain line by line, the line count and final digest
-run.json recorded, each record's place (episode in the plan, steps in order,
-one episode record after its steps, counts and totals that match its steps),
-and the chain digest of an earlier ``score.json``. The outcome
-(:attr:`RunScore.status`) is one of:
+(:func:`~finenvs.evaluation.session.verify_chain`): run.json's seal and identity
+digests and plan, the trajectory chain and each line's MAC line by line, the
+line count and final digest run.json recorded, each record's place (episode in
+the plan, steps in order, one episode record after its steps, counts and totals
+that match its steps), and the chain digest of an earlier ``score.json``. The
+outcome (:attr:`RunScore.status`) is one of:
 
 * ``reproduced`` — every planned episode finished and replays exactly (exit 0);
 * ``incomplete`` — an interrupted run with an intact chain: episodes without
-  their episode record, or the file ends before what run.json recorded; it
-  says how to resume (exit 3);
+  their episode record (a run.json that says the run stopped early or is still
+  running), at most a partial last line and lines after run.json's count while
+  it says ``running`` (what a crash leaves); it says how to resume (exit 3);
 * ``not reproduced`` — a finished episode replays differently (exit 1);
-* ``tampered`` — the folder was changed after it was written; the problems
-  name the first bad line (file, line number, what is wrong) (exit 1).
+* ``tampered`` — the folder was changed after it was written (an edited
+  integrity block, status or field of run.json, a line changed, removed or
+  added, a MAC that does not verify); the problems name the first bad line
+  (file, line number, what is wrong) (exit 1).
+
+Beside it, :attr:`RunScore.signature` says what the keyed seals prove
+(:mod:`finenvs.evaluation.seal`): ``signed`` (every MAC verifies under this
+machine's run key), ``unsigned here`` (sealed with another machine's key: the
+content was checked by the unkeyed chain only; not a failure), ``unsigned`` (a
+run of format 3 or older, recorded before the seals) or ``invalid`` (a MAC
+that does not verify; the run is tampered).
 
 Writes ``score.json`` (with the chain's line count, final digest and the
 data manifest digest) and ``score.md`` into the run folder.
@@ -39,6 +49,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from finenvs.evaluation import seal as _seal
 from finenvs.evaluation.session import (
     RUN_FILE,
     SCORE_FILE,
@@ -53,6 +64,7 @@ from finenvs.evaluation.session import (
     jsonable,
     make_base_env,
     replay_episode,
+    run_format,
     same_number,
     verify_chain,
 )
@@ -100,6 +112,9 @@ class RunScore:
     lines: int = 0
     final_digest: str = ""
     notes: list[str] = field(default_factory=list)
+    #: the signature verdict (module docstring) and the key id run.json's seal names
+    signature: str = _seal.UNSIGNED
+    key_id: str | None = None
 
     @property
     def reproduced(self) -> bool:
@@ -123,7 +138,23 @@ class RunScore:
     def exit_code(self) -> int:
         return EXIT_CODES[self.status]
 
+    def signature_line(self) -> str:
+        """One line: what the run's keyed seals prove."""
+        if self.signature == _seal.SIGNED:
+            return f"signature: signed (every MAC verifies under this machine's run key, key id {self.key_id})"
+        if self.signature == _seal.UNSIGNED_HERE:
+            return (f"signature: unsigned here (sealed with run key {self.key_id}, not this machine's: a run from "
+                    "another machine; its content was checked by the unkeyed chain only)")
+        if self.signature == _seal.INVALID:
+            return "signature: INVALID (a MAC does not verify under this machine's run key, or is missing)"
+        fmt = self.meta.get("format")
+        return (f"signature: unsigned (run format {str(fmt)[:10]}, recorded before run folders were keyed: "
+                "its content was checked by the unkeyed chain only)" if self.chained else
+                "signature: unsigned (run format 2: neither chained nor keyed)")
+
     def resume_hint(self) -> str:
+        if self.signature != _seal.SIGNED:
+            return f"it cannot be resumed here ({self.signature_line()[11:]})"
         if self.meta.get("kind") == "llm-runner":
             command = "harness" if (self.meta.get("agent") or {}).get("kind") == "harness" else "llm"
             return f"continue it with: finenvs {command} --resume {self.run_dir}"
@@ -165,8 +196,10 @@ class RunScore:
             "agent": self.meta.get("agent"),
             "status": self.status,
             "reproduced": self.reproduced,
+            "signature": self.signature,
             "integrity": {
                 "verified": self.chained,
+                "key_id": self.key_id,
                 "lines": self.lines,
                 "final": self.final_digest,
                 "data_manifest": self.meta.get("data_manifest"),
@@ -347,7 +380,7 @@ def _check_plan(meta: dict[str, Any]) -> tuple[list[EpisodeSpec], list[Integrity
         if plan.get("episodes") != len(specs) or plan.get("labels") != [spec.label() for spec in specs]:
             problems.append(IntegrityProblem(RUN_FILE, None, f"its plan ({plan.get('episodes')} episode(s)) and its "
                                              f"{len(specs)} listed episode(s) disagree"))
-    elif int(meta.get("format") or 0) >= 3:
+    elif run_format(meta) >= 3:
         problems.append(IntegrityProblem(RUN_FILE, None, "has no plan (episode count and labels)"))
     return specs, problems
 
@@ -394,23 +427,26 @@ def score_run(run_dir: Path | str, *, write: bool = True) -> RunScore:
     specs, plan_problems = _check_plan(meta)
     record_problems, steps, finals = _check_records(check, specs, meta)
     problems = check.problems + plan_problems + record_problems
-    missing_lines = check.missing_lines
-    if not problems and not missing_lines:
+    if not any(not p.keyed for p in problems):  # outcomes are compared with intact records only
         problems += _check_outcomes(meta, steps)
     if check.chained:
         problems += _check_score_file(files.root / SCORE_FILE, check, meta)
         old = _score_file_lines(files.root / SCORE_FILE)
-        if old is not None and old > check.lines:
-            missing_lines = max(missing_lines, old - check.lines)
+        if old is not None and old > check.lines and not check.missing_lines:
+            problems.append(IntegrityProblem(TRAJECTORY_FILE, check.lines + 1, f"is missing: an earlier {SCORE_FILE} "
+                                             f"counted {old} line(s) and the file ends after {check.lines}: line(s) "
+                                             "were removed from its end"))
     notes: list[str] = []
-    if check.partial:
+    if check.partial and not check.missing_lines:
         if check.chained and meta.get("status") != "running":
             problems.append(IntegrityProblem(TRAJECTORY_FILE, check.lines + 1, "is cut off (no newline), yet the run "
-                                             f"had stopped (status {meta.get('status')!r}): no crash leaves it"))
+                                             f"had stopped (status {str(meta.get('status'))[:40]!r}): no crash "
+                                             "leaves it"))
         else:
             notes.append("a partial last line (an interrupted write) was skipped")
     order = {RUN_FILE: 0, TRAJECTORY_FILE: 1, SCORE_FILE: 2}
-    problems.sort(key=lambda p: (order.get(p.file, 3), p.line or 0))
+    # per file: what the unkeyed checks found first (it says what is wrong), then what a MAC found
+    problems.sort(key=lambda p: (order.get(p.file, 3), p.keyed, p.line or 0))
     if not check.chained:
         notes.append("recorded before trajectory lines were chained (run format 2): integrity not verified")
     notes += _data_note(meta)
@@ -439,11 +475,10 @@ def score_run(run_dir: Path | str, *, write: bool = True) -> RunScore:
         if score.index not in finals:
             missing.append(f"episode {score.index} ({score.label or '?'}) has {score.steps} decision(s) and no "
                            "episode record" if score.steps else f"episode {score.index} has not started")
-    if missing_lines:
-        missing.append(f"the trajectories end {missing_lines} line(s) before what the run recorded")
     task = task_of(specs[0].env_id) if specs else None
     result = RunScore(files.root, meta, task, scores, check.partial, problems=problems, missing=missing,
-                      chained=check.chained, lines=check.lines, final_digest=check.final, notes=notes)
+                      chained=check.chained, lines=check.lines, final_digest=check.final, notes=notes,
+                      signature=check.signature, key_id=check.key_id)
     if write:
         (files.root / SCORE_FILE).write_text(json.dumps(result.to_json(), indent=2, allow_nan=False) + "\n")
         (files.root / "score.md").write_text(render_markdown(result), encoding="utf-8")
@@ -596,6 +631,7 @@ def terminal_report(score: RunScore) -> str:
     if score.chained and status != "tampered":
         lines.append(f"integrity: chain intact over {score.lines} line(s), final digest {score.final_digest[:16]}..., "
                      f"data manifest {str(score.meta.get('data_manifest'))[:16]}...")
+    lines.append(score.signature_line())
     lines.append(f"outcome: {status} (exit {score.exit_code})")
     return "\n".join(lines)
 
@@ -612,6 +648,8 @@ def render_markdown(score: RunScore) -> str:
         + (f" (first bad line: {score.problems[0]})" if score.problems else "")
         + (f" ({'; '.join(score.missing[:3])}; {score.resume_hint()})" if score.status == "incomplete" else "") + ".",
         *confinement,
+        "",
+        score.signature_line()[0].upper() + score.signature_line()[1:] + ".",
         "",
         metrics_line(score),
         "",

@@ -27,13 +27,24 @@ manifest, ...), the chain's ``genesis`` (the digest of those digests) and, when
 the run stops, how many trajectory ``lines`` it wrote and the ``final`` digest.
 Each trajectory line carries ``seq`` (its line number) and ``prev`` (the sha256
 of the previous line's bytes; line 1: the genesis), so a line deleted, inserted,
-moved or changed breaks the chain where it happened. :func:`verify_chain` checks
-it; ``finenvs score`` reports the first bad line.
+moved or changed breaks the chain where it happened.
+
+The chain is also keyed (:mod:`finenvs.evaluation.seal`): every line ends with
+``mac``, the HMAC-SHA256 of the rest of the line under the user's run key, and
+run.json carries a ``seal`` (the HMAC of all of run.json but the seal: integrity
+block, status, outcomes, configuration), rewritten by :func:`write_run_json`
+each time the run writes run.json. Recomputing the sha256 digests after an edit
+is therefore not enough. :func:`verify_chain` checks both and gives the
+signature verdict: ``signed`` (every MAC verifies under this machine's key),
+``unsigned here`` (sealed with another key: a run copied from another machine,
+whose content the unkeyed chain still verifies), ``unsigned`` (a run of format 3
+or older, recorded before the seal); ``finenvs score`` reports the first bad line.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 import os
@@ -48,6 +59,7 @@ import numpy as np
 
 from finenvs.data.splits import split_bounds
 from finenvs.errors import FinEnvsError
+from finenvs.evaluation import seal as _seal
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
 from finenvs.text.protocol import ParsedAction
 from finenvs.tools.registry import ToolResult
@@ -57,14 +69,17 @@ from finenvs.wrappers.text import DEFAULT_HISTORY, TextInterface, split_text_kwa
 RUN_FILE = "run.json"
 TRAJECTORY_FILE = "trajectories.jsonl"
 SCORE_FILE = "score.json"
-#: 3: chained trajectory lines (``seq``, ``prev``) and run.json's ``plan`` and ``integrity``; 2: unchained.
-FORMAT_VERSION = 3
+#: 4: keyed: every trajectory line's ``mac`` and run.json's ``seal``; 3: chained trajectory lines (``seq``,
+#: ``prev``) and run.json's ``plan`` and ``integrity``; 2: unchained.
+FORMAT_VERSION = 4
+#: The first run format whose lines and run.json are keyed; an older one is "unsigned".
+SEALED_FORMAT = 4
 #: The run.json fields that say what a run is; their digests start the trajectory chain. Status, timestamps of
 #: later sessions, outcomes and the integrity block itself change as the run goes and are not among them.
 IDENTITY_FIELDS = ("format", "run", "kind", "families", "created_utc", "finenvs_version", "data_manifest", "agent",
                    "config", "episodes", "plan", "prices")
-#: Fields the writer adds to every line of a chained trajectory (readers strip them).
-CHAIN_FIELDS = ("seq", "prev")
+#: Fields the writer adds to every line of a chained trajectory (readers strip them); ``mac`` is always last.
+CHAIN_FIELDS = ("seq", "prev", "mac")
 
 
 def jsonable(obj: Any) -> Any:
@@ -122,8 +137,7 @@ def sha256_hex(data: bytes) -> str:
 
 
 def _canonical(value: Any) -> bytes:
-    return json.dumps(jsonable(value), sort_keys=True, ensure_ascii=True, allow_nan=False,
-                      separators=(",", ":")).encode("ascii")
+    return _seal.canonical(jsonable(value))
 
 
 def run_identity(meta: dict[str, Any]) -> dict[str, str]:
@@ -156,20 +170,28 @@ class TrajectoryWriter:
 
     Args:
         path: The ``trajectories.jsonl`` file.
-        genesis: The run's chain genesis (:func:`chain_genesis`): every line then carries ``seq`` and ``prev``;
-            an existing file is continued from its last line. None: plain lines (a run of format 2).
+        genesis: The run's chain genesis (:func:`chain_genesis`): every line then carries ``seq``, ``prev`` and
+            ``mac``; an existing file is continued from its last line. None: plain lines (a run of format 2).
+        key: The run key the lines' MACs are made with (default, for a chained file: this user's,
+            :func:`~finenvs.evaluation.seal.load_or_create_key`).
+        head: ``(lines, digest of the last line)`` of an existing file that :func:`verify_chain` checked: the
+            chain continues from it (the file is not read again).
 
     Raises:
         ValueError: The existing file ends in a partial line (repair it first: :func:`read_trajectories`).
     """
 
-    def __init__(self, path: Path, *, genesis: str | None = None) -> None:
+    def __init__(self, path: Path, *, genesis: str | None = None, key: bytes | None = None,
+                 head: tuple[int, str] | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.chained = genesis is not None
+        self._key = (key if key is not None else _seal.load_or_create_key()) if self.chained else None
         #: whole lines in the file and the digest of the last one (the genesis before the first)
         self.lines, self.digest = 0, genesis or ""
-        if self.chained and self.path.is_file():
+        if self.chained and head is not None:
+            self.lines, self.digest = head
+        elif self.chained and self.path.is_file():
             raw = self.path.read_bytes()
             if raw and not raw.endswith(b"\n"):
                 raise ValueError(f"{self.path}: ends in a partial line; repair it before appending")
@@ -186,6 +208,8 @@ class TrajectoryWriter:
                 data = {**{k: v for k, v in data.items() if k not in CHAIN_FIELDS}, "seq": self.lines + 1,
                         "prev": self.digest}
             line = json_line(data)
+            if self._key is not None:
+                line = _seal.seal_line(self._key, line)
             self._fh.write(line + b"\n")
             self._fh.flush()
             self.lines += 1
@@ -247,11 +271,13 @@ def read_trajectories(path: Path, *, repair: bool = False) -> tuple[list[dict[st
 
 @dataclass(frozen=True)
 class IntegrityProblem:
-    """Something in a run folder that its chain or its records say was changed after it was written."""
+    """Something in a run folder that its chain, its seals or its records say was changed after it was written."""
 
     file: str
     line: int | None
     message: str
+    #: found by a keyed MAC (listed after what the unkeyed checks found in the same file: they say more)
+    keyed: bool = False
 
     def __str__(self) -> str:
         return f"{self.file}{'' if self.line is None else f' line {self.line}'}: {self.message}"
@@ -270,37 +296,67 @@ class ChainCheck:
     digests: list[str] = field(default_factory=list)
     #: bytes after the last newline (a write cut off)
     partial: bool = False
-    #: lines run.json recorded beyond the file's end (the file ends early)
+    #: bytes of the file up to its last newline (what a resumed run keeps)
+    whole_bytes: int = 0
+    #: lines run.json recorded beyond the file's end (the file ends early: a problem, no crash does it)
     missing_lines: int = 0
     #: False: a run of format 2, recorded before the chain; nothing to verify
     chained: bool = True
+    #: the signature verdict: ``signed``, ``unsigned here``, ``unsigned`` or ``invalid`` (module docstring)
+    signature: str = _seal.UNSIGNED
+    #: the key id run.json's seal names (None: no seal)
+    key_id: str | None = None
 
     @property
     def final(self) -> str:
         return self.digests[-1] if self.digests else ""
 
 
-def verify_chain(path: Path, meta: dict[str, Any]) -> ChainCheck:
+def run_format(meta: dict[str, Any]) -> int:
+    """run.json's format number (0 when it has none, or none that is a format number: an integer 0..1000)."""
+    value = meta.get("format")
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 1000 else 0
+
+
+#: ``verify_chain(key=...)`` default: this machine's run key, read when the check runs.
+MACHINE_KEY: Any = object()
+
+
+def verify_chain(path: Path, meta: dict[str, Any], *, key: bytes | None | Any = MACHINE_KEY) -> ChainCheck:
     """Check a trajectory file against its run.json: the identity digests, the chain of ``seq``/``prev`` line by
-    line, and the line count and final digest run.json recorded.
+    line, the line count and final digest run.json recorded, and the keyed seals (run.json's ``seal``, every
+    line's ``mac``).
 
     Problems name the first line that is wrong: for a changed line, the line itself (the next line's ``prev``
-    no longer matches it). A partial last line is reported in ``partial``, not as a problem (a crash leaves one;
-    whether it may be there depends on the run's status). Lines after the last line run.json recorded are a
-    problem unless the run is still ``running`` (a resumed session that stopped before rewriting run.json).
+    no longer matches it). A partial last line after the lines run.json counted is reported in ``partial``, not
+    as a problem (a crash leaves one; whether it may be there depends on the run's status, which ``finenvs score``
+    judges; a resumed run drops it). Lines after the last line run.json recorded are a problem unless the run is
+    still ``running`` (a resumed session that stopped before rewriting run.json); fewer whole lines than it
+    recorded always are.
+
+    The signature verdict (``check.signature``): ``signed`` when run.json's seal and every line's MAC verify
+    under ``key``; ``invalid`` when the seal names ``key`` and a MAC does not verify (a problem names the field
+    or line), or a keyed run lacks its seal or a line's MAC; ``unsigned here`` when the seal names another key
+    (its content is then checked by the unkeyed chain only); ``unsigned`` for a run of format 3 or older.
 
     Args:
         path: The ``trajectories.jsonl`` file (missing = empty).
         meta: The run's run.json.
+        key: The run key to verify the MACs with (default: this machine's, :func:`~finenvs.evaluation.seal.load_key`;
+            None: no key, every sealed run is "unsigned here").
+
+    Raises:
+        finenvs.evaluation.seal.RunKeyError: This machine's key file exists but cannot be read.
     """
     path = Path(path)
     raw = path.read_bytes() if path.is_file() else b""
     parts = raw.split(b"\n")
     whole, tail = parts[:-1], parts[-1]
-    check = ChainCheck(lines=len(whole), partial=bool(tail))
+    check = ChainCheck(lines=len(whole), partial=bool(tail), whole_bytes=len(raw) - len(tail))
     name = path.name
     integrity = meta.get("integrity")
-    if not isinstance(integrity, dict) and int(meta.get("format") or 0) < 3:
+    fmt = run_format(meta)
+    if not isinstance(integrity, dict) and fmt < 3:
         check.chained = False  # recorded before the chain
         for n, line in enumerate(whole, 1):
             try:
@@ -311,8 +367,8 @@ def verify_chain(path: Path, meta: dict[str, Any]) -> ChainCheck:
                 check.records.append((n, record))
         return check
 
-    def problem(file: str, line: int | None, message: str) -> None:
-        check.problems.append(IntegrityProblem(file, line, message))
+    def problem(file: str, line: int | None, message: str, keyed: bool = False) -> None:
+        check.problems.append(IntegrityProblem(file, line, message, keyed))
 
     identity = run_identity(meta)
     genesis = chain_genesis(identity)
@@ -342,7 +398,12 @@ def verify_chain(path: Path, meta: dict[str, Any]) -> ChainCheck:
             recorded_lines, recorded_final = lines, final
         else:
             problem(RUN_FILE, None, f"integrity records no line count and final digest of {name} "
-                                    f"(lines={lines!r}, final={final!r})")
+                                    f"(lines={str(lines)[:20]!r}, final={str(final)[:20]!r})")
+    line_key = _check_run_seal(meta, fmt, key, check, problem)
+    sealed = fmt >= SEALED_FORMAT
+    bad_macs: list[int] = []  # lines whose MAC does not verify under the key
+    no_macs: list[int] = []  # lines of a keyed run without a MAC
+    macs_unkeyed: list[int] = []  # lines with a MAC in a run that says it is unkeyed
     check.digests.append(genesis)
     expected_prev, expected_seq, chained_line = genesis, 1, 0
     for n, line in enumerate(whole, 1):
@@ -360,10 +421,11 @@ def verify_chain(path: Path, meta: dict[str, Any]) -> ChainCheck:
             problem(name, n, "is not a JSON object: a line was inserted or changed")
             continue
         seq, prev = record.pop("seq", None), record.pop("prev", None)
+        record.pop(_seal.MAC_FIELD, None)
         check.records.append((n, record))
         if isinstance(seq, bool) or not isinstance(seq, int) or not isinstance(prev, str):
-            problem(name, n, f"has no chain fields (seq={seq!r}, prev={str(prev)[:16]!r}): it was not written by "
-                             "this run's writer, or was edited")
+            problem(name, n, f"has no chain fields (seq={str(seq)[:16]!r}, prev={str(prev)[:16]!r}): it was not "
+                             "written by this run's writer, or was edited")
         elif seq > expected_seq:
             gap = f"{expected_seq}" if seq == expected_seq + 1 else f"{expected_seq}..{seq - 1}"
             problem(name, n, f"is record {seq} of the chain; record(s) {gap} are missing before it (deleted or moved)")
@@ -379,15 +441,38 @@ def verify_chain(path: Path, meta: dict[str, Any]) -> ChainCheck:
                 problem(name, chained_line, f"was changed after it was written (line {n} chained from digest "
                                             f"{prev[:12]}..., line {chained_line} now hashes to "
                                             f"{expected_prev[:12]}...), or line {n} does not belong after it")
+        parts_of_line = _seal.split_line(line)
+        if sealed and parts_of_line is None:
+            no_macs.append(n)
+        elif not sealed and parts_of_line is not None:
+            macs_unkeyed.append(n)
+        elif line_key is not None and parts_of_line is not None and not hmac.compare_digest(
+                _seal.mac_hex(line_key, parts_of_line[0]), parts_of_line[1]):
+            bad_macs.append(n)
         if isinstance(seq, int) and not isinstance(seq, bool):
             expected_seq = seq + 1
         else:
             expected_seq += 1
         expected_prev, chained_line = digest, n
+    if no_macs:
+        check.signature = _seal.INVALID
+        problem(name, no_macs[0], "has no MAC (the keyed field every line of this run format ends with): it was not "
+                                  f"written by this run's writer, or was edited{_more(no_macs)}")
+    if macs_unkeyed:
+        problem(name, macs_unkeyed[0], f"carries a MAC, yet run.json says run format {fmt} (unkeyed): a keyed run's "
+                                       f"format was set back{_more(macs_unkeyed)}")
+    if bad_macs:
+        check.signature = _seal.INVALID
+        problem(name, bad_macs[0], "its MAC does not verify under this machine's run key: it was changed (and the "
+                                   f"chain recomputed) after it was written{_more(bad_macs)}", keyed=True)
+    have = len(whole)
+    stopped = meta.get("status") != "running"
     if recorded_lines is not None and recorded_final is not None:
-        have = len(whole)
         if recorded_lines > have:
             check.missing_lines = recorded_lines - have
+            problem(name, have + 1, ("is cut off (no newline)" if check.partial else "is missing") +
+                    f": run.json recorded {recorded_lines} whole line(s) and the file has {have}: line(s) were "
+                    "removed or cut from its end after the run recorded them (no crash does that)")
         elif check.digests[recorded_lines] != recorded_final and not (recorded_lines == 0 and run_changed):
             where = recorded_lines or None
             what = (f"differs from the final digest run.json recorded for its first {recorded_lines} line(s): it, "
@@ -395,10 +480,53 @@ def verify_chain(path: Path, meta: dict[str, Any]) -> ChainCheck:
                     ) if recorded_lines else (
                 "integrity.final is not the genesis of a run that wrote no line")
             problem(name if where else RUN_FILE, where, what)
-        if recorded_lines < have and meta.get("status") != "running":
+        if recorded_lines < have and stopped:
             problem(name, recorded_lines + 1, f"comes after the {recorded_lines} line(s) run.json recorded when the "
-                                              f"run stopped (status {meta.get('status')!r}): appended later")
+                                              f"run stopped (status {str(meta.get('status'))[:40]!r}): appended later")
     return check
+
+
+def _more(lines: list[int]) -> str:
+    """``; so do N later line(s) (a, b, c, ...)`` for the lines after the first of a list ("" for one line)."""
+    if len(lines) < 2:
+        return ""
+    return (f"; so do {len(lines) - 1} later line(s) ({', '.join(map(str, lines[1:4]))}"
+            + (", ...)" if len(lines) > 4 else ")"))
+
+
+def _check_run_seal(meta: dict[str, Any], fmt: int, key: Any, check: ChainCheck, problem: Any) -> bytes | None:
+    """Set ``check.signature`` from run.json's seal; returns the key the lines' MACs are to be checked with
+    (None: they are not checked, the seal names another key or there is none)."""
+    seal = meta.get("seal")
+    if fmt < SEALED_FORMAT:
+        check.signature = _seal.UNSIGNED
+        if seal is not None:
+            problem(RUN_FILE, None, f"carries a seal, yet says run format {fmt} (unkeyed): a keyed run's format was "
+                                    "set back")
+        return None
+    if not isinstance(seal, dict) or not isinstance(seal.get("key_id"), str) or \
+            seal.get("algorithm") != _seal.ALGORITHM:
+        check.signature = _seal.INVALID
+        problem(RUN_FILE, None, f"has no {_seal.ALGORITHM} seal (algorithm, key_id, mac), which every run.json of "
+                                f"run format {fmt} carries: it was removed or run.json was rewritten", keyed=True)
+        return None
+    check.key_id = seal["key_id"][:64]
+    machine = _seal.load_key() if key is MACHINE_KEY else key
+    if machine is None or check.key_id != _seal.key_id(machine):
+        check.signature = _seal.UNSIGNED_HERE
+        return None
+    if _seal.run_seal_ok(meta, machine):
+        check.signature = _seal.SIGNED
+    else:
+        check.signature = _seal.INVALID
+        try:
+            fields = _seal.changed_fields(meta, machine)
+        except ValueError:
+            fields = []
+        what = ", ".join(str(f)[:60] for f in fields[:6]) + (", ..." if len(fields) > 6 else "") if fields else "a field"
+        problem(RUN_FILE, None, f"{what} changed after the run wrote it: its seal (the MAC under this machine's "
+                                "run key) does not match", keyed=True)
+    return machine
 
 
 def make_text_env(spec: EpisodeSpec, *, history: int = DEFAULT_HISTORY, tool_max_chars: int | None = None,
@@ -923,17 +1051,70 @@ def run_metadata(root: Path, kind: str, *, agent: dict[str, Any], config: dict[s
     return start_integrity(meta)
 
 
-def write_run_json(path: Path, data: dict[str, Any]) -> None:
-    """Write run metadata atomically (a crash never leaves half a run.json)."""
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write a JSON file atomically (a crash never leaves half of it): strict JSON, indented, UTF-8."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    text = json.dumps(jsonable(data), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(jsonable(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     try:
         payload = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: escaped (see json_line)
-        payload = (json.dumps(jsonable(data), indent=2, ensure_ascii=True) + "\n").encode("ascii")
-    tmp.write_bytes(payload)
+        payload = (json.dumps(jsonable(data), indent=2, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
+    with open(tmp, "wb") as fh:
+        fh.write(payload)
+        fh.flush()
+        os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def write_run_json(path: Path, meta: dict[str, Any], *, key: bytes | None = None) -> None:
+    """Seal a run's metadata and write it atomically: the one way run.json is written, so its ``seal`` (the MAC of
+    everything else in it: integrity block, status, outcomes, configuration) is always fresh.
+
+    Args:
+        path: The run's ``run.json``.
+        meta: Its content (a ``seal`` already in it is replaced).
+        key: The run key (default: this user's, :func:`~finenvs.evaluation.seal.load_or_create_key`).
+    """
+    key = key if key is not None else _seal.load_or_create_key()
+    write_json_atomic(path, _seal.seal_run(jsonable(meta), key))
+
+
+def open_run_to_resume(root: Path | str) -> tuple[dict[str, Any], ChainCheck]:
+    """A run folder's run.json and its checked trajectory chain, for continuing the run.
+
+    Only a run that this machine's key signed, and whose chain holds, is continued: whatever a resumed run
+    replays or steps (recorded actions, a pending live decision, its configuration) comes from verified records.
+
+    Raises:
+        FileNotFoundError: Not a run folder.
+        ValueError: One line naming why it is not continued: run.json unreadable, a problem in the folder
+            (tampered), or a signature other than ``signed`` (another machine's key, a run of an older format).
+    """
+    files = RunFiles(Path(root))
+    if not files.run.is_file():
+        raise FileNotFoundError(f"{files.root}: no {RUN_FILE} here; not a finenvs run folder")
+    try:
+        meta = json.loads(files.run.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{files.run}: cannot be read as JSON ({str(exc)[:120]}); the run is not continued") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{files.run}: not a JSON object; the run is not continued")
+    check = verify_chain(files.trajectories, meta)
+    if check.problems:
+        first = min(check.problems, key=lambda p: (p.file != RUN_FILE, p.keyed, p.line or 0))
+        raise ValueError(f"{files.root}: cannot resume a run folder changed after it was written (tampered): "
+                         f"{first} (finenvs score {files.root} lists what differs)")
+    if check.signature == _seal.UNSIGNED_HERE:
+        here = _seal.load_key()
+        raise ValueError(f"{files.root}: cannot resume: it is unsigned here (sealed with run key {check.key_id}, this "
+                         f"machine's is {_seal.key_id(here) if here else 'not created yet'} at "
+                         f"{_seal.run_key_path()}), so its records cannot be verified; continue it where it was made, "
+                         f"or with its key ({_seal.RUN_KEY_ENV}=path of a copy of that key file)")
+    if check.signature != _seal.SIGNED:
+        raise ValueError(f"{files.root}: cannot resume: it is unsigned (run format {run_format(meta)}, recorded before "
+                         "run folders were keyed), so its records cannot be verified; run it again")
+    return meta, check
 
 
 __all__ = [
@@ -965,6 +1146,10 @@ __all__ = [
     "sha256_hex",
     "start_integrity",
     "verify_chain",
+    "write_json_atomic",
+    "open_run_to_resume",
+    "run_format",
+    "SEALED_FORMAT",
     "differences",
     "same_number",
     "write_run_json",

@@ -518,7 +518,8 @@ def _agent_windows(task: TaskSpec, agents: Sequence[Any], windows_of: Mapping[st
                     continue
                 _agent_rows(task, agent, window, chunk, run, rows, errors)
                 out.append({"agent": agent.name, "window": list(window), "symbols": list(symbols),
-                            "run_dir": run["run_dir"], "status": run["status"], "reproduced": run["reproduced"]})
+                            "run_dir": run["run_dir"], "status": run["status"], "reproduced": run["reproduced"],
+                            "signature": run.get("signature")})
                 if chunk is labels:
                     break
     return out
