@@ -49,7 +49,7 @@ def _known_paths(out: Path) -> list[Path]:
     paths = [shipped_data_dir(), shipped_data_dir() / "prices", cache_dir(), *sorted(cache_dir().glob("*.duckdb")),
              user, user / "prices.csv", out, out / "h", earlier]
     load_or_create_key()
-    paths += [run_key_path(), run_key_path().parent]
+    paths.append(run_key_path())
     paths += [CHECKOUT / name for name in (".git", "docs", "benchmarks", "README.md") if (CHECKOUT / name).exists()]
     return paths
 
