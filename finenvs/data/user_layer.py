@@ -451,8 +451,8 @@ def _filing_rows(frame: Any, source: str) -> dict[str, list[str]]:
     return table
 
 
-#: Columns every section of one filing shares.
-FILING_SHARED = ("filed", "symbol", "form")
+#: Columns every section of one filing shares, with their names in messages.
+FILING_SHARED = {"filed": "filing date", "symbol": "symbol", "form": "form"}
 
 
 def _check_filing_sections_agree(table: dict[str, list[str]], held: dict[tuple[str, str], tuple[str, int, dict]],
@@ -478,9 +478,10 @@ def _check_filing_sections_agree(table: dict[str, list[str]], held: dict[tuple[s
             if mine[col] != theirs[col]:
                 hint = (" (a section filed later belongs to another filing, e.g. an amendment: give it its own "
                         "filing_id)" if col == "filed" else "")
+                what = FILING_SHARED[col]
                 raise DataError(f"{source}: row {i + 1}, column {col!r}: {shown(mine[col])} differs from "
-                                f"{shown(theirs[col])}, the {col} of {whose} of filing {shown(fid)}; every section of "
-                                f"one filing has the same {col}{hint}")
+                                f"{shown(theirs[col])}, the {what} of {whose} of filing {shown(fid)}; every section of "
+                                f"one filing has the same {what}{hint}")
 
 
 def _held_documents(shipped: dict[str, Any], kind: str, columns: tuple[str, ...], key_cols: tuple[str, str]
