@@ -183,8 +183,8 @@ def _market_view_factory(cut: str, world: str, listing: bool) -> Callable[[LookA
             raise UnknownSymbolError(f"unknown symbol {symbol!r}; valid symbols: {names}")  # names later ones too
         return series[symbol]
 
-    def first_bars() -> dict[str, np.datetime64]:
-        return {s: v.dates[0] for s, v in series.items()}
+    def first_bars() -> dict[str, str]:
+        return {s: str(v.dates[0]) for s, v in series.items()}
 
     def make(counter: LookAheadCounter) -> AsOfView:
         symbols = Listing(names, first_bars) if listing else list(names)

@@ -86,12 +86,12 @@ class Listing(list):
 
     __slots__ = ("_first_bars",)
 
-    def __init__(self, names: Iterable[str], first_bars: Callable[[], Mapping[str, np.datetime64]]) -> None:
+    def __init__(self, names: Iterable[str], first_bars: Callable[[], Mapping[str, str]]) -> None:
         super().__init__(names)
         self._first_bars = first_bars
 
-    def first_bars(self) -> Mapping[str, np.datetime64]:
-        """``symbol -> datetime64[D]`` of its first bar (a symbol without a bar is absent)."""
+    def first_bars(self) -> Mapping[str, str]:
+        """``symbol -> YYYY-MM-DD`` of its first bar (a symbol without a bar is absent)."""
         return self._first_bars()
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -201,8 +201,8 @@ class AsOfView:
         if self._readable is None:
             names = self._symbols or ()
             if self._listing is not None:
-                first = self._listing.first_bars()
-                self._readable = [s for s in names if s in first and first[s] <= self.as_of]
+                first, day = self._listing.first_bars(), str(self.as_of)  # ISO days compare as text
+                self._readable = [s for s in names if first.get(s, "~") <= day]
             else:
                 self._readable = [s for s in names if self._first_bar(s) is not None]
         return list(self._readable)

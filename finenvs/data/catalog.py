@@ -419,8 +419,8 @@ class Catalog:
         self._layer_key: tuple[Path, Any] | None = None  # (layer folder, manifest stamp) the merged caches hold
         self._shipped: dict[tuple[str, str], PriceSeries] = {}
         self._series: dict[tuple[str, str], PriceSeries] = {}
-        self._shipped_first: dict[str, dict[str, np.datetime64]] = {}
-        self._first_bars: dict[str, Mapping[str, np.datetime64]] = {}
+        self._shipped_first: dict[str, dict[str, str]] = {}
+        self._first_bars: dict[str, Mapping[str, str]] = {}
         self._rates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._shipped_docs: dict[str, dict[str, Any]] = {}
         self._news: NewsStore | None = None
@@ -482,10 +482,18 @@ class Catalog:
         """
         shipped = self._entry(dataset).symbols
         names = sorted(set(shipped) | set(self._sync_layer().symbols(dataset)))
-        return Listing(names, functools.partial(self.first_bars, dataset))
+        with self._lock:
+            layer_key = self._layer_key
+        return Listing(names, functools.partial(self._first_bars_of, dataset, layer_key))
 
-    def first_bars(self, dataset: str = DEFAULT_DATASET) -> Mapping[str, np.datetime64]:
-        """The date of each symbol's first bar in ``dataset``, shipped or user-added (read-only).
+    def _first_bars_of(self, dataset: str, layer_key: Any) -> Mapping[str, str]:
+        """:meth:`first_bars` for a list made when the layer was at ``layer_key`` (no new check while it is)."""
+        with self._lock:
+            cached = self._first_bars.get(dataset) if self._layer_key == layer_key else None
+        return cached if cached is not None else self.first_bars(dataset)
+
+    def first_bars(self, dataset: str = DEFAULT_DATASET) -> Mapping[str, str]:
+        """The date (``YYYY-MM-DD``) of each symbol's first bar in ``dataset``, shipped or user-added (read-only).
 
         One query of the catalog per dataset and process for the shipped bars; the user layer's
         first dates come from its manifest.
@@ -501,14 +509,14 @@ class Catalog:
             self._entry(dataset)
             table = self._query("SELECT symbol, MIN(date) AS first FROM prices WHERE dataset = ? GROUP BY symbol",
                                 [dataset])
-            days = np.asarray(table["first"]).astype("datetime64[D]")
-            shipped = {str(sym): day for sym, day in zip(table["symbol"].tolist(), days, strict=True)}
+            days = np.datetime_as_string(np.asarray(table["first"]).astype("datetime64[D]"), unit="D")
+            shipped = {str(sym): str(day) for sym, day in zip(table["symbol"].tolist(), days, strict=True)}
             with self._lock:
                 self._shipped_first[dataset] = shipped
         first = dict(shipped)
         for entry in layer.entries().values():
             if entry.kind == "prices" and entry.dataset == dataset and entry.date_min:
-                day = np.datetime64(entry.date_min, "D")
+                day = str(np.datetime64(entry.date_min, "D"))
                 first[entry.symbol] = min(first.get(entry.symbol, day), day)
         view = MappingProxyType(first)
         with self._lock:
