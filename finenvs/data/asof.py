@@ -550,4 +550,4 @@ class AsOfView:
         raise DataError(f"filing {filing_id!r} has no section {section!r}; its sections: {have}")
 
 
-__all__ = ["AsOfView", "LookAheadAttempt", "LookAheadCounter", "to_day"]
+__all__ = ["AsOfView", "Listing", "LookAheadAttempt", "LookAheadCounter", "to_day"]
