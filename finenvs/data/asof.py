@@ -154,6 +154,7 @@ class AsOfView:
         self._lookup = lookup
         self.as_of = to_day(as_of, name="as_of")
         self._as_of_date = self.as_of.item()  # datetime.date: compares ten times faster than a numpy scalar
+        self._decision_time: np.datetime64 | None = None
         self.counter = counter if counter is not None else LookAheadCounter()
         self._rate_lookup = rate_lookup
         self._news = news
@@ -189,8 +190,10 @@ class AsOfView:
 
     @property
     def decision_time(self) -> np.datetime64:
-        """The instant of the clock: the market close of ``as_of`` in UTC."""
-        return decision_time_utc(self.as_of)
+        """The instant of the clock: the market close of ``as_of`` in UTC (computed once per view)."""
+        if self._decision_time is None:
+            self._decision_time = decision_time_utc(self.as_of)
+        return self._decision_time
 
     def symbols(self) -> list[str]:
         """Symbols whose prices this view can read: those with a bar dated on or before ``as_of``.
