@@ -726,7 +726,9 @@ def test_msft_2015_sees_only_itself_and_is_refused_later_bundles(env, instances,
     later = [n for n in shipped_corpus().names if n != MSFT_BUNDLE]
     for k, bundle in enumerate(later, start=1):
         result = tools.call("get_facts", {"concept": "us-gaap:Assets", "bundle": bundle})
-        assert not result.ok and "after the audit date 2015-07-31" in result.error
+        # a later bundle answers like one that does not exist: the same text, naming visible bundles only
+        assert not result.ok and result.error == (f"unknown bundle {bundle!r}; bundles released by the audit date "
+                                                  f"2015-07-31: ['{MSFT_BUNDLE}']")
         assert result.look_ahead == 1 and counter.attempts == k
     for name, arguments in [("search_concepts", {}), ("get_calculation", {"concept": "us-gaap:Assets"}),
                             ("get_concept", {"concept": "us-gaap:Assets"})]:
@@ -820,7 +822,10 @@ def test_future_bundle_is_refused_and_counted(counterfactual_envs):
     tools = ToolBox(future)
     assert FUTURE_BUNDLE not in {f["bundle"] for f in tools.call("resolve_filing").data["filings"]}
     result = tools.call("get_facts", {"concept": "us-gaap:Assets", "bundle": FUTURE_BUNDLE})
-    assert not result.ok and "2030-01-01" in result.error and result.look_ahead == 1
+    assert not result.ok and result.look_ahead == 1
+    assert "2030-01-01" not in result.error and FUTURE_BUNDLE in result.error  # echoed as asked, not as held
+    absent = tools.call("get_facts", {"concept": "us-gaap:Assets", "bundle": "no_such_bundle"})
+    assert absent.error == result.error.replace(FUTURE_BUNDLE, "no_such_bundle") and absent.look_ahead == 0
     assert future.as_of_view().counter.attempts == 1
     # generated eval instances of the user corpus cover its bundles, the future one too
     assert {inst.bundle for inst in future.instances} == set(future.corpus.names)

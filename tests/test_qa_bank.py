@@ -892,9 +892,13 @@ def test_xbrl_get_of_a_later_bundle_is_refused_and_counted():
     xbrl = knowledge.XbrlAsOf(shipped_corpus(), EARLY_AS_OF)
     assert xbrl.get("aapl_10k_2023-09-30").ticker == "AAPL"
     assert xbrl.counter.attempts == 0
-    with pytest.raises(ValueError, match="2025-05-02"):
+    with pytest.raises(ValueError) as refused:
         xbrl.get(later)
     assert xbrl.counter.attempts == 1
+    with pytest.raises(ValueError) as absent:  # answered exactly like a bundle that does not exist
+        xbrl.get("no_such_bundle")
+    assert str(refused.value) == str(absent.value).replace("no_such_bundle", later)
+    assert "2025-05-02" not in str(refused.value) and xbrl.counter.attempts == 1
     assert xbrl.counter.log[-1].requested == "2025-05-02" and later in xbrl.counter.log[-1].what
     with pytest.raises(ValueError):
         xbrl.get()

@@ -360,8 +360,8 @@ BAD_CALLS = [
     ("get_prices", {"start": "2025-01-02", "lookback": 5}, "pass either start or lookback"),
     ("get_news", {}, "missing the required field 'id'"),
     ("get_news", {"id": 5}, "id must be of type string"),
-    ("get_prices", {"symbol": "ZZZZ"},
-     "unknown symbol 'ZZZZ' in the data passed with data=; valid symbols: ['AAPL']"),
+    ("get_prices", {"symbol": "ZZZZ"}, "unknown symbol 'ZZZZ': no bar of it is readable as of "),
+    ("get_prices", {"symbol": "ZZZZ"}, "; readable symbols: ['AAPL']"),
     ("get_indicators", {"names": ["sma"], "symbol": "ZZZZ"}, "unknown symbol 'ZZZZ'"),
     ("get_filing_section", {"id": "AAPL-10-K-2024-11-01", "section": "item_99"},
      "its sections: ['item_1a_risk_factors', 'item_7_mdna', 'item_7a_market_risk']"),
@@ -393,12 +393,12 @@ def test_bad_input_is_an_error_result_never_an_exception(live_tools, name, argum
     json.loads(result.text())
 
 
-def test_unknown_symbol_error_lists_the_catalog_symbols(catalog):
+def test_unknown_symbol_error_lists_the_readable_catalog_symbols(catalog):
     env = gym.make("FinTrading-v0", symbol="AAPL", split="eval")
     env.reset(seed=0)
     result = ToolBox(env).call("get_prices", {"symbol": "ZZZZ"})
     assert not result.ok
-    assert f"valid symbols: {catalog.symbols()}" in result.error
+    assert f"readable symbols: {catalog.symbols()}" in result.error  # every core symbol is listed from 2024-01-02
 
 
 def test_tools_before_reset_are_errors(aapl_frame):

@@ -297,6 +297,39 @@ def test_filings_are_visible_after_their_filing_date(layer_dir, tmp_path, catalo
         add_filings(write(frame.assign(text=""), tmp_path / "empty.csv"))
 
 
+def _sections(*rows: tuple[str, str, str]) -> pd.DataFrame:
+    """Filing sections ``(filing_id, section, filed)`` of TSLA2 10-Qs."""
+    return pd.DataFrame([{"filing_id": fid, "symbol": "TSLA2", "form": "10-Q", "filed": filed, "section": section,
+                          "title": section, "text": f"{section} text", "document": ""} for fid, section, filed in rows])
+
+
+def test_sections_of_one_filing_with_different_dates_are_refused(layer_dir, tmp_path, catalog):
+    mixed = _sections(("q1", "part1", "2026-04-16"), ("q1", "part2", "2026-04-16"), ("q1", "part3", "2026-05-20"))
+    with pytest.raises(DataError, match=r"mixed\.csv: row 3, column 'filed': '2026-05-20' differs from '2026-04-16', "
+                                        r"the filing date of section 'part1' in row 1 of filing 'q1'; every section of "
+                                        r"one filing has the same filing date \(a section filed later belongs to another filing"):
+        add_filings(write(mixed, tmp_path / "mixed.csv"))
+    assert UserLayer().digest is None  # nothing was written
+    # the same sections, the later one as its own filing (an amendment), are accepted
+    add_filings(write(_sections(("q1", "part1", "2026-04-16"), ("q1", "part2", "2026-04-16"),
+                                ("q1-a", "part3", "2026-05-20")), tmp_path / "split.csv"))
+    # a section added later to a held filing must carry its date: against the user layer and the shipped filings
+    with pytest.raises(DataError, match=r"late\.csv: row 1, column 'filed': '2026-04-17' differs from '2026-04-16', "
+                                        r"the filing date of section 'part\d' held by the user layer of filing 'q1'"):
+        add_filings(write(_sections(("q1", "part4", "2026-04-17")), tmp_path / "late.csv"))
+    shipped = _sections(("AAPL-10-K-2024-11-01", "item_9_added", "2026-04-16")).assign(symbol="AAPL", form="10-K")
+    with pytest.raises(DataError, match=r"shipped\.csv: row 1, column 'filed': '2026-04-16' differs from "
+                                        r"'2024-11-01', the filing date of section '\w+' held by the shipped filings"):
+        add_filings(write(shipped, tmp_path / "shipped.csv"))
+    other_form = _sections(("q1", "part4", "2026-04-16")).assign(form="10-K")
+    with pytest.raises(DataError, match=r"form\.csv: row 1, column 'form': '10-K' differs from '10-Q'"):
+        add_filings(write(other_form, tmp_path / "form.csv"))
+    add_filings(write(_sections(("q1", "part4", "2026-04-16")), tmp_path / "same_day.csv"))  # same date: accepted
+    view = catalog.as_of("2026-04-17")
+    assert [f["id"] for f in view.filings("TSLA2")] == ["q1"]
+    assert [s["section"] for s in view.filings("TSLA2")[0]["sections"]] == ["part1", "part2", "part4"]
+
+
 # ---------------------------------------------------------------------------- CLI functions
 def test_cli_add_and_list_print_what_was_added(layer_dir, tmp_path, tsla, capsys):
     assert cli_data_add(prices=write(bars(tsla, hi=BASE_END), tmp_path / "base.csv"), symbol="TSLA2") == 0

@@ -14,17 +14,25 @@ was public at that close:
 * option chains: snapshots taken at the close of a date on or before ``as_of``.
 
 A read that asks for anything later (an ``end`` or ``start`` past ``as_of``, a
-news item or filing not yet public) still returns exactly what was visible and
-is recorded as a look-ahead attempt in the shared :class:`LookAheadCounter`,
-which envs report in ``info`` and the scorecard counts. A request for a news
-item or filing that is not yet public gets the same answer as one for an id that
-does not exist, so the answer itself leaks nothing.
+news item, filing or filing section not yet public, a symbol not yet listed)
+still returns exactly what was visible and is recorded as a look-ahead attempt
+in the shared :class:`LookAheadCounter`, which envs report in ``info`` and the
+scorecard counts. A request for something not yet public gets the same answer,
+byte for byte, as one for something that does not exist, so the answer itself
+leaks nothing:
+
+* a symbol is *readable* at ``as_of`` when it has a bar dated on or before it;
+  :meth:`AsOfView.symbols` lists only readable symbols, and a price read of a
+  symbol listed later raises the same :class:`~finenvs.errors.UnknownSymbolError`
+  as an unknown symbol, naming only readable ones;
+* each filing section carries its own filing date: a section filed later is
+  absent from :meth:`AsOfView.filings` and answers like a missing section.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,9 +40,11 @@ import numpy as np
 
 from finenvs.data.documents import FilingStore, NewsStore, decision_time_utc, iso_utc
 from finenvs.data.schema import PriceSeries
-from finenvs.errors import DataError, WindowError
+from finenvs.errors import DataError, UnknownSymbolError, WindowError, shown
 
 MAX_LOGGED_ATTEMPTS = 100
+#: At most this many symbol names in an unknown-symbol error (the rest are counted).
+MAX_SYMBOLS_IN_ERROR = 50
 
 
 def to_day(value: Any, *, name: str = "date") -> np.datetime64:
@@ -63,6 +73,29 @@ def to_day(value: Any, *, name: str = "date") -> np.datetime64:
     if np.isnat(day):
         raise WindowError(f"{name}={value!r} is not a date; use YYYY-MM-DD")
     return day
+
+
+class Listing(list):
+    """A sorted list of symbols that also knows the date of each one's first bar.
+
+    :meth:`finenvs.data.catalog.Catalog.symbols` returns one, so that an :class:`AsOfView` given it
+    tells the symbols readable at its clock from one dictionary instead of one price lookup per
+    symbol. ``first_bars`` is called only when needed (it may query the catalog once). It is a plain
+    ``list`` otherwise, and pickles as one.
+    """
+
+    __slots__ = ("_first_bars",)
+
+    def __init__(self, names: Iterable[str], first_bars: Callable[[], Mapping[str, str]]) -> None:
+        super().__init__(names)
+        self._first_bars = first_bars
+
+    def first_bars(self) -> Mapping[str, str]:
+        """``symbol -> YYYY-MM-DD`` of its first bar (a symbol without a bar is absent)."""
+        return self._first_bars()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
 
 
 @dataclass(frozen=True)
@@ -101,7 +134,8 @@ class AsOfView:
         rate_lookup: ``series -> (dates, values)`` for :meth:`rate` (optional).
         news: News store for :meth:`news` / :meth:`news_item` (optional: no news).
         filings: Filing sections for :meth:`filings` / :meth:`filing_section` (optional).
-        symbols: The symbols ``lookup`` serves, for :meth:`symbols` and error messages.
+        symbols: The symbols ``lookup`` serves, for :meth:`symbols` and error messages (a
+            :class:`Listing` spares a lookup per symbol when telling which are readable).
         chain_lookup: ``symbol -> [OptionChain, ...]`` (oldest first) for :meth:`option_chain` (optional).
     """
 
@@ -119,11 +153,15 @@ class AsOfView:
     ) -> None:
         self._lookup = lookup
         self.as_of = to_day(as_of, name="as_of")
+        self._as_of_date = self.as_of.item()  # datetime.date: compares ten times faster than a numpy scalar
+        self._decision_time: np.datetime64 | None = None
         self.counter = counter if counter is not None else LookAheadCounter()
         self._rate_lookup = rate_lookup
         self._news = news
         self._filings = filings
         self._symbols = tuple(symbols) if symbols is not None else None
+        self._listing = symbols if isinstance(symbols, Listing) else None
+        self._readable: list[str] | None = None  # symbols(), computed once per view
         self._chain_lookup = chain_lookup
 
     def _replace(self, **changes: Any) -> AsOfView:
@@ -132,7 +170,7 @@ class AsOfView:
             "rate_lookup": self._rate_lookup,
             "news": self._news,
             "filings": self._filings,
-            "symbols": self._symbols,
+            "symbols": self._listing if self._listing is not None else self._symbols,
             "chain_lookup": self._chain_lookup,
         }
         as_of = changes.pop("as_of", self.as_of)
@@ -152,12 +190,62 @@ class AsOfView:
 
     @property
     def decision_time(self) -> np.datetime64:
-        """The instant of the clock: the market close of ``as_of`` in UTC."""
-        return decision_time_utc(self.as_of)
+        """The instant of the clock: the market close of ``as_of`` in UTC (computed once per view)."""
+        if self._decision_time is None:
+            self._decision_time = decision_time_utc(self.as_of)
+        return self._decision_time
 
     def symbols(self) -> list[str]:
-        """Symbols whose prices this view can read (empty if unknown)."""
-        return list(self._symbols or ())
+        """Symbols whose prices this view can read: those with a bar dated on or before ``as_of``.
+
+        A symbol whose first bar is later is left out, exactly as if the data did not hold it
+        (empty when the view was given no symbol list). One dictionary read per symbol with a
+        :class:`Listing`, else one price lookup per symbol; computed once per view.
+        """
+        if self._readable is None:
+            names = self._symbols or ()
+            if self._listing is not None:
+                first, day = self._listing.first_bars(), str(self.as_of)  # ISO days compare as text
+                self._readable = [s for s in names if first.get(s, "~") <= day]
+            else:
+                self._readable = [s for s in names if self._first_bar(s) is not None]
+        return list(self._readable)
+
+    def _first_bar(self, symbol: str) -> np.datetime64 | None:
+        """The first bar's date of a symbol readable at ``as_of`` (None when it is not)."""
+        try:
+            dates = self._lookup(symbol).dates
+        except KeyError:
+            return None
+        return dates[0] if dates.size and dates.item(0) <= self._as_of_date else None
+
+    def unknown_symbol(self, symbol: Any) -> UnknownSymbolError:
+        """The error for a symbol this view cannot read: the same whether the data does not hold it or
+        lists it only after ``as_of``; it names readable symbols only."""
+        text = f"unknown symbol {shown(symbol, 40)}: no bar of it is readable as of {self.as_of}"
+        if self._symbols is not None:
+            names = self.symbols()
+            more = f" and {len(names) - MAX_SYMBOLS_IN_ERROR} more" if len(names) > MAX_SYMBOLS_IN_ERROR else ""
+            text += f"; readable symbols: {names[:MAX_SYMBOLS_IN_ERROR]}{more}"
+        return UnknownSymbolError(text)
+
+    def _series(self, symbol: str, what: str) -> PriceSeries:
+        """The full series of a symbol readable at ``as_of`` (the view clips it).
+
+        Raises:
+            UnknownSymbolError: :meth:`unknown_symbol`, for a symbol the data does not hold and for one
+                whose first bar is after ``as_of`` (that one is also counted as a look-ahead attempt).
+        """
+        try:
+            series = self._lookup(symbol)
+        except KeyError:  # the lookup's own message may name every symbol, later ones too
+            raise self.unknown_symbol(symbol) from None
+        dates = series.dates
+        if not dates.size or dates.item(0) > self._as_of_date:
+            if dates.size:
+                self.counter.record(f"{what}({symbol})", self.as_of, dates[0])
+            raise self.unknown_symbol(symbol)
+        return series
 
     def _visible_stop(self, dates: np.ndarray) -> int:
         return int(np.searchsorted(dates, self.as_of, side="right"))
@@ -180,8 +268,11 @@ class AsOfView:
 
         Returns:
             A (possibly empty) :class:`PriceSeries`; nothing dated after ``as_of``.
+
+        Raises:
+            UnknownSymbolError: ``symbol`` has no bar on or before ``as_of`` (see :meth:`unknown_symbol`).
         """
-        series = self._lookup(symbol)
+        series = self._series(symbol, "prices")
         stop = self._visible_stop(series.dates)
         if end is not None:
             end_day = to_day(end, name="end")
@@ -207,7 +298,7 @@ class AsOfView:
         """The last visible bar of ``symbol`` as a JSON-able dict.
 
         Raises:
-            DataError: No bar of ``symbol`` is dated on or before ``as_of``.
+            UnknownSymbolError: No bar of ``symbol`` is dated on or before ``as_of``.
         """
         visible = self.prices(symbol, lookback=1)
         if len(visible) == 0:
@@ -215,8 +306,12 @@ class AsOfView:
         return visible.to_records()[0]
 
     def calendar(self, symbol: str) -> np.ndarray:
-        """Trading dates of ``symbol`` up to ``as_of`` (read-only)."""
-        series = self._lookup(symbol)
+        """Trading dates of ``symbol`` up to ``as_of`` (read-only).
+
+        Raises:
+            UnknownSymbolError: ``symbol`` has no bar on or before ``as_of`` (see :meth:`unknown_symbol`).
+        """
+        series = self._series(symbol, "calendar")
         return series.dates[: self._visible_stop(series.dates)]
 
     def rate(self, series: str = "DTB3", date: Any = None) -> tuple[str, float]:
@@ -393,7 +488,11 @@ class AsOfView:
         return np.flatnonzero(self._filings.available_at() <= self.decision_time)
 
     def filings(self, symbol: str | None = None, form: str | None = None) -> list[dict[str, Any]]:
-        """Filings public by the close of ``as_of`` (newest first), with their sections.
+        """Filings public by the close of ``as_of`` (newest first), with their public sections.
+
+        Each section is public from its own filing date: a section filed later is not listed (and
+        a filing none of whose sections is public yet is not listed at all). A filing's ``filed``
+        and ``available_at`` are those of its earliest public section.
 
         Args:
             symbol: Only this filer (default: all).
@@ -401,45 +500,44 @@ class AsOfView:
         """
         store = self._filings
         out: dict[str, dict[str, Any]] = {}
-        for i in self._visible_filing_rows()[::-1]:
+        for i in self._visible_filing_rows()[::-1]:  # newest first: a filing's last row seen is its earliest
             if symbol is not None and store.symbol[i] != symbol:
                 continue
             if form is not None and str(store.form[i]).upper() != str(form).upper():
                 continue
             fid = str(store.filing_id[i])
-            entry = out.setdefault(
-                fid,
-                {
-                    "id": fid,
-                    "symbol": str(store.symbol[i]),
-                    "form": str(store.form[i]),
-                    "filed": str(store.filed[i]),
-                    "available_at": iso_utc(store.available_at()[i]),
-                    "sections": [],
-                },
-            )
+            entry = out.setdefault(fid, {"id": fid, "symbol": str(store.symbol[i]), "form": str(store.form[i]),
+                                         "filed": "", "available_at": "", "sections": []})
+            entry["filed"], entry["available_at"] = str(store.filed[i]), iso_utc(store.available_at()[i])
             entry["sections"].append(
                 {"section": str(store.section[i]), "title": str(store.title[i]), "chars": len(store.text[i])}
             )
         for entry in out.values():
             entry["sections"].sort(key=lambda s: s["section"])
-        return list(out.values())
+        return sorted(out.values(), key=lambda e: (e["filed"], e["id"]), reverse=True)
 
     def filing_section(self, filing_id: str, section: str) -> dict[str, Any]:
-        """The full text of one section of a filing public by the close of ``as_of``.
+        """The full text of one section of a filing, public by the close of ``as_of``.
+
+        Each section is public from its own filing date. A filing none of whose sections is public
+        answers like a filing that does not exist, and a section filed later like a section the
+        filing does not have; each of those is also counted as a look-ahead attempt.
 
         Raises:
-            DataError: The filing is not visible (same message whether it does
-                not exist or is not yet public; the latter is a look-ahead
-                attempt), or it has no such section (the message lists those it has).
+            DataError: The filing has no public section (same message whether it does not exist or is
+                not yet public), or no public section of that name (the message lists its public ones).
         """
         store = self._filings
         rows = np.flatnonzero(store.filing_id == filing_id) if store is not None else np.empty(0, dtype=int)
-        if rows.size == 0 or store.available_at()[rows[0]] > self.decision_time:
+        public = rows[store.available_at()[rows] <= self.decision_time] if rows.size else rows
+        if public.size == 0:
             if rows.size:
-                self.counter.record(f"filing({filing_id})", self.as_of, store.filed[rows[0]])
+                self.counter.record(f"filing({filing_id})", self.as_of, store.filed[rows].min())
             raise DataError(f"no filing with id {filing_id!r} is visible as of {self.as_of}")
         for i in rows:
+            if store.section[i] == section and i not in public:
+                self.counter.record(f"filing({filing_id}, {section})", self.as_of, store.filed[i])
+        for i in public:
             if store.section[i] == section:
                 return {
                     "id": str(filing_id),
@@ -451,8 +549,8 @@ class AsOfView:
                     "text": str(store.text[i]),
                     "document": str(store.document[i]),
                 }
-        have = sorted(str(store.section[i]) for i in rows)
+        have = sorted(str(store.section[i]) for i in public)
         raise DataError(f"filing {filing_id!r} has no section {section!r}; its sections: {have}")
 
 
-__all__ = ["AsOfView", "LookAheadAttempt", "LookAheadCounter", "to_day"]
+__all__ = ["AsOfView", "Listing", "LookAheadAttempt", "LookAheadCounter", "to_day"]

@@ -40,6 +40,7 @@ layer is not empty.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -50,13 +51,14 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from finenvs.data.asof import AsOfView, LookAheadCounter
+from finenvs.data.asof import AsOfView, Listing, LookAheadCounter
 from finenvs.data.documents import FILING_COLUMNS, NEWS_COLUMNS, FilingStore, NewsStore
 from finenvs.data.manifest import Manifest, VerifyResult, load_manifest, verify_entry
 from finenvs.data.option_chain import OptionChain, chain_from_frame
@@ -417,6 +419,8 @@ class Catalog:
         self._layer_key: tuple[Path, Any] | None = None  # (layer folder, manifest stamp) the merged caches hold
         self._shipped: dict[tuple[str, str], PriceSeries] = {}
         self._series: dict[tuple[str, str], PriceSeries] = {}
+        self._shipped_first: dict[str, dict[str, str]] = {}
+        self._first_bars: dict[str, Mapping[str, str]] = {}
         self._rates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._shipped_docs: dict[str, dict[str, Any]] = {}
         self._news: NewsStore | None = None
@@ -442,6 +446,7 @@ class Catalog:
         with self._lock:
             if key != self._layer_key:
                 self._series = {}
+                self._first_bars = {}
                 self._news = None
                 self._filings = None
                 self._layer_key = key
@@ -469,9 +474,55 @@ class Catalog:
         return list(self.manifest.datasets("prices"))
 
     def symbols(self, dataset: str = DEFAULT_DATASET) -> list[str]:
-        """Symbols held by a dataset, shipped and user-added, sorted."""
+        """Symbols held by a dataset, shipped and user-added, sorted.
+
+        The list is a :class:`~finenvs.data.asof.Listing`: it also knows each symbol's first bar
+        (:meth:`first_bars`, read only when asked), so that an as-of view tells the symbols
+        listed by its clock without reading every series.
+        """
         shipped = self._entry(dataset).symbols
-        return sorted(set(shipped) | set(self._sync_layer().symbols(dataset)))
+        names = sorted(set(shipped) | set(self._sync_layer().symbols(dataset)))
+        with self._lock:
+            layer_key = self._layer_key
+        return Listing(names, functools.partial(self._first_bars_of, dataset, layer_key))
+
+    def _first_bars_of(self, dataset: str, layer_key: Any) -> Mapping[str, str]:
+        """:meth:`first_bars` for a list made when the layer was at ``layer_key`` (no new check while it is)."""
+        with self._lock:
+            cached = self._first_bars.get(dataset) if self._layer_key == layer_key else None
+        return cached if cached is not None else self.first_bars(dataset)
+
+    def first_bars(self, dataset: str = DEFAULT_DATASET) -> Mapping[str, str]:
+        """The date (``YYYY-MM-DD``) of each symbol's first bar in ``dataset``, shipped or user-added (read-only).
+
+        One query of the catalog per dataset and process for the shipped bars; the user layer's
+        first dates come from its manifest.
+        """
+        layer = self._sync_layer()
+        with self._lock:
+            cached = self._first_bars.get(dataset)
+            layer_key = self._layer_key
+        if cached is not None:
+            return cached
+        shipped = self._shipped_first.get(dataset)
+        if shipped is None:
+            self._entry(dataset)
+            table = self._query("SELECT symbol, MIN(date) AS first FROM prices WHERE dataset = ? GROUP BY symbol",
+                                [dataset])
+            days = np.datetime_as_string(np.asarray(table["first"]).astype("datetime64[D]"), unit="D")
+            shipped = {str(sym): str(day) for sym, day in zip(table["symbol"].tolist(), days, strict=True)}
+            with self._lock:
+                self._shipped_first[dataset] = shipped
+        first = dict(shipped)
+        for entry in layer.entries().values():
+            if entry.kind == "prices" and entry.dataset == dataset and entry.date_min:
+                day = str(np.datetime64(entry.date_min, "D"))
+                first[entry.symbol] = min(first.get(entry.symbol, day), day)
+        view = MappingProxyType(first)
+        with self._lock:
+            if self._layer_key == layer_key:  # not when the layer changed meanwhile
+                self._first_bars[dataset] = view
+        return view
 
     def _entry(self, dataset: str) -> Any:
         entries = self.manifest.datasets("prices")

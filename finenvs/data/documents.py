@@ -171,7 +171,13 @@ FILING_COLUMNS = ("filing_id", "symbol", "form", "filed", "section", "title", "t
 
 @dataclass(frozen=True, eq=False)
 class FilingStore:
-    """Text sections of filings, one row per (filing, section), sorted by filed date."""
+    """Text sections of filings, one row per (filing, section), sorted by filed date.
+
+    Each row carries its own filing date, and the as-of view serves each section only from that
+    date's EDGAR cut-off (:func:`filing_available_utc`): a section filed later than the others of its
+    filing stays invisible until then. The user layer refuses such a filing (its sections must share
+    one date); a store built from columns may hold one, and it is served section by section.
+    """
 
     filing_id: np.ndarray
     symbol: np.ndarray

@@ -30,6 +30,12 @@ Rules of an add (each names the file, row and column of the first row that break
   ``provider_sentiment`` are optional.
 * filings: ``filing_id``, ``symbol``, ``form``, ``filed`` (``YYYY-MM-DD``), ``section`` and
   ``text`` are required and non-empty; ``title`` (default: the section) and ``document`` optional.
+  The sections of one filing share its ``filed`` date, ``symbol`` and ``form``, in the file and with
+  the sections already held (shipped or user): a row that differs is refused, naming the file, row,
+  column and the section it differs from. A section filed later belongs to another filing (an
+  amendment): give it its own ``filing_id``. (Refused rather than split, so that no filing id is
+  invented and a filing's date never depends on which of its sections an agent reads; each section
+  is still served only from its own filing date, see :mod:`finenvs.data.asof`.)
 * an item whose key (``(id, symbol)`` for news, ``(filing_id, section)`` for filings) is already
   held is skipped when every stored column is equal, else an error naming the column that differs.
 
@@ -275,6 +281,8 @@ class UserLayer(LayerFiles):
                         raise DataError(
                             f"{source}: row {i + 1}, column {col!r}: {shown(table[col][i])} differs from the value "
                             f"held by {where} for {key_cols} = {key}: {shown(other[col][j])}; a held item cannot change")
+            if kind == "filings":
+                _check_filing_sections_agree(table, held, source)
             path = self.root / name
             if not fresh:
                 return AddResult(kind, source, path, 0, n, None, None, len(existing[columns[0]]), self.digest)
@@ -441,6 +449,39 @@ def _filing_rows(frame: Any, source: str) -> dict[str, list[str]]:
     table["title"] = [t or s for t, s in zip(titles, table["section"], strict=True)]
     table["document"] = _text_cells(frame, names["document"]) if "document" in names else [""] * n
     return table
+
+
+#: Columns every section of one filing shares, with their names in messages.
+FILING_SHARED = {"filed": "filing date", "symbol": "symbol", "form": "form"}
+
+
+def _check_filing_sections_agree(table: dict[str, list[str]], held: dict[tuple[str, str], tuple[str, int, dict]],
+                           source: str) -> None:
+    """Refuse a section whose ``filed``, ``symbol`` or ``form`` differs from another section of its filing.
+
+    The other section is the first one met: a held one (shipped or user layer), else an earlier row of the file.
+
+    Raises:
+        DataError: Names the file, the row, the column, both values and the section it differs from.
+    """
+    first: dict[str, tuple[dict[str, str], str]] = {}
+    for (fid, section), (where, j, other) in held.items():
+        if fid not in first:
+            first[fid] = ({c: other[c][j] for c in FILING_SHARED}, f"section {shown(section)} held by {where}")
+    for i, fid in enumerate(table["filing_id"]):
+        mine = {c: table[c][i] for c in FILING_SHARED}
+        if fid not in first:
+            first[fid] = (mine, f"section {shown(table['section'][i])} in row {i + 1}")
+            continue
+        theirs, whose = first[fid]
+        for col in FILING_SHARED:
+            if mine[col] != theirs[col]:
+                hint = (" (a section filed later belongs to another filing, e.g. an amendment: give it its own "
+                        "filing_id)" if col == "filed" else "")
+                what = FILING_SHARED[col]
+                raise DataError(f"{source}: row {i + 1}, column {col!r}: {shown(mine[col])} differs from "
+                                f"{shown(theirs[col])}, the {what} of {whose} of filing {shown(fid)}; every section of "
+                                f"one filing has the same {what}{hint}")
 
 
 def _held_documents(shipped: dict[str, Any], kind: str, columns: tuple[str, ...], key_cols: tuple[str, str]

@@ -10,6 +10,7 @@ import numpy as np
 
 from finenvs.data.asof import LookAheadCounter
 from finenvs.envs.validation import check_choice, check_render_mode
+from finenvs.errors import shown
 from finenvs.scoring.audit import AnswerFormatError, AuditOutcome, classify, parse_answer
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
 from finenvs.xbrl.corpus import Corpus, shipped_corpus
@@ -93,8 +94,10 @@ class AuditView:
     """What an audit episode may read: the filings released on or before ``as_of``.
 
     The episode's own bundle is served as the agent sees it (with the instance's
-    injection); other bundles as filed. Asking for a bundle released after
-    ``as_of`` is a look-ahead attempt: counted, and refused.
+    injection); other bundles as filed. A bundle released after ``as_of`` answers
+    exactly like one the corpus does not hold (the same error, naming only
+    visible bundles and no folder); asking for it is also a look-ahead attempt,
+    counted.
     """
 
     corpus: Corpus
@@ -117,15 +120,19 @@ class AuditView:
         """A visible filing (default: the episode's).
 
         Raises:
-            KeyError: Unknown bundle. ValueError: released after ``as_of`` (counted as look-ahead).
+            ValueError: The bundle is not visible: the same message whether the corpus does not hold it or
+                releases it after ``as_of`` (that one is also counted as a look-ahead attempt).
         """
         if bundle is None or bundle == self.bundle:
             return self.filing
-        filing = self.corpus.filing(bundle)
-        if bundle not in self.visible():
-            self.counter.record(f"xbrl({bundle})", np.datetime64(self.as_of), np.datetime64(filing.filed or "9999-12-31"))
-            raise ValueError(f"filing {bundle} was released on {filing.filed}, after the audit date {self.as_of}")
-        return filing
+        visible = self.visible()
+        if bundle not in visible:
+            if bundle in self.corpus.names:
+                filed = self.corpus.filing(bundle).filed
+                self.counter.record(f"xbrl({bundle})", np.datetime64(self.as_of), np.datetime64(filed or "9999-12-31"))
+            raise ValueError(f"unknown bundle {shown(bundle, 120)}; bundles released by the audit date "
+                             f"{self.as_of}: {visible}")
+        return self.corpus.filing(bundle)
 
 
 class FinAuditEnv(gym.Env):

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
+from finenvs.errors import shown
 from finenvs.qa.items import QAItem
 from finenvs.scoring.qa import Part
 from finenvs.xbrl.calc import FilingFacts
@@ -67,9 +68,10 @@ class XbrlAsOf:
     17:30 New York, after the 16:00 close), so a question asked at the close of ``as_of``
     sees the filings released on earlier days.
 
-    ``get`` of a filing released later is a look-ahead attempt: counted in
-    ``counter`` and refused. There is no episode filing: ``bundle`` is None and
-    ``get`` needs a bundle name.
+    ``get`` of a filing released later answers exactly like one the corpus does
+    not hold (the same error, naming only visible filings) and is a look-ahead
+    attempt, counted in ``counter``. There is no episode filing: ``bundle`` is
+    None and ``get`` needs a bundle name.
     """
 
     corpus: Corpus
@@ -84,14 +86,13 @@ class XbrlAsOf:
     def get(self, bundle: str | None = None) -> Filing:
         if bundle is None:
             raise ValueError("name the filing's bundle (resolve_filing lists the filings released by the as-of date)")
-        if bundle not in self.corpus.names:  # the message lists visible filings only: no later one is named
-            raise ValueError(f"unknown bundle {bundle!r}; filings released before {self.as_of}: {self.visible()}")
-        filing = self.corpus.filing(bundle)
-        if bundle not in self.visible():
-            self.counter.record(f"xbrl({bundle})", np.datetime64(self.as_of),
-                                np.datetime64(filing.filed or "9999-12-31"))
-            raise ValueError(f"filing {bundle} was released on {filing.filed or 'an unknown date'}, after {self.as_of}")
-        return filing
+        visible = self.visible()
+        if bundle not in visible:  # one answer for unknown and later bundles; it names visible filings only
+            if bundle in self.corpus.names:
+                self.counter.record(f"xbrl({bundle})", np.datetime64(self.as_of),
+                                    np.datetime64(self.corpus.filing(bundle).filed or "9999-12-31"))
+            raise ValueError(f"unknown bundle {shown(bundle, 120)}; filings released before {self.as_of}: {visible}")
+        return self.corpus.filing(bundle)
 
 
 class QAView:

@@ -18,13 +18,19 @@ Contract of :meth:`ToolBox.call` (it never raises):
   oversized list or text is cut and the result carries
   ``"truncated": {"field", "kept", "of", "note"}``;
 * ``commit_action`` is parsed with the env's text protocol but does not step
-  the env: the caller (wrapper, runner, MCP server) does.
+  the env: the caller (wrapper, runner, MCP server) does;
+* an error result never shows a file-system path: a data or file problem
+  met inside a tool (a user-layer file that fails its hash, an unreadable
+  XBRL bundle) reaches the agent with every absolute path replaced by
+  ``<path>`` (:func:`redact_paths`), so an agent learns nothing of where
+  finenvs, its data or its caches are installed.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +49,10 @@ MIN_MAX_CHARS = 1_000
 COMMIT_TOOL = "commit_action"
 #: Longest error message a result carries (characters); messages never echo more of the input.
 MAX_ERROR_CHARS = 1_000
+#: An absolute path of two or more parts (POSIX, ``~/``, or a Windows drive), not inside a word, a URL or a
+#: ratio such as ``AAPL/MSFT``: it ends at white space, a quote, a bracket or ``,;:|<>``.
+_PATH_CHARS = r"[^\s'\"`/\\<>|,;:()\[\]{}]"
+_ABSOLUTE_PATH = re.compile(rf"(?<![\w.~:/\\-])(?:~|[A-Za-z]:)?[/\\](?:{_PATH_CHARS}+[/\\])+{_PATH_CHARS}*")
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
@@ -498,8 +508,13 @@ def _message(value: Any) -> str:
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 30] + f"... [{len(text)} characters]"
 
 
+def redact_paths(text: str) -> str:
+    """``text`` with every absolute file-system path replaced by ``<path>`` (see :data:`_ABSOLUTE_PATH`)."""
+    return _ABSOLUTE_PATH.sub("<path>", text)
+
+
 def _error(name: str, arguments: dict[str, Any] | None, message: str) -> ToolResult:
-    message = _message(message)
+    message = redact_paths(_message(message))
     return ToolResult(name, arguments, False, {"error": message}, message)
 
 
@@ -531,6 +546,7 @@ __all__ = [
     "ToolResult",
     "ToolUsage",
     "cap_output",
+    "redact_paths",
     "register_tools",
     "validate_arguments",
 ]

@@ -3,6 +3,8 @@
 They join the market tools (prices, indicators, news, filings, rates) in the
 ``report`` tool set. Every read is at the env's current report close: a
 ``date`` after it is a look-ahead attempt, counted, and answered as of the close.
+Symbols and peers are those readable at the close (a bar on or before it): one
+listed later answers like a symbol without a peer basket and is never named.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from finenvs.data.asof import to_day
+from finenvs.errors import shown
 from finenvs.tools.market import _DATE, _SYMBOL, MARKET_TOOLS
 from finenvs.tools.registry import Tool, ToolContext, register_tools
 from finenvs.tools.report_metrics import METRIC_BLOCKS, metric_display
@@ -25,12 +28,20 @@ def _report_env(ctx: ToolContext) -> Any:
     return env
 
 
+def _basket(env: Any, view: Any, symbol: str) -> list[str]:
+    """The readable peers of ``symbol``; the same error for a symbol without a basket and for one not yet listed."""
+    readable = set(view.symbols())
+    if symbol not in env.peer_map or symbol not in readable:
+        with_basket = sorted(s for s in env.peer_map if s in readable)
+        raise ValueError(f"{shown(symbol, 40)} has no peer basket; symbols with one: {with_basket}")
+    return [p for p in env.peer_map[symbol] if p in readable]
+
+
 def get_weekly_metrics(ctx: ToolContext, symbol: str | None = None, date: str | None = None) -> dict[str, Any]:
     env = _report_env(ctx)
     view = ctx.view()
     symbol = symbol or ctx.symbol
-    if symbol not in env.peer_map:
-        raise ValueError(f"{symbol} has no peer basket; symbols with one: {sorted(env.peer_map)}")
+    peers = _basket(env, view, symbol)
     day = view.as_of
     if date is not None:
         asked = to_day(date, name="date")
@@ -51,7 +62,7 @@ def get_weekly_metrics(ctx: ToolContext, symbol: str | None = None, date: str | 
         "as_of": str(view.as_of),
         "date": str(calendar[row]),
         "close": round(float(view.prices(symbol, end=str(calendar[row]), lookback=1).close[-1]), 4),
-        "peers": list(env.peer_map[symbol]),
+        "peers": peers,
         "metrics": blocks,
         "display": {name: metric_display(name, metrics[name]) for name in metrics},
         "units": "returns, volatility, distances and relative strength are fractions (display: percent); "
@@ -62,9 +73,7 @@ def get_weekly_metrics(ctx: ToolContext, symbol: str | None = None, date: str | 
 def get_peers(ctx: ToolContext, symbol: str | None = None) -> dict[str, Any]:
     env = _report_env(ctx)
     symbol = symbol or ctx.symbol
-    if symbol not in env.peer_map:
-        raise ValueError(f"{symbol} has no peer basket; symbols with one: {sorted(env.peer_map)}")
-    return {"symbol": symbol, "peers": list(env.peer_map[symbol]),
+    return {"symbol": symbol, "peers": _basket(env, ctx.view(), symbol),
             "basket": "equal-weighted, rebalanced daily (mean of the peers' daily returns)"}
 
 
