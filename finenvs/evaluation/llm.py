@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from finenvs.evaluation.endpoints import EndpointError
+from finenvs.evaluation.endpoints import EndpointError, oversize_error
 from finenvs.evaluation.session import (
     EnvPool,
     EpisodeSession,
@@ -61,7 +61,7 @@ from finenvs.registration import env_arguments
 from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, task_of
 from finenvs.tasks import tasks as _tasks
 from finenvs.text import safe_json
-from finenvs.text.chat import ChatAgent
+from finenvs.text.chat import ChatAgent, ChatReply, ToolCall
 from finenvs.text.protocol import ParsedAction, TextProtocol
 from finenvs.tools.registry import COMMIT_TOOL
 
@@ -281,6 +281,70 @@ class Decision:
 
 Sleep = Callable[[float], Awaitable[Any]]
 
+#: Names of dropped tool calls a notice lists (each cut to 40 characters).
+NOTICE_NAMES = 5
+
+
+@dataclass(frozen=True)
+class ReplyCalls:
+    """The tool calls of one reply as the decision loop serves them.
+
+    Attributes:
+        kept: The calls kept in the conversation, in the reply's order: the first ``budget`` calls that are not
+            ``commit_action`` (each served) and the first ``commit_action`` (all commits of a reply count as one).
+        commits: Every ``commit_action`` call of the reply (read together: if they disagree, the decision is
+            ambiguous).
+        dropped: How many calls were beyond the budget: neither served nor kept, answered by one notice.
+        dropped_names: The first distinct names among them (at most :data:`NOTICE_NAMES`).
+        extra_commits: ``commit_action`` calls after the first (read, not kept).
+    """
+
+    kept: list[ToolCall]
+    commits: list[ToolCall]
+    dropped: int
+    dropped_names: tuple[str, ...]
+    extra_commits: int
+
+    @classmethod
+    def of(cls, calls: list[ToolCall], budget: int) -> ReplyCalls:
+        kept: list[ToolCall] = []
+        commits: list[ToolCall] = []
+        dropped: list[ToolCall] = []
+        for call in calls:
+            if call.name == COMMIT_TOOL:
+                if not commits:
+                    kept.append(call)
+                commits.append(call)
+            elif budget > 0:
+                budget -= 1
+                kept.append(call)
+            else:
+                dropped.append(call)
+        names = tuple(dict.fromkeys(str(c.name)[:40] for c in dropped[:1000]))[:NOTICE_NAMES]
+        return cls(kept, commits, len(dropped), names, max(0, len(commits) - 1))
+
+    def notice(self, max_tool_calls: int) -> str | None:
+        """The one message that answers what was dropped (None when nothing was)."""
+        parts = []
+        if self.dropped:
+            parts.append(f"{self.dropped} tool call(s) of your reply ({', '.join(self.dropped_names)}"
+                         f"{', ...' if self.dropped > len(self.dropped_names) else ''}) were dropped unanswered: the "
+                         f"budget is {max_tool_calls} tool calls per decision; call {COMMIT_TOOL} now")
+        if self.extra_commits:
+            parts.append(f"{self.extra_commits} further {COMMIT_TOOL} call(s) of your reply were read with the first "
+                         "and are not kept")
+        return "; ".join(parts) + "." if parts else None
+
+
+def _bounded_result(text: Any, limit: int) -> str:
+    """A tool result as the conversation carries it: at most ``limit`` characters (the session's tools already
+    keep to it; a remote port's longer result becomes an error naming its size)."""
+    if not isinstance(text, str):
+        return json.dumps({"error": f"the tool result is a {type(text).__name__}, not text"})
+    if len(text) <= limit:
+        return text
+    return json.dumps({"error": f"the tool result has {len(text):,} characters; the limit is {limit:,}"})
+
 
 async def decide(
     agent: ChatAgent,
@@ -325,34 +389,37 @@ async def decide(
         else:
             for key in ("prompt_tokens", "completion_tokens"):
                 d.usage[key] += int(reply.usage.get(key) or 0)
-        messages.append(reply.message())
         d.raw_text = reply.content
         if reply.tool_calls:
-            commits: list[tuple[ParsedAction, str]] = []
-            for call in reply.tool_calls:
+            turn = ReplyCalls.of(reply.tool_calls, config.max_tool_calls - used)
+            messages.append(ChatReply(reply.content if reply.content is not None else "", turn.kept).message())
+            commit: tuple[ParsedAction, str] | None = None
+            if turn.commits:
+                verdicts = [protocol.parse_commit(c.arguments) for c in turn.commits]
+                parsed = verdicts[0]
+                if len({(p.name, p.invalid) for p in verdicts}) > 1:
+                    parsed = protocol.invalid(f"ambiguous: {len(verdicts)} {COMMIT_TOOL} calls disagree")
+                commit = (parsed, turn.commits[0].arguments)
+            for call in turn.kept:
                 if call.name == COMMIT_TOOL:
-                    parsed = protocol.parse_commit(call.arguments)
-                    commits.append((parsed, call.arguments))
-                    content = {"accepted": parsed.valid, "action": parsed.name}
-                    if not parsed.valid:
-                        content["invalid"] = parsed.invalid
+                    content = {"accepted": verdicts[0].valid, "action": verdicts[0].name}
+                    if not verdicts[0].valid:
+                        content["invalid"] = verdicts[0].invalid
                     text = json.dumps(content)
-                elif used >= config.max_tool_calls:
-                    text = json.dumps({"error": f"the tool-call budget of {config.max_tool_calls} per decision is "
-                                                f"used up; call {COMMIT_TOOL} now"})
                 else:
                     used += 1
                     t0 = time.perf_counter()
-                    text = await port.call_tool(call.name, call.arguments)
+                    text = _bounded_result(await port.call_tool(call.name, call.arguments), config.tool_max_chars)
                     d.tool_seconds += time.perf_counter() - t0
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
-            if commits:
-                distinct = {(p.name, p.invalid) for p, _ in commits}
-                parsed, arguments = commits[0]
-                if len(distinct) > 1:
-                    parsed = protocol.invalid(f"ambiguous: {len(commits)} {COMMIT_TOOL} calls disagree")
-                return finish(parsed, commit_arguments=arguments)
+            notice = turn.notice(config.max_tool_calls)
+            if notice is not None:
+                messages.append({"role": "user", "content": notice})
+                d.errors.append(notice)
+            if commit is not None:
+                return finish(commit[0], commit_arguments=commit[1])
             continue
+        messages.append(reply.message())
         parsed = protocol.parse_text(reply.content if reply.content is not None else "")
         if parsed.valid or format_retries == 0:
             return finish(parsed)
@@ -382,7 +449,11 @@ async def _request(
         t0 = time.perf_counter()
         try:
             budget = max(0.001, min(float(config.request_timeout) + 5.0, deadline - t0))
-            return await asyncio.wait_for(agent.complete(list(messages), tools), timeout=budget)
+            reply = await asyncio.wait_for(agent.complete(list(messages), tools), timeout=budget)
+            too_long = oversize_error(reply) if isinstance(reply, ChatReply) else None
+            if too_long is None:  # any agent's reply has the transports' cap (theirs stop reading sooner)
+                return reply
+            raise too_long
         except asyncio.TimeoutError:
             error = EndpointError("transient", f"no reply within {budget:.1f} s")
         except EndpointError as exc:
@@ -392,7 +463,7 @@ async def _request(
         finally:
             d.llm_seconds += time.perf_counter() - t0
         d.endpoint_errors += 1
-        d.errors.append(str(error))
+        d.errors.append(str(error) if error.excerpt is None else f"{error}; it begins {error.excerpt!r}")
         if error.kind != "transient" or attempt >= config.max_retries:
             if attempt:
                 raise EndpointError(error.kind, f"{error.args[0]} (after {attempt + 1} attempts)", status=error.status)
