@@ -23,6 +23,7 @@ never the reply.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import os
 from collections.abc import Awaitable, Callable
@@ -91,20 +92,29 @@ def body_limit_hook(module: Any, limit: int = MAX_REPLY_BYTES) -> Callable[[Any]
             # decompress here, counting what comes out (a small compressed body can inflate to gigabytes), and
             # let the client's own decoding pass the bytes through
             decoder = get_decoder()
-            response._decoder = _PassThrough()
+            response._decoder = _PassThrough(inspect.isgeneratorfunction(type(decoder).decode))
         response.stream = stream_class(response.stream, limit, decoder)
 
     return hook
 
 
 class _PassThrough:
-    """A content decoder that leaves bytes as they are (the body was decompressed by the limited stream)."""
+    """A content decoder that leaves bytes as they are (the body was decompressed by the limited stream), in the
+    client's decoder API: ``httpx2``'s yields pieces, ``httpx``'s returns bytes."""
 
-    def decode(self, data: bytes) -> bytes:
-        return data
+    def __init__(self, pieces: bool) -> None:
+        self.pieces = pieces
 
-    def flush(self) -> bytes:
-        return b""
+    def decode(self, data: bytes) -> Any:
+        return iter((data,)) if self.pieces else data
+
+    def flush(self) -> Any:
+        return iter(()) if self.pieces else b""
+
+
+def _pieces(decoded: Any) -> Any:
+    """A decoder's output as pieces of bytes (``httpx2`` decoders yield bounded pieces; ``httpx``'s return bytes)."""
+    return (decoded,) if isinstance(decoded, bytes) else decoded
 
 
 @functools.cache
@@ -123,9 +133,14 @@ def _limited_stream(module: Any) -> type:
 
         async def __aiter__(self) -> Any:
             async for chunk in self.stream:
-                yield self._count(self.decoder.decode(chunk) if self.decoder is not None else chunk)
+                if self.decoder is None:
+                    yield self._count(chunk)
+                    continue
+                for piece in _pieces(self.decoder.decode(chunk)):
+                    yield self._count(piece)
             if self.decoder is not None:
-                yield self._count(self.decoder.flush())
+                for piece in _pieces(self.decoder.flush()):
+                    yield self._count(piece)
 
         async def aclose(self) -> None:
             await self.stream.aclose()

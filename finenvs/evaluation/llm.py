@@ -15,8 +15,16 @@ RUN_DIR`` re-scores a run offline from its recorded actions::
     agent = OpenAIChatAgent("qwen2.5-7b-instruct", "http://127.0.0.1:8000/v1")
     summary = run_llm(config, agent, out="runs", concurrency=8)              # a server
 
-Per decision: at most ``max_tool_calls`` tool calls (later calls get an error
-result asking for a commit); each request times out after ``request_timeout``
+Per decision: at most ``max_tool_calls`` tool calls; calls of a reply beyond
+them are dropped (neither served nor kept in the conversation) and answered by
+ONE notice asking for a commit, and the ``commit_action`` calls of a reply count
+as one (the first is kept; several that disagree make the decision ambiguous).
+A reply over :data:`~finenvs.text.protocol.MAX_REPLY_CHARS` (text plus tool
+calls; the cap every transport shares) is malformed: the decision takes the
+default, and the record keeps its size and first 200 characters, never the
+reply. So the conversation re-sent each round, and recorded with the step, stays
+within :func:`conversation_bound` (33 messages and about 1.6 M characters with
+the defaults, whatever the agent sends). Each request times out after ``request_timeout``
 seconds and transient failures (connection, timeout, 429, 5xx) are retried
 ``max_retries`` times with exponential backoff and jitter (or the server's
 ``Retry-After``); a decision that takes longer than ``decision_timeout``, an
@@ -62,7 +70,7 @@ from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, task_of
 from finenvs.tasks import tasks as _tasks
 from finenvs.text import safe_json
 from finenvs.text.chat import ChatAgent, ChatReply, ToolCall
-from finenvs.text.protocol import ParsedAction, TextProtocol
+from finenvs.text.protocol import MAX_PROMPT_CHARS, MAX_REPLY_CHARS, ParsedAction, TextProtocol
 from finenvs.tools.registry import COMMIT_TOOL
 
 FAILURE_RULES = ("default", "herculean")
@@ -129,8 +137,8 @@ class RunConfig:
         seeds: Reset seeds (market families: one episode per symbol and seed; others: the first seed).
         instances: Indices into the plan (questions, audit instances, option tasks, hedging paths).
         limit: Run only the plan's first ``limit`` episodes.
-        max_tool_calls: Tool calls allowed per decision (commit not counted); None: the family's limit
-            (its task spec's ``max_tool_calls``, 8 unless the family needs more).
+        max_tool_calls: Tool calls allowed per decision (commit not counted; calls beyond it are dropped with one
+            notice); None: the family's limit (its task spec's ``max_tool_calls``, 8 unless the family needs more).
         request_timeout: Seconds per chat request.
         decision_timeout: Seconds per decision, all requests and tools included.
         max_retries: Retries of a transient endpoint failure per request.
@@ -283,6 +291,45 @@ Sleep = Callable[[float], Awaitable[Any]]
 
 #: Names of dropped tool calls a notice lists (each cut to 40 characters).
 NOTICE_NAMES = 5
+#: Longest message the loop writes itself (a notice, a format retry, a commit's answer), in characters.
+MAX_LOOP_MESSAGE_CHARS = 2_000
+
+
+def model_turns(config: RunConfig) -> int:
+    """Requests one decision may make (retries of a failed request aside): one per tool call, per format retry,
+    and three more."""
+    return config.max_tool_calls + config.format_retries + 3
+
+
+def conversation_bound(config: RunConfig) -> tuple[int, int]:
+    """``(messages, characters)`` that a decision's conversation never exceeds: what each request re-sends and what
+    the step records (``messages``).
+
+    Counted: the system message and the prompt (at most :data:`~finenvs.text.protocol.MAX_PROMPT_CHARS`); per model
+    turn (:func:`model_turns`) its reply (at most :data:`~finenvs.text.protocol.MAX_REPLY_CHARS`, the calls beyond
+    the budget dropped) and one message of the loop's own (a notice or a format retry, at most
+    :data:`MAX_LOOP_MESSAGE_CHARS`); the results of at most ``max_tool_calls`` tools (each at most
+    ``tool_max_chars``) and one commit's answer. A message's characters are its content's plus each tool call's id,
+    name and arguments.
+    """
+    turns = model_turns(config)
+    messages = 2 + 2 * turns + config.max_tool_calls + 1
+    chars = (len(SYSTEM_PROMPT) + MAX_PROMPT_CHARS + turns * (MAX_REPLY_CHARS + MAX_LOOP_MESSAGE_CHARS)
+             + config.max_tool_calls * config.tool_max_chars + MAX_LOOP_MESSAGE_CHARS)
+    return messages, chars
+
+
+def message_chars(message: dict[str, Any]) -> int:
+    """Characters of a chat message as :func:`conversation_bound` counts them."""
+    content = message.get("content")
+    calls = message.get("tool_calls") or []
+    return (len(content) if isinstance(content, str) else 0) + sum(
+        len(str(c.get("id") or "")) + len(str((c.get("function") or {}).get("name") or ""))
+        + len(str((c.get("function") or {}).get("arguments") or "")) for c in calls)
+
+
+def _loop_text(text: str, limit: int = MAX_LOOP_MESSAGE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 20] + " ... (cut)"
 
 
 @dataclass(frozen=True)
@@ -368,7 +415,7 @@ async def decide(
     d = Decision(protocol.invalid("no reply"), None, messages, {"prompt_tokens": 0, "completion_tokens": 0})
     used = 0
     format_retries = config.format_retries
-    max_rounds = config.max_tool_calls + config.format_retries + 3
+    max_rounds = model_turns(config)
 
     def finish(parsed: ParsedAction, **changes: Any) -> Decision:
         d.parsed = parsed
@@ -404,7 +451,7 @@ async def decide(
                 if call.name == COMMIT_TOOL:
                     content = {"accepted": verdicts[0].valid, "action": verdicts[0].name}
                     if not verdicts[0].valid:
-                        content["invalid"] = verdicts[0].invalid
+                        content["invalid"] = _loop_text(str(verdicts[0].invalid), MAX_LOOP_MESSAGE_CHARS // 2)
                     text = json.dumps(content)
                 else:
                     used += 1
@@ -414,6 +461,7 @@ async def decide(
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
             notice = turn.notice(config.max_tool_calls)
             if notice is not None:
+                notice = _loop_text(notice)
                 messages.append({"role": "user", "content": notice})
                 d.errors.append(notice)
             if commit is not None:
@@ -427,8 +475,8 @@ async def decide(
         d.errors.append(f"format: {parsed.invalid}")
         messages.append({
             "role": "user",
-            "content": f"Your reply had no valid action ({parsed.invalid}). Call {COMMIT_TOOL}, or end your "
-            f"reply with one line 'Action: <{protocol.answer_format}>'.",
+            "content": _loop_text(f"Your reply had no valid action ({parsed.invalid}). Call {COMMIT_TOOL}, or end "
+                                  f"your reply with one line 'Action: <{protocol.answer_format}>'."),
         })
     return finish(protocol.invalid(f"no decision after {max_rounds} model turns"))
 
@@ -813,6 +861,7 @@ def run_llm(config: RunConfig, agent: ChatAgent, **kwargs: Any) -> RunSummary:
 
 
 __all__ = [
+    "MAX_LOOP_MESSAGE_CHARS",
     "SYSTEM_PROMPT",
     "Decision",
     "EpisodeOutcome",
@@ -820,11 +869,15 @@ __all__ = [
     "PriceTable",
     "RunConfig",
     "RunSummary",
+    "ReplyCalls",
     "SessionPort",
     "ToolPort",
+    "conversation_bound",
     "decide",
     "drive_mcp_episode",
     "jsonable",
+    "message_chars",
+    "model_turns",
     "run_episode",
     "run_llm",
     "run_llm_async",
