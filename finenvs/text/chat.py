@@ -12,6 +12,7 @@ family), which reads the tool results in the messages exactly as a model would.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -79,6 +80,18 @@ class ChatReply:
         if self.tool_calls:
             msg["tool_calls"] = [c.message() for c in self.tool_calls]
         return msg
+
+
+_NOT_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+def json_quoted(text: str) -> str:
+    """``text`` as one JSON string literal on one line, for a prompt that carries text it must not take as its own:
+    printable Unicode kept as it is, every quote, backslash, line break (``\\n``, U+2028, ...) and other
+    non-printable character escaped, so the literal ends only at its closing quote whatever ``text`` holds (forged
+    markers, instructions); ``json.loads`` gives ``text`` back."""
+    encoded = json.dumps(text, ensure_ascii=False)
+    return _NOT_ASCII.sub(lambda m: m.group() if m.group().isprintable() else json.dumps(m.group())[1:-1], encoded)
 
 
 def _text(value: Any) -> str:
@@ -197,4 +210,4 @@ class ScriptedChatAgent:
 
 
 __all__ = ["NO_USAGE", "REPLY_EXCERPT_CHARS", "ChatAgent", "ChatReply", "ScriptedChatAgent", "ToolCall", "call_key", "call_results",
-           "current_turn", "first_prompt", "oversize_reason", "prompt_state", "tool_results"]
+           "current_turn", "first_prompt", "json_quoted", "oversize_reason", "prompt_state", "tool_results"]
