@@ -441,18 +441,20 @@ async def decide(
             turn = ReplyCalls.of(reply.tool_calls, config.max_tool_calls - used)
             messages.append(ChatReply(reply.content if reply.content is not None else "", turn.kept).message())
             commit: tuple[ParsedAction, str] | None = None
+            answer = ""  # the tool result of the kept commit: how its first call reads
             if turn.commits:
                 verdicts = [protocol.parse_commit(c.arguments) for c in turn.commits]
                 parsed = verdicts[0]
+                content: dict[str, Any] = {"accepted": parsed.valid, "action": parsed.name}
+                if not parsed.valid:
+                    content["invalid"] = _loop_text(str(parsed.invalid), MAX_LOOP_MESSAGE_CHARS // 2)
+                answer = json.dumps(content)
                 if len({(p.name, p.invalid) for p in verdicts}) > 1:
                     parsed = protocol.invalid(f"ambiguous: {len(verdicts)} {COMMIT_TOOL} calls disagree")
                 commit = (parsed, turn.commits[0].arguments)
             for call in turn.kept:
                 if call.name == COMMIT_TOOL:
-                    content = {"accepted": verdicts[0].valid, "action": verdicts[0].name}
-                    if not verdicts[0].valid:
-                        content["invalid"] = _loop_text(str(verdicts[0].invalid), MAX_LOOP_MESSAGE_CHARS // 2)
-                    text = json.dumps(content)
+                    text = answer
                 else:
                     used += 1
                     t0 = time.perf_counter()
