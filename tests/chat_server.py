@@ -18,12 +18,16 @@ names), and ``GET /v1/models``. Faults are injected per request from a queue
 | ``"no_action"`` | a text reply with no action and no tool call |
 | ``"long"`` | a text reply of 20,000 characters ending ``Action: BUY`` |
 | ``"text:X"`` | a text reply ``Thinking...\\nAction: X`` |
+| ``"huge:N"`` | a text reply of N characters ending ``Action: BUY`` |
+| ``"gzip:N"`` | the same reply of N characters, gzip-compressed (``Content-Encoding: gzip``) |
+| ``"endless"`` | HTTP 200 with no ``Content-Length``, then a JSON body that never ends (written until the client hangs up or 64 MiB; ``server.sent`` counts the bytes) |
 
 Token usage is reported as characters / 4 of the request and the reply.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
@@ -43,6 +47,7 @@ class ChatServer:
         self.faults: deque[str] = deque()
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.sent = 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -56,7 +61,10 @@ class ChatServer:
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # a client that stopped reading (a body over its cap)
+                    pass
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/").endswith("/models"):
@@ -71,8 +79,24 @@ class ChatServer:
                 with outer.lock:
                     outer.requests.append(body)
                     fault = outer.faults.popleft() if outer.faults else None
+                if fault == "endless":
+                    self._endless()
+                    return
                 status, payload, headers = outer.respond(body, fault)
                 self._send(status, payload, headers)
+
+            def _endless(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()  # HTTP/1.0 and no length: the body ends when the connection does
+                chunk = b'{"id": "x", "choices": [{"message": {"role": "assistant", "content": "' + b"x" * 65_536
+                try:
+                    while outer.sent < 64 * 2**20:
+                        self.wfile.write(chunk)
+                        outer.sent += len(chunk)
+                        chunk = b"x" * 65_536
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
@@ -117,6 +141,8 @@ class ChatServer:
             content, calls = "x" * 20_000 + "\nAction: BUY", []
         elif fault and fault.startswith("text:"):
             content, calls = f"Thinking...\nAction: {fault.split(':', 1)[1]}", []
+        elif fault and fault.startswith(("huge:", "gzip:")):
+            content, calls = "x" * (int(fault.split(":")[1]) - len("\nAction: BUY")) + "\nAction: BUY", []
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if calls:
             message["tool_calls"] = [c.message() for c in calls]
@@ -131,4 +157,6 @@ class ChatServer:
             "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": completion_chars // 4,
                       "total_tokens": prompt_chars // 4 + completion_chars // 4},
         }
+        if fault and fault.startswith("gzip:"):
+            return 200, gzip.compress(json.dumps(payload).encode()), {"Content-Encoding": "gzip"}
         return 200, json.dumps(payload).encode(), {}

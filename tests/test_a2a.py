@@ -200,7 +200,7 @@ GARBAGE = {
     "needs a name": Replies(new_data_part({"tool_calls": [{"arguments": "{}"}]})),
     "usage.prompt_tokens": Replies(new_text_part("Action: BUY"),
                                    new_data_part({"usage": {"prompt_tokens": "x"}})),
-    "characters (limit": Replies(new_text_part("x" * 2_000_000)),
+    "characters; the limit is 131,072": Replies(new_text_part("x" * 2_000_000)),
 }
 
 

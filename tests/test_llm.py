@@ -281,8 +281,12 @@ def test_the_tool_budget_is_enforced_and_an_endless_caller_ends_invalid(session)
     d = run_decide(agent, session, max_tool_calls=3)
     assert d.parsed.action == TRADING_PROTOCOL.actions["HOLD"] and "no decision after" in d.parsed.invalid
     results = [json.loads(m["content"]) for m in d.messages if m["role"] == "tool"]
-    assert sum("rows" in r for r in results) == 3  # exactly the budget was served
-    assert all("budget" in r["error"] for r in results[3:]) and len(results) > 3
+    assert len(results) == 3 and all("rows" in r for r in results)  # exactly the budget was served
+    notices = [m["content"] for m in d.messages if m["role"] == "user"][1:]  # after the prompt
+    assert notices and all("dropped unanswered" in n and "budget is 3" in n for n in notices)
+    # the calls beyond the budget are not in the conversation: every assistant call is answered
+    calls = [c["id"] for m in d.messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    assert len(calls) == 3
 
 
 def test_disagreeing_commits_in_one_reply_are_ambiguous(session):

@@ -4,6 +4,7 @@ agreement, malformed reports, number and date parsing, and the optional judge.""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from types import SimpleNamespace
 
@@ -19,6 +20,7 @@ from finenvs.data.catalog import default_catalog
 from finenvs.envs.report_core import RATINGS
 from finenvs.envs.report_quality import DIMENSIONS, score_report
 from finenvs.envs.report_text import MAX_REPORT_CHARS, SECTIONS, dates_in, numbers_in, parse_report
+from finenvs.text.chat import json_quoted
 
 OPPOSITE = {"BUY": "SELL", "SELL": "BUY", "STRONG_BUY": "STRONG_SELL", "STRONG_SELL": "STRONG_BUY"}
 #: Every rating declaration the template writes: "Rating: X" (sections 2 and 8) and "the rating is X" (section 1).
@@ -602,7 +604,10 @@ def test_llm_judge_through_the_env():
     assert len(agent.calls) == 1
     system, user = agent.calls[0]
     assert system["role"] == "system" and "JSON" in system["content"]
-    assert user["role"] == "user" and report in user["content"] and '"symbol": "AAPL"' in user["content"]
+    assert user["role"] == "user" and '"symbol": "AAPL"' in user["content"]
+    # the report travels as one JSON string that decodes back to it: nothing in it can pose as context or claims
+    head, literal = user["content"].split("\n\nReport (one JSON string):\n")
+    assert json.loads(literal) == report and literal == json_quoted(report) and "\n" not in literal
 
 
 def test_llm_judge_unreadable_reply_is_recorded_by_the_env():

@@ -173,14 +173,16 @@ def test_write_html_embeds_the_pngs_next_to_the_page(tmp_path):
     (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0 not embedded")
     markdown = ("# Title\n\n## Charts\n\n![chart](chart.png)\n![nested](img/nested.png)\n![missing](missing.png)\n"
                 "![photo](photo.jpg)\n\n## Other <b>section</b>\n")
-    path = write_html(markdown, tmp_path / "scorecard.html", title="run <7>")
+    written = [tmp_path / "chart.png", tmp_path / "img" / "nested.png", tmp_path / "missing.png", tmp_path / "photo.jpg"]
+    path = write_html(markdown, tmp_path / "scorecard.html", title="run <7>", images=written)
     assert path == tmp_path / "scorecard.html"
     page_text = path.read_text(encoding="utf-8")
     assert page_text.startswith("<!DOCTYPE html>") and "<title>run &lt;7&gt;</title>" in page_text
     page = _parse(page_text)
     sources = {img["alt"]: img["src"] for img in page.images}
     encoded = DATA_PNG + base64.b64encode(png).decode("ascii")
-    assert sources == {"chart": encoded, "nested": encoded, "missing": "missing.png", "photo": "photo.jpg"}
+    assert sources == {"chart": encoded, "nested": encoded}  # no file, or not a PNG: the reference stays text
+    assert "![missing](missing.png)" in page_text and "![photo](photo.jpg)" in page_text
     assert base64.b64decode(sources["chart"].removeprefix(DATA_PNG)) == png
     # the nav links every level-2 heading, and the page's own script is the only script
     assert page.links == ["#charts", "#other-b-section-b"] and [h[1] for h in page.headings if h[0] == 2] == [
@@ -192,19 +194,21 @@ def test_write_html_reads_images_relative_to_the_page_not_the_working_directory(
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "a.png").write_bytes(_tiny_png())
     monkeypatch.chdir(tmp_path)
-    page = _parse(write_html("![a](a.png)\n", tmp_path / "out" / "page.html").read_text())
+    page = _parse(write_html("![a](a.png)\n", tmp_path / "out" / "page.html", images=[tmp_path / "out" / "a.png"])
+                  .read_text())
     assert page.images[0]["src"].startswith(DATA_PNG)
 
 
 def test_image_alt_text_is_escaped_once(tmp_path):
     (tmp_path / "pnl.png").write_bytes(_tiny_png())
-    page = _parse(write_html("![P&L chart](pnl.png)\n", tmp_path / "page.html").read_text())
+    page = _parse(write_html("![P&L chart](pnl.png)\n", tmp_path / "page.html", images=[tmp_path / "pnl.png"])
+                  .read_text())
     assert page.images[0]["alt"] == "P&L chart"
 
 
 def test_png_with_an_ampersand_in_its_name_is_embedded(tmp_path):
     (tmp_path / "p&l.png").write_bytes(_tiny_png())
-    page = _parse(write_html("![pnl](p&l.png)\n", tmp_path / "page.html").read_text())
+    page = _parse(write_html("![pnl](p&l.png)\n", tmp_path / "page.html", images=[tmp_path / "p&l.png"]).read_text())
     assert page.images[0]["src"].startswith(DATA_PNG)
 
 
@@ -216,7 +220,8 @@ def test_aggregate_plot_of_a_card_without_an_aggregate_draws_nothing(tmp_path):
 
 def test_tables_scroll_in_their_own_box_and_images_form_a_grid():
     body, _ = markdown_to_html("| a | b |\n|---|---|\n| 1 | 2 |\n\n![one](a.png)\n![two](b.png)\n\n"
-                               "![alone](c.png)\n\nText with ![inline](d.png) image.\n")
+                               "![alone](c.png)\n\nText with ![inline](d.png) image.\n",
+                               {name: name for name in ("a.png", "b.png", "c.png", "d.png")})
     assert body.count('<div class="table-wrap"><table>') == 1 and "</table></div>" in body
     assert '<div class="charts"><img alt="one" src="a.png"><img alt="two" src="b.png"></div>' in body
     assert '<div class="charts one"><img alt="alone" src="c.png"></div>' in body
@@ -383,6 +388,117 @@ def test_mean_over_symbols_interval_with_several_symbols(tmp_path):
 
 def test_the_page_stays_small(run):
     assert run.html_path.stat().st_size < 2_000_000
+
+
+# ====================================================================== 2b. names from outside stay text
+HOSTILE_NAMES = [
+    "![x](/etc/finenvs-secret.png)",
+    "[click](http://evil.example/a) and <img src=http://evil.example/p.png>",
+    "a | b | c",
+    "tick `code ![y](z.png)` tock",
+    "back\\slash\\",
+    "line\nbreak\r\n# heading\u2028more",
+    "\\![escaped](q.png) \\\\![double](q.png)",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_md_text_renders_a_name_as_exactly_its_text(name):
+    from finenvs.text.markdown import md_text
+
+    body, _ = markdown_to_html(md_text(name), {"q.png": DATA_PNG, "z.png": DATA_PNG})
+    shown = "".join(ch if ch.isprintable() else " " for ch in name)
+    assert re.fullmatch(r"<p>[^<>]*</p>", body), body  # one paragraph of text: no img, a, code or other tag
+    assert html.unescape(body[3:-4]) == shown.strip()
+    cell, _ = markdown_to_html(f"| name | n |\n|---|---|\n| {md_text(name)} | 1 |\n")
+    assert _parse(cell).tables[0][1] == ("td", [shown.strip(), "1"])  # the table keeps its two columns
+
+
+def test_write_html_embeds_only_the_listed_charts_inside_its_folder(tmp_path):
+    png = _tiny_png()
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "chart.png").write_bytes(png)
+    (folder / "planted.png").write_bytes(png + b"planted")
+    (tmp_path / "outside.png").write_bytes(png + b"outside")
+    markdown = (f"![chart](chart.png)\n![planted](planted.png)\n![abs]({tmp_path / 'outside.png'})\n"
+                f"![up](../outside.png)\n![abs-listed]({folder / 'chart.png'})\n![web](http://evil.example/x.png)\n"
+                "\nIn code: `![chart](chart.png)`.\n")
+    page_text = write_html(markdown, folder / "page.html",
+                           images=[folder / "chart.png", tmp_path / "outside.png"]).read_text()
+    page = _parse(page_text)
+    assert [img["alt"] for img in page.images] == ["chart"] and page.images[0]["src"].startswith(DATA_PNG)
+    for other in ("planted", "abs", "up", "abs-listed", "web"):  # each stays text, never an <img>
+        assert f"![{other}](" in page_text
+    assert page_text.count(DATA_PNG) == 1 and "<code>![chart](chart.png)</code>" in page_text
+    assert not re.search(r"(src|href)=[\"']?(https?:)?//", page_text)
+
+
+def test_hostile_names_through_the_bench_render_as_text_and_embed_no_other_image(run, tmp_path):
+    """The shared bench run, its names replaced by hostile ones (agent and model names, run name, symbol, episode
+    label, an error), written again by the bench's own writer."""
+    import copy
+
+    from finenvs.evaluation.bench import write_scorecard
+
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(_tiny_png() + b"host file")
+    out = tmp_path / "hostile"
+    shutil.copytree(run.dir, out)
+    planted = out / "planted.png"  # in the run folder, not written by the bench
+    planted.write_bytes(_tiny_png() + b"planted")
+    agent = (f"evil ![x]({secret}) [click](http://evil.example/a) <img src=http://evil.example/p.png> a|b "
+             "`![c](planted.png)`\n# heading")
+    names = {"agent": agent, "run": "run ![r](planted.png) ![q](qa_topics.png)",
+             "symbol": "SPY![s](http://evil.example/s.png)", "label": f"![l]({secret})"}
+    card = copy.deepcopy(run.card)
+    card.run_dir = out
+    card.files = [str(out / Path(f).name) for f in run.card.files if f.endswith(".png")]
+    card.config = {**card.config, "run": names["run"]}
+    for agent_run in card.agents:
+        if agent_run["agent"] == "scripted_agent":
+            agent_run["agent"] = agent
+            for episode in agent_run["episodes"]:
+                episode["label"] = names["label"]
+    for result in card.results:
+        if result.efficiency is not None:
+            result.policy, result.symbol = agent, names["symbol"]
+    if card.aggregate:
+        card.aggregate["profiles"] = {agent if k == "scripted_agent" else k: v
+                                      for k, v in card.aggregate["profiles"].items()}
+    relabelled = 0
+    for tables in (card.herculean or {}).values():
+        for table in tables:
+            for row in table["rows"]:
+                row["agent"] = agent if row["agent"] == "scripted_agent" else row["agent"]
+                row["cells"] = {names["label"] if k == "SPY" else k: v for k, v in row["cells"].items()}
+            relabelled += "SPY" in table["labels"]
+            table["labels"] = [names["label"] if label == "SPY" else label for label in table["labels"]]
+    assert relabelled  # the HERCULEAN tables name their episodes (here SPY): the label is exercised
+    card.errors = [{"env": "FinTrading-v0", "symbol": names["symbol"], "policy": agent, "error": agent}]
+    write_scorecard(card)
+    markdown = (out / "scorecard.md").read_text(encoding="utf-8")
+    page_text = (out / "scorecard.html").read_text(encoding="utf-8")
+    page = _parse(page_text)
+    charts = [Path(f) for f in card.files if f.endswith(".png")]
+    # the page embeds the bench's charts and nothing else: not the host file, not the planted one, no URL
+    assert len(page.images) == len(charts) == page_text.count(DATA_PNG) and all(
+        img["src"].startswith(DATA_PNG) for img in page.images)
+    for path in (secret, planted):
+        assert base64.b64encode(path.read_bytes()).decode("ascii") not in page_text
+    assert all(link.startswith("#") for link in page.links) and "<img src=http" not in page_text  # text only
+    # in the Markdown every image reference is a chart of the bench's (the names' are escaped), no raw HTML
+    assert set(re.findall(r"(?<!\\)!\[[^\]]*\]\(([^)]+)\)", markdown)) == {p.name for p in charts}
+    assert not re.search(r"(?<!\\)<img", markdown)
+    # the names read as written (a line break as a space) and every table keeps its shape
+    shown = agent.replace("\n", " ")
+    cells = [cell for table in page.tables for _, row in table for cell in row]
+    assert cells.count(shown) >= 3  # the agents table, the per-episode table, the aggregate
+    assert any(cell == names["symbol"] for cell in cells)
+    assert any(cell.startswith(names["label"] + " ") for cell in cells)  # a HERCULEAN column header
+    assert all(len({len(row) for _, row in table}) == 1 for table in page.tables)
+    assert page.headings[0][2] == f"finenvs scorecard — {names['run']}"
+    assert f"<li>FinTrading-v0 {names['symbol']} {shown}: {shown}</li>" in html.unescape(page_text)
 
 
 # ====================================================================== 3. the page in headless Chromium

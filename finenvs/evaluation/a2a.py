@@ -30,8 +30,10 @@ object arguments are dumped to JSON text) carries tool calls and token usage
 
 Failures are :class:`~finenvs.evaluation.endpoints.EndpointError`: connection
 failures, timeouts, HTTP 408/409/429/5xx, the SDK's internal errors and a
-``failed`` task are ``transient``; a reply of any other shape, or with more
-than ``MAX_REPLY_CHARS`` characters, is ``malformed``; anything else (other
+``failed`` task are ``transient``; a reply of any other shape, or over the reply cap every transport shares
+(:data:`finenvs.text.protocol.MAX_REPLY_CHARS` characters of text and tool calls; an HTTP body over
+:data:`~finenvs.evaluation.endpoints.MAX_REPLY_BYTES` bytes is not read further), is ``malformed``, with its size and
+first characters, never the reply; anything else (other
 HTTP errors, a rejected or canceled task, a task asking for input) is
 ``permanent``.
 """
@@ -48,11 +50,17 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from finenvs.evaluation.endpoints import TRANSIENT_STATUS, EndpointError
+from finenvs.evaluation.endpoints import (
+    MAX_REPLY_BYTES,
+    TRANSIENT_STATUS,
+    EndpointError,
+    ReplyBodyTooLarge,
+    body_limit_hook,
+    oversize_error,
+)
 from finenvs.text.chat import ChatAgent, ChatReply, ToolCall
+from finenvs.text.protocol import MAX_REPLY_CHARS
 
-#: Longest reply (text plus tool-call arguments, in characters) accepted from a remote agent.
-MAX_REPLY_CHARS = 1_000_000
 #: Version of finenvs' data part (the value of its ``"finenvs"`` key).
 WIRE_VERSION = 1
 #: Id of the one skill in the Agent Card of a served agent.
@@ -180,10 +188,11 @@ def reply_from_parts(parts: Any) -> ChatReply:
                 extra[key] = _short(item[key], 200)
     if content is None and not calls:
         raise EndpointError("malformed", "the reply has no text and no tool calls")
-    size = len(content or "") + sum(len(c.arguments) for c in calls)
-    if size > MAX_REPLY_CHARS:
-        raise EndpointError("malformed", f"the reply has {size:,} characters (limit {MAX_REPLY_CHARS:,})")
-    return ChatReply(content, calls, usage, extra["finish_reason"], extra["model"])
+    reply = ChatReply(content, calls, usage, extra["finish_reason"], extra["model"])
+    too_long = oversize_error(reply)
+    if too_long is not None:
+        raise too_long
+    return reply
 
 
 def _tool_call(raw: Any, index: int) -> ToolCall:
@@ -243,8 +252,15 @@ class A2AChatAgent:
             import httpx
 
             try:
-                with httpx.Client(timeout=self.timeout) as http:
-                    self._card = _read_card(http.get(self.card_url))
+                with httpx.Client(timeout=self.timeout) as http, http.stream("GET", self.card_url) as response:
+                    response.raise_for_status()
+                    body = bytearray()
+                    for chunk in response.iter_bytes():  # decompressed; read no further than the cap
+                        body += chunk
+                        if len(body) > MAX_REPLY_BYTES:
+                            raise ReplyBodyTooLarge(None)
+                    self._card = _read_card(httpx.Response(response.status_code, content=bytes(body),
+                                                          request=response.request))
             except Exception as exc:
                 raise _endpoint_error(exc, self.public_url) from exc
         self.name = name if name is not None else (_short(self._card.name, 100) or "a2a-agent")
@@ -272,7 +288,7 @@ class A2AChatAgent:
         from a2a.types import GetTaskRequest, SendMessageRequest, TaskState
 
         # A client per call: run_llm opens a new event loop per run, and httpx clients are bound to theirs.
-        async with httpx.AsyncClient(timeout=self.timeout) as http:
+        async with httpx.AsyncClient(timeout=self.timeout, event_hooks={"response": [body_limit_hook(httpx)]}) as http:
             if self._card is None:
                 self._card = _read_card(await http.get(self.card_url))
             config = ClientConfig(httpx_client=http, streaming=False,
@@ -327,6 +343,8 @@ def _endpoint_error(exc: BaseException, url: str) -> EndpointError:
         return "transient" if status in TRANSIENT_STATUS or status >= 500 else "permanent"
 
     for err in chain:
+        if isinstance(err, EndpointError):  # ours, raised inside the SDK (a body over the cap)
+            return err
         if isinstance(err, (httpx.TimeoutException, asyncio.TimeoutError)):
             return EndpointError("transient", f"timed out talking to {url}")
         if isinstance(err, httpx.RequestError):

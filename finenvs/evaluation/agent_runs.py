@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from finenvs.tasks import Column, Selection, TaskSpec
+from finenvs.text.markdown import md_text
 
 #: The label of each family's offline scripted agent in tables.
 SCRIPTED = "scripted_agent"
@@ -93,7 +94,7 @@ def agents_markdown(task: TaskSpec, runs: list[dict[str, Any]]) -> list[str]:
     for run in runs:
         eff = run["efficiency"]
         tcd = eff.get("tool_calls_per_decision")
-        rows.append([run["agent"], run["split"], str(len(run["episodes"])),
+        rows.append([md_text(run["agent"]), md_text(run["split"]), str(len(run["episodes"])),
                      *(_cell(c, run["metrics"]) for c in task.columns), str(run["failed"]),
                      str(eff["format_errors"]), "n/a" if tcd is None or not math.isfinite(tcd) else f"{tcd:.2f}",
                      str(eff["look_ahead_attempts"]), "n/a" if eff["tokens"] is None else str(eff["tokens"]),
@@ -223,11 +224,12 @@ def herculean_markdown(tables: dict[str, Any], splits: tuple[str, ...]) -> list[
         title = "Table 2 (backtest)" if n == 0 else "Table 3 (live)"
         for t in tables.get(split, []):
             columns = [Column(c["key"], c["label"], c["scale"], c["digits"]) for c in t["columns"]]
-            headers = ["agent", *(f"{label} {c.label}" if label != "all" else c.label
+            headers = ["agent", *(f"{md_text(label)} {c.label}" if label != "all" else c.label
                                   for label in t["labels"] for c in columns)]
-            rows = [[row["agent"], *(c.cell(row["cells"].get(label)) if row["cells"].get(label) is not None else "—"
+            rows = [[md_text(row["agent"]), *(c.cell(row["cells"].get(label)) if row["cells"].get(label) is not None else "—"
                                      for label in t["labels"] for c in columns)] for row in t["rows"]]
-            lines += [f"### {title}: {t['workflow']} ({t['env']}, split `{split}`)", "", *_table(headers, rows), ""]
+            lines += [f"### {title}: {t['workflow']} ({t['env']}, split {md_text(split)})", "", *_table(headers, rows),
+                      ""]
     return lines
 
 

@@ -26,6 +26,7 @@ from finenvs.evaluation.episodes import EpisodeResult, run_episode
 from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resolve_weights
 from finenvs.scoring.presets import SHARPE_CONVENTIONS, SHARPE_LABELS
 from finenvs.tasks import Selection, TaskSpec, load, task_of, tasks
+from finenvs.text.markdown import md_text
 
 #: The label of the offline scripted agents' rows (each family's, through its text interface and tools).
 AGENT_POLICY = SCRIPTED
@@ -258,12 +259,12 @@ def _universe_section(
         f"## {env_id}",
         "",
         f"One episode per policy on the universe; the pair is each policy's own choice on the first day "
-        f"(long the first symbol on LONG_SHORT). Pairs chosen from: {', '.join(universe)}.",
+        f"(long the first symbol on LONG_SHORT). Pairs chosen from: {', '.join(md_text(s) for s in universe)}.",
         "",
         _table(
             ["policy", "pair", *headers_std, *headers_h, "in market %", "positions", "look-ahead"],
             [
-                [_policy_label(r), r.pair or "", *_metric_cells(r.standard, STANDARD_COLUMNS),
+                [md_text(_policy_label(r)), md_text(r.pair or ""), *_metric_cells(r.standard, STANDARD_COLUMNS),
                  *_metric_cells(r.herculean, HERCULEAN_COLUMNS), _fmt(r.time_in_market, 100.0),
                  str(r.round_trips), str(r.look_ahead_attempts)]
                 for r in sorted(rows, key=lambda r: (r.oracle, r.policy))
@@ -307,7 +308,7 @@ def _mean_table(env_id: str, env_rows: list[EpisodeResult], seed: int) -> list[s
     rows = []
     for m in mean_rows(env_rows):
         items = [r for r in env_rows if r.policy == m["policy"]]
-        rows.append([m["policy"] + (ORACLE_MARK if m.get("oracle") else ""), str(m["n"]),
+        rows.append([md_text(m["policy"]) + (ORACLE_MARK if m.get("oracle") else ""), str(m["n"]),
                      *_metric_cells(m["standard"], STANDARD_COLUMNS), *_metric_cells(m["herculean"], HERCULEAN_COLUMNS),
                      *(_ci_cell([r.standard[key] for r in items], scale, seed) for key, _, scale in MEAN_CI_COLUMNS)])
     return ["### Mean over symbols", "",
@@ -335,7 +336,8 @@ def _agent_episode_table(rows: list[EpisodeResult]) -> list[str]:
             ["symbol", "agent", "CR %", SR_STD, SR_H, "MDD %", "format errors", "tool calls/decision", "look-ahead",
              "tokens", "cost $", "s/decision"],
             [
-                [r.symbol if r.pair is None else r.pair, r.policy, _fmt(r.standard["cumulative_return"], 100),
+                [md_text(r.symbol if r.pair is None else r.pair), md_text(r.policy),
+                 _fmt(r.standard["cumulative_return"], 100),
                  _fmt(r.standard["sharpe"]), _fmt(r.herculean["sharpe"]), _fmt(r.standard["max_drawdown"], 100),
                  str(r.efficiency["format_errors"]), _fmt(r.efficiency["tool_calls_per_decision"]),
                  str(r.efficiency["look_ahead_attempts"]),
@@ -359,12 +361,12 @@ class _Charts:
         """Markdown image lines of the unplaced charts whose name starts with ``prefix`` and contains ``contains``."""
         picked = [n for n in self.names if n not in self.placed and n.startswith(prefix) and contains in n]
         self.placed.update(picked)
-        return [*(f"![{Path(n).stem}]({n})" for n in picked), ""] if picked else []
+        return [*(f"![{md_text(Path(n).stem)}]({n})" for n in picked), ""] if picked else []
 
     def rest(self) -> list[str]:
         left = [n for n in self.names if n not in self.placed]
         self.placed.update(left)
-        return ["## Charts", "", *(f"![{Path(n).stem}]({n})" for n in left), ""] if left else []
+        return ["## Charts", "", *(f"![{md_text(Path(n).stem)}]({n})" for n in left), ""] if left else []
 
 
 def _market_section(card: Scorecard, env_id: str, charts: _Charts) -> list[str]:
@@ -387,7 +389,7 @@ def _market_section(card: Scorecard, env_id: str, charts: _Charts) -> list[str]:
         _table(
             ["symbol", "policy", *headers_std, *headers_h, "in market %", "positions", "look-ahead"],
             [
-                [r.symbol, _policy_label(r), *_metric_cells(r.standard, STANDARD_COLUMNS),
+                [md_text(r.symbol), md_text(_policy_label(r)), *_metric_cells(r.standard, STANDARD_COLUMNS),
                  *_metric_cells(r.herculean, HERCULEAN_COLUMNS), _fmt(r.time_in_market, 100.0),
                  str(r.round_trips), str(r.look_ahead_attempts)]
                 for r in rows
@@ -407,7 +409,7 @@ def render_markdown(card: Scorecard) -> str:
     """The scorecard as Markdown: each section's tables, its agents beside its baselines, then its charts."""
     cfg = card.config
     lines = [
-        f"# finenvs scorecard — {cfg['run']}",
+        f"# finenvs scorecard — {md_text(cfg['run'])}",
         "",
         f"Split `{cfg['split']}` ({cfg['split_dates']}), seed {cfg['seed']}, finenvs {cfg['finenvs_version']}, "
         f"data manifest `{cfg['data_manifest'][:16]}`, {card.seconds:.1f} s on {cfg['machine']}.",
@@ -420,7 +422,7 @@ def render_markdown(card: Scorecard) -> str:
         "",
     ]
     if cfg.get("split_skipped"):
-        lines += [f"Split part: {line}." for line in cfg["split_skipped"]] + [""]
+        lines += [f"Split part: {md_text(line, 2_000)}." for line in cfg["split_skipped"]] + [""]
     charts = _Charts(card.files)
     market_envs = list(dict.fromkeys(r.env_id for r in card.results))
     for env_id in market_envs:
@@ -437,7 +439,7 @@ def render_markdown(card: Scorecard) -> str:
                 ["env", "symbol", "CR pub", "CR finenvs", f"{SR_H} pub", f"{SR_H} finenvs", "MDD pub", "MDD finenvs",
                  "match"],
                 [
-                    [c["env"], c["symbol"], f"{c['published']['CR']:.2f}", f"{c['finenvs']['CR']:.2f}",
+                    [c["env"], md_text(c["symbol"]), f"{c['published']['CR']:.2f}", f"{c['finenvs']['CR']:.2f}",
                      f"{c['published']['SR']:.2f}", f"{c['finenvs']['SR']:.2f}",
                      f"{c['published']['MDD']:.2f}", f"{c['finenvs']['MDD']:.2f}",
                      "yes" if c["match"] else "NO"]
@@ -466,23 +468,25 @@ def render_markdown(card: Scorecard) -> str:
 
             lines += debate_markdown(card.aggregate["debate"])
             lines += ["| profile | overall | with debate | multipliers |", "|---|---:|---:|---|"]
-            lines += [f"| {name} | {_fmt(rec['overall'])} | {_fmt(rec['overall_debate'])} | "
+            lines += [f"| {md_text(name)} | {_fmt(rec['overall'])} | {_fmt(rec['overall_debate'])} | "
                       + ", ".join(f"{k} {v:.3f}" for k, v in rec["debate_multipliers"].items()) + " |"
                       for name, rec in card.aggregate["profiles"].items() if "overall_debate" in rec]
             lines.append("")
     rec = card.config.get("eval_config_record")
     if rec:
-        lines += [f"Evaluation config `{rec['name']}` ({rec['source']}, digest `{rec['digest'][:16]}`): {rec['tasks']} "
-                  "FAB++ tasks, played by the agents and counted in the aggregate; the family tables above show every "
-                  "baseline over the family's whole plan. The selected tasks: `eval_config.json`."
-                  + "".join(f" Skipped `{s['type']}`: {s['reason']}." for s in rec["skipped"]), ""]
+        lines += [f"Evaluation config {md_text(rec['name'])} ({md_text(rec['source'])}, digest `{rec['digest'][:16]}`): "
+                  f"{rec['tasks']} FAB++ tasks, played by the agents and counted in the aggregate; the family tables "
+                  "above show every baseline over the family's whole plan. The selected tasks: `eval_config.json`."
+                  + "".join(f" Skipped {md_text(s['type'])}: {md_text(s['reason'], 1_000)}." for s in rec["skipped"]),
+                  ""]
     if card.windows:
         from finenvs.evaluation.windows import suite_markdown
 
         lines += suite_markdown(card.windows)
         lines += charts.take(prefix="windows_")
     if card.errors:
-        lines += ["## Errors", ""] + [f"- {e['env']} {e['symbol']} {e['policy']}: {e['error']}" for e in card.errors]
+        lines += ["## Errors", ""] + [f"- {md_text(e['env'])} {md_text(e['symbol'])} {md_text(e['policy'])}: "
+                                      f"{md_text(e['error'], 1_000)}" for e in card.errors]
         lines.append("")
     lines += charts.rest()
     return "\n".join(lines)
@@ -604,7 +608,7 @@ def report_quality_lines(results: list[EpisodeResult]) -> list[str]:
             ["symbol", "policy", "reports", "score", "structure", "content", "evidence", "reasoning",
              "invalid ratings", "CR %", SR_STD, SR_H, "MDD %"],
             [
-                [r.symbol, r.policy, str(r.quality["reports"]), _fmt(r.quality["score"]),
+                [md_text(r.symbol), md_text(r.policy), str(r.quality["reports"]), _fmt(r.quality["score"]),
                  *(_fmt(r.quality["dimensions"][d]) for d in dims), str(r.quality["invalid_ratings"]),
                  _fmt(r.standard["cumulative_return"], 100), _fmt(r.standard["sharpe"]), _fmt(r.herculean["sharpe"]),
                  _fmt(r.standard["max_drawdown"], 100)]
@@ -965,19 +969,28 @@ def run_bench(config: BenchConfig) -> Scorecard:
 
         card.files += [str(p) for p in aggregate_plot(card)]
     card.seconds = time.perf_counter() - began
+    write_scorecard(card, html=config.html)
+    return card
+
+
+def write_scorecard(card: Scorecard, *, html: bool = True) -> None:
+    """Write ``scorecard.json``, ``scorecard.md`` and (``html``) ``scorecard.html`` into the card's run folder; they
+    go first in ``card.files``. The page embeds only the PNG charts ``card.files`` lists (the bench's own); every
+    name from outside is Markdown text (:func:`~finenvs.text.markdown.md_text`)."""
+    run_dir = card.run_dir
     json_path = run_dir / "scorecard.json"
     md_path = run_dir / "scorecard.md"
     json_path.write_text(json.dumps(card.to_json(), indent=2, default=_json_default, allow_nan=True) + "\n")
+    charts = [f for f in card.files if f.endswith(".png")]
     card.files = [str(json_path), str(md_path), *card.files]
     markdown = render_markdown(card)
     md_path.write_text(markdown)
-    if config.html:
+    if html:
         from finenvs.evaluation.scorecard_html import write_html
 
         html_path = run_dir / "scorecard.html"
-        write_html(markdown, html_path, title=f"finenvs scorecard — {run_dir.name}")
+        write_html(markdown, html_path, title=f"finenvs scorecard — {run_dir.name}", images=charts)
         card.files.insert(2, str(html_path))
-    return card
 
 
 def _config_record(config: BenchConfig, specs: list[TaskSpec]) -> dict[str, Any]:
@@ -1122,9 +1135,9 @@ def aggregate_markdown(agg: dict[str, Any]) -> list[str]:
         cells = []
         for k in names:
             sec = rec["sections"][k]
-            cells.append("—" if sec["score"] is None else f"{sec['score']:.2f} ({rec['policies'][k]})")
+            cells.append("—" if sec["score"] is None else f"{sec['score']:.2f} ({md_text(rec['policies'][k])})")
         overall = "—" if rec["overall"] is None else f"**{rec['overall']:.2f}**"
-        lines.append(f"| {profile} | " + " | ".join(cells) + f" | {overall} | {_alpha_cell(rec.get('alpha'))} |")
+        lines.append(f"| {md_text(profile)} | " + " | ".join(cells) + f" | {overall} | {_alpha_cell(rec.get('alpha'))} |")
     lines.append("")
     return lines
 

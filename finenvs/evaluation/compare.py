@@ -46,6 +46,7 @@ import numpy as np
 from finenvs.evaluation.agent_runs import _table
 from finenvs.scoring.bootstrap import DEFAULT_LEVEL, DEFAULT_N_BOOT, bootstrap_ci, paired_difference
 from finenvs.tasks import Column, EpisodeSpec, task_of, tasks
+from finenvs.text.markdown import md_text
 
 #: The column of a family section's baselines (bench runs record one FAB++ task score per task for them).
 TASK_SCORE = Column("score", "task score (0-100)")
@@ -386,9 +387,10 @@ def compare_markdown(result: dict[str, Any]) -> str:
     """The comparison as Markdown: the runs, then one table per compared group."""
     pct = round(100 * result["level"])
     lines = ["# finenvs compare", "",
-             *(f"- **{r['run']}** ({r['kind']}{', agent ' + r['agent'] if r.get('agent') else ''}"
-               f"{', ' + r['status'] + ', ' + r['signature'] if r.get('signature') else ''}): `{r['path']}`"
-               + (f"; {r['confinement']}" if r.get("confinement") else "") for r in result["runs"]), "",
+             *(f"- **{md_text(r['run'])}** ({r['kind']}{', agent ' + md_text(r['agent']) if r.get('agent') else ''}"
+               f"{', ' + r['status'] + ', ' + r['signature'] if r.get('signature') else ''}): "
+               f"{md_text(r['path'], 1_000)}" + (f"; {r['confinement']}" if r.get("confinement") else "")
+               for r in result["runs"]), "",
              f"Cells: the estimate and its {pct}% percentile-bootstrap interval over episodes ({result['n_boot']} "
              f"resamples, seed {result['seed']}; none with fewer than 2 episodes). Rows `X − A`: the paired "
              "difference over the episodes both played (same env, symbol or task, split and seed), its interval "
@@ -397,11 +399,11 @@ def compare_markdown(result: dict[str, Any]) -> str:
     for group in result["groups"]:
         columns = group["columns"]
         policies = list(dict.fromkeys(e["policy"] for e in group["entries"]))
-        title = group["policy"] if len(policies) == 1 else " vs ".join(policies)
-        lines += [f"## {group['env']} — {title} ({group['kind']}, split {group['split']})", ""]
+        title = md_text(group["policy"]) if len(policies) == 1 else " vs ".join(md_text(p) for p in policies)
+        lines += [f"## {group['env']} — {title} ({group['kind']}, split {md_text(group['split'])})", ""]
         rows = []
         for e in group["entries"]:
-            rows.append([e["run"], e["policy"], str(e["n"]),
+            rows.append([md_text(e["run"]), md_text(e["policy"]), str(e["n"]),
                          *(_num(e["cells"][c["key"]]["estimate"], c) + _interval(e["cells"][c["key"]]["ci"], c)
                            for c in columns)])
         for e in group["entries"]:
@@ -413,12 +415,12 @@ def compare_markdown(result: dict[str, Any]) -> str:
                 d = p["columns"].get(c["key"])
                 cells.append("n/a" if d is None else _num(d["estimate"], c, sign=True) + _interval(d["ci"], c)
                              + _wins(d))
-            rows.append([f"{e['run']} − {p['reference']}", "paired", str(p["n_matched"]), *cells])
+            rows.append([f"{md_text(e['run'])} − {md_text(p['reference'])}", "paired", str(p["n_matched"]), *cells])
         unpaired = [e["run"] for e in group["entries"][1:] if e["paired"] is None]
         lines += [*_table(["run", "policy", "n", *(c["label"] for c in columns)], rows), ""]
         if unpaired:
-            lines += [f"No paired difference for {', '.join(unpaired)}: no episode matches run "
-                      f"{group['entries'][0]['run']}'s (env, symbol or task, split, seed).", ""]
+            lines += [f"No paired difference for {', '.join(md_text(u) for u in unpaired)}: no episode matches run "
+                      f"{md_text(group['entries'][0]['run'])}'s (env, symbol or task, split, seed).", ""]
     return "\n".join(lines)
 
 

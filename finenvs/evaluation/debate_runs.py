@@ -24,6 +24,7 @@ from finenvs.baselines.registry import make_policy
 from finenvs.evaluation.episodes import play_episode
 from finenvs.tasks import Selection, TaskSpec
 from finenvs.tasks.common import mean
+from finenvs.text.markdown import md_text
 from finenvs.wrappers.debate import Debate
 
 
@@ -71,7 +72,7 @@ def debate_markdown(debates: dict[str, dict[str, Any]]) -> list[str]:
                                                for name, rec in debate.get("agents", {}).items())]
         for name, rec in rows:
             outcomes = ", ".join(f"{k} {v}" for k, v in sorted(rec["outcomes"].items()))
-            lines.append(f"| {env_id} | {name} | {len(rec['rows'])} | {rec['multiplier']:.3f} | {outcomes} |")
+            lines.append(f"| {env_id} | {md_text(name)} | {len(rec['rows'])} | {rec['multiplier']:.3f} | {outcomes} |")
     lines.append("")
     return lines
 

@@ -7,20 +7,35 @@ surface as :class:`EndpointError` with a kind the runner acts on:
 * ``transient`` — connection refused or reset, timeout, HTTP 408/409/429/5xx:
   retried with backoff;
 * ``malformed`` — a 200 reply the client cannot read (not JSON, nested too
-  deep, a number too long to convert, no choices): recorded as an invalid step;
+  deep, a number too long to convert, no choices) or one over the reply cap:
+  recorded as an invalid step, never retried;
 * ``permanent`` — any other HTTP error (bad request, auth, unknown model):
   recorded as an invalid step.
+
+Every transport (this one, :mod:`finenvs.evaluation.a2a`, the MCP server) holds a reply to one cap,
+:data:`finenvs.text.protocol.MAX_REPLY_CHARS` characters (text plus each tool call's id, name and
+arguments). Over HTTP the body is read at most :data:`MAX_REPLY_BYTES` bytes (after decompression), so a
+reply of any size costs at most that much memory; a reply over either limit is ``malformed``, and
+its error carries its size and the first characters (:data:`~finenvs.text.chat.REPLY_EXCERPT_CHARS`),
+never the reply.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from finenvs.text.chat import ChatReply, ToolCall
+from finenvs.text.chat import REPLY_EXCERPT_CHARS, ChatReply, ToolCall
+from finenvs.text.protocol import MAX_REPLY_CHARS
 
 TRANSIENT_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+#: Longest HTTP reply body read (bytes, decompressed): room for :data:`MAX_REPLY_CHARS` characters written as
+#: JSON escapes (up to 12 bytes each) and the envelope of many small tool calls.
+MAX_REPLY_BYTES = 32 * MAX_REPLY_CHARS
 
 
 class EndpointError(Exception):
@@ -32,15 +47,105 @@ class EndpointError(Exception):
         retry_after: Seconds the server asked to wait (``Retry-After``), if any.
     """
 
-    def __init__(self, kind: str, message: str, *, status: int | None = None, retry_after: float | None = None):
+    def __init__(self, kind: str, message: str, *, status: int | None = None, retry_after: float | None = None,
+                 excerpt: str | None = None):
         super().__init__(message)
         self.kind = kind
         self.status = status
         self.retry_after = retry_after
+        #: the first characters of a reply too long to keep (recorded once, with the decision's errors)
+        self.excerpt = excerpt
 
     def __str__(self) -> str:
         status = f" (HTTP {self.status})" if self.status else ""
         return f"{self.kind}{status}: {self.args[0]}"
+
+
+def oversize_error(reply: ChatReply) -> EndpointError | None:
+    """The ``malformed`` error of a reply over :data:`~finenvs.text.protocol.MAX_REPLY_CHARS` (its size, the limit
+    and its first characters), or None."""
+    reason = reply.oversize()
+    return None if reason is None else EndpointError("malformed", reason, excerpt=reply.excerpt())
+
+
+class ReplyBodyTooLarge(EndpointError):
+    """An HTTP reply body over :data:`MAX_REPLY_BYTES`: ``malformed``, raised while reading it."""
+
+    def __init__(self, size: int | None, excerpt: str | None = None) -> None:
+        what = f"{size:,} bytes" if size is not None else "more bytes"
+        super().__init__("malformed", f"the reply body has {what}; the limit is {MAX_REPLY_BYTES:,}", excerpt=excerpt)
+
+
+def body_limit_hook(module: Any, limit: int = MAX_REPLY_BYTES) -> Callable[[Any], Awaitable[None]]:
+    """An async ``event_hooks["response"]`` hook for an ``httpx`` (or ``httpx2``, ``module``) client: the body is
+    read at most ``limit`` bytes after decompression; beyond them, or when ``Content-Length`` declares more, reading
+    stops with :class:`ReplyBodyTooLarge`."""
+    stream_class = _limited_stream(module)
+
+    async def hook(response: Any) -> None:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise ReplyBodyTooLarge(int(declared))
+        decoder = None
+        get_decoder = getattr(response, "_get_content_decoder", None)
+        if response.headers.get("content-encoding") and get_decoder is not None:
+            # decompress here, counting what comes out (a small compressed body can inflate to gigabytes), and
+            # let the client's own decoding pass the bytes through
+            decoder = get_decoder()
+            response._decoder = _PassThrough(inspect.isgeneratorfunction(type(decoder).decode))
+        response.stream = stream_class(response.stream, limit, decoder)
+
+    return hook
+
+
+class _PassThrough:
+    """A content decoder that leaves bytes as they are (the body was decompressed by the limited stream), in the
+    client's decoder API: ``httpx2``'s yields pieces, ``httpx``'s returns bytes."""
+
+    def __init__(self, pieces: bool) -> None:
+        self.pieces = pieces
+
+    def decode(self, data: bytes) -> Any:
+        return iter((data,)) if self.pieces else data
+
+    def flush(self) -> Any:
+        return iter(()) if self.pieces else b""
+
+
+def _pieces(decoded: Any) -> Any:
+    """A decoder's output as pieces of bytes (``httpx2`` decoders yield bounded pieces; ``httpx``'s return bytes)."""
+    return (decoded,) if isinstance(decoded, bytes) else decoded
+
+
+@functools.cache
+def _limited_stream(module: Any) -> type:
+    class LimitedStream(module.AsyncByteStream):
+        def __init__(self, stream: Any, limit: int, decoder: Any) -> None:
+            self.stream, self.limit, self.decoder, self.seen, self.head = stream, limit, decoder, 0, b""
+
+        def _count(self, data: bytes) -> bytes:
+            self.seen += len(data)
+            if len(self.head) < REPLY_EXCERPT_CHARS:
+                self.head += data[: REPLY_EXCERPT_CHARS - len(self.head)]
+            if self.seen > self.limit:
+                raise ReplyBodyTooLarge(None, self.head.decode("utf-8", "replace"))
+            return data
+
+        async def __aiter__(self) -> Any:
+            async for chunk in self.stream:
+                if self.decoder is None:
+                    yield self._count(chunk)
+                    continue
+                for piece in _pieces(self.decoder.decode(chunk)):
+                    yield self._count(piece)
+            if self.decoder is not None:
+                for piece in _pieces(self.decoder.flush()):
+                    yield self._count(piece)
+
+        async def aclose(self) -> None:
+            await self.stream.aclose()
+
+    return LimitedStream
 
 
 # ---------------------------------------------------------------------------- endpoint
@@ -95,7 +200,12 @@ class OpenAIChatAgent:
         self.extra_body = dict(extra_body or {})
         key = os.environ.get(api_key_env) or "not-needed"
         self.key_from_env = api_key_env in os.environ
-        self._client = openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0)
+        import httpx2  # openai's own HTTP client (3.x)
+
+        http = openai.DefaultAsyncHttpx2Client(timeout=self.timeout,
+                                               event_hooks={"response": [body_limit_hook(httpx2)]})
+        self._client = openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0,
+                                          http_client=http)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -139,7 +249,11 @@ class OpenAIChatAgent:
             # RecursionError: a body nested deeper than the JSON decoder recurses ("[[[[..."); ValueError includes
             # an integer literal of more than 4,300 digits
             raise EndpointError("malformed", f"unreadable reply: {_short(str(exc))}") from exc
-        return _reply_from_response(response)
+        reply = _reply_from_response(response)
+        too_long = oversize_error(reply)
+        if too_long is not None:
+            raise too_long
+        return reply
 
 
 def _retry_after(response: Any) -> float | None:
@@ -182,4 +296,5 @@ def _reply_from_response(response: Any) -> ChatReply:
         raise EndpointError("malformed", f"reply does not have the chat-completions shape: {exc}") from exc
 
 
-__all__ = ["TRANSIENT_STATUS", "EndpointError", "OpenAIChatAgent"]
+__all__ = ["MAX_REPLY_BYTES", "TRANSIENT_STATUS", "EndpointError", "OpenAIChatAgent", "ReplyBodyTooLarge",
+           "body_limit_hook", "oversize_error"]

@@ -15,8 +15,16 @@ RUN_DIR`` re-scores a run offline from its recorded actions::
     agent = OpenAIChatAgent("qwen2.5-7b-instruct", "http://127.0.0.1:8000/v1")
     summary = run_llm(config, agent, out="runs", concurrency=8)              # a server
 
-Per decision: at most ``max_tool_calls`` tool calls (later calls get an error
-result asking for a commit); each request times out after ``request_timeout``
+Per decision: at most ``max_tool_calls`` tool calls; calls of a reply beyond
+them are dropped (neither served nor kept in the conversation) and answered by
+ONE notice asking for a commit, and the ``commit_action`` calls of a reply count
+as one (the first is kept; several that disagree make the decision ambiguous).
+A reply over :data:`~finenvs.text.protocol.MAX_REPLY_CHARS` (text plus tool
+calls; the cap every transport shares) is malformed: the decision takes the
+default, and the record keeps its size and first 200 characters, never the
+reply. So the conversation re-sent each round, and recorded with the step, stays
+within :func:`conversation_bound` (33 messages and about 1.6 M characters with
+the defaults, whatever the agent sends). Each request times out after ``request_timeout``
 seconds and transient failures (connection, timeout, 429, 5xx) are retried
 ``max_retries`` times with exponential backoff and jitter (or the server's
 ``Retry-After``); a decision that takes longer than ``decision_timeout``, an
@@ -43,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from finenvs.evaluation.endpoints import EndpointError
+from finenvs.evaluation.endpoints import EndpointError, oversize_error
 from finenvs.evaluation.seal import load_or_create_key
 from finenvs.evaluation.session import (
     EnvPool,
@@ -61,8 +69,8 @@ from finenvs.registration import env_arguments
 from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, task_of
 from finenvs.tasks import tasks as _tasks
 from finenvs.text import safe_json
-from finenvs.text.chat import ChatAgent
-from finenvs.text.protocol import ParsedAction, TextProtocol
+from finenvs.text.chat import ChatAgent, ChatReply, ToolCall
+from finenvs.text.protocol import MAX_PROMPT_CHARS, MAX_REPLY_CHARS, ParsedAction, TextProtocol
 from finenvs.tools.registry import COMMIT_TOOL
 
 FAILURE_RULES = ("default", "herculean")
@@ -129,8 +137,8 @@ class RunConfig:
         seeds: Reset seeds (market families: one episode per symbol and seed; others: the first seed).
         instances: Indices into the plan (questions, audit instances, option tasks, hedging paths).
         limit: Run only the plan's first ``limit`` episodes.
-        max_tool_calls: Tool calls allowed per decision (commit not counted); None: the family's limit
-            (its task spec's ``max_tool_calls``, 8 unless the family needs more).
+        max_tool_calls: Tool calls allowed per decision (commit not counted; calls beyond it are dropped with one
+            notice); None: the family's limit (its task spec's ``max_tool_calls``, 8 unless the family needs more).
         request_timeout: Seconds per chat request.
         decision_timeout: Seconds per decision, all requests and tools included.
         max_retries: Retries of a transient endpoint failure per request.
@@ -281,6 +289,109 @@ class Decision:
 
 Sleep = Callable[[float], Awaitable[Any]]
 
+#: Names of dropped tool calls a notice lists (each cut to 40 characters).
+NOTICE_NAMES = 5
+#: Longest message the loop writes itself (a notice, a format retry, a commit's answer), in characters.
+MAX_LOOP_MESSAGE_CHARS = 2_000
+
+
+def model_turns(config: RunConfig) -> int:
+    """Requests one decision may make (retries of a failed request aside): one per tool call, per format retry,
+    and three more."""
+    return config.max_tool_calls + config.format_retries + 3
+
+
+def conversation_bound(config: RunConfig) -> tuple[int, int]:
+    """``(messages, characters)`` that a decision's conversation never exceeds: what each request re-sends and what
+    the step records (``messages``).
+
+    Counted: the system message and the prompt (at most :data:`~finenvs.text.protocol.MAX_PROMPT_CHARS`); per model
+    turn (:func:`model_turns`) its reply (at most :data:`~finenvs.text.protocol.MAX_REPLY_CHARS`, the calls beyond
+    the budget dropped) and one message of the loop's own (a notice or a format retry, at most
+    :data:`MAX_LOOP_MESSAGE_CHARS`); the results of at most ``max_tool_calls`` tools (each at most
+    ``tool_max_chars``) and one commit's answer. A message's characters are its content's plus each tool call's id,
+    name and arguments.
+    """
+    turns = model_turns(config)
+    messages = 2 + 2 * turns + config.max_tool_calls + 1
+    chars = (len(SYSTEM_PROMPT) + MAX_PROMPT_CHARS + turns * (MAX_REPLY_CHARS + MAX_LOOP_MESSAGE_CHARS)
+             + config.max_tool_calls * config.tool_max_chars + MAX_LOOP_MESSAGE_CHARS)
+    return messages, chars
+
+
+def message_chars(message: dict[str, Any]) -> int:
+    """Characters of a chat message as :func:`conversation_bound` counts them."""
+    content = message.get("content")
+    calls = message.get("tool_calls") or []
+    return (len(content) if isinstance(content, str) else 0) + sum(
+        len(str(c.get("id") or "")) + len(str((c.get("function") or {}).get("name") or ""))
+        + len(str((c.get("function") or {}).get("arguments") or "")) for c in calls)
+
+
+def _loop_text(text: str, limit: int = MAX_LOOP_MESSAGE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 20] + " ... (cut)"
+
+
+@dataclass(frozen=True)
+class ReplyCalls:
+    """The tool calls of one reply as the decision loop serves them.
+
+    Attributes:
+        kept: The calls kept in the conversation, in the reply's order: the first ``budget`` calls that are not
+            ``commit_action`` (each served) and the first ``commit_action`` (all commits of a reply count as one).
+        commits: Every ``commit_action`` call of the reply (read together: if they disagree, the decision is
+            ambiguous).
+        dropped: How many calls were beyond the budget: neither served nor kept, answered by one notice.
+        dropped_names: The first distinct names among them (at most :data:`NOTICE_NAMES`).
+        extra_commits: ``commit_action`` calls after the first (read, not kept).
+    """
+
+    kept: list[ToolCall]
+    commits: list[ToolCall]
+    dropped: int
+    dropped_names: tuple[str, ...]
+    extra_commits: int
+
+    @classmethod
+    def of(cls, calls: list[ToolCall], budget: int) -> ReplyCalls:
+        kept: list[ToolCall] = []
+        commits: list[ToolCall] = []
+        dropped: list[ToolCall] = []
+        for call in calls:
+            if call.name == COMMIT_TOOL:
+                if not commits:
+                    kept.append(call)
+                commits.append(call)
+            elif budget > 0:
+                budget -= 1
+                kept.append(call)
+            else:
+                dropped.append(call)
+        names = tuple(dict.fromkeys(str(c.name)[:40] for c in dropped[:1000]))[:NOTICE_NAMES]
+        return cls(kept, commits, len(dropped), names, max(0, len(commits) - 1))
+
+    def notice(self, max_tool_calls: int) -> str | None:
+        """The one message that answers what was dropped (None when nothing was)."""
+        parts = []
+        if self.dropped:
+            parts.append(f"{self.dropped} tool call(s) of your reply ({', '.join(self.dropped_names)}"
+                         f"{', ...' if self.dropped > len(self.dropped_names) else ''}) were dropped unanswered: the "
+                         f"budget is {max_tool_calls} tool calls per decision; call {COMMIT_TOOL} now")
+        if self.extra_commits:
+            parts.append(f"{self.extra_commits} further {COMMIT_TOOL} call(s) of your reply were read with the first "
+                         "and are not kept")
+        return "; ".join(parts) + "." if parts else None
+
+
+def _bounded_result(text: Any, limit: int) -> str:
+    """A tool result as the conversation carries it: at most ``limit`` characters (the session's tools already
+    keep to it; a remote port's longer result becomes an error naming its size)."""
+    if not isinstance(text, str):
+        return json.dumps({"error": f"the tool result is a {type(text).__name__}, not text"})
+    if len(text) <= limit:
+        return text
+    return json.dumps({"error": f"the tool result has {len(text):,} characters; the limit is {limit:,}"})
+
 
 async def decide(
     agent: ChatAgent,
@@ -304,7 +415,7 @@ async def decide(
     d = Decision(protocol.invalid("no reply"), None, messages, {"prompt_tokens": 0, "completion_tokens": 0})
     used = 0
     format_retries = config.format_retries
-    max_rounds = config.max_tool_calls + config.format_retries + 3
+    max_rounds = model_turns(config)
 
     def finish(parsed: ParsedAction, **changes: Any) -> Decision:
         d.parsed = parsed
@@ -325,34 +436,40 @@ async def decide(
         else:
             for key in ("prompt_tokens", "completion_tokens"):
                 d.usage[key] += int(reply.usage.get(key) or 0)
-        messages.append(reply.message())
         d.raw_text = reply.content
         if reply.tool_calls:
-            commits: list[tuple[ParsedAction, str]] = []
-            for call in reply.tool_calls:
+            turn = ReplyCalls.of(reply.tool_calls, config.max_tool_calls - used)
+            messages.append(ChatReply(reply.content if reply.content is not None else "", turn.kept).message())
+            commit: tuple[ParsedAction, str] | None = None
+            answer = ""  # the tool result of the kept commit: how its first call reads
+            if turn.commits:
+                verdicts = [protocol.parse_commit(c.arguments) for c in turn.commits]
+                parsed = verdicts[0]
+                content: dict[str, Any] = {"accepted": parsed.valid, "action": parsed.name}
+                if not parsed.valid:
+                    content["invalid"] = _loop_text(str(parsed.invalid), MAX_LOOP_MESSAGE_CHARS // 2)
+                answer = json.dumps(content)
+                if len({(p.name, p.invalid) for p in verdicts}) > 1:
+                    parsed = protocol.invalid(f"ambiguous: {len(verdicts)} {COMMIT_TOOL} calls disagree")
+                commit = (parsed, turn.commits[0].arguments)
+            for call in turn.kept:
                 if call.name == COMMIT_TOOL:
-                    parsed = protocol.parse_commit(call.arguments)
-                    commits.append((parsed, call.arguments))
-                    content = {"accepted": parsed.valid, "action": parsed.name}
-                    if not parsed.valid:
-                        content["invalid"] = parsed.invalid
-                    text = json.dumps(content)
-                elif used >= config.max_tool_calls:
-                    text = json.dumps({"error": f"the tool-call budget of {config.max_tool_calls} per decision is "
-                                                f"used up; call {COMMIT_TOOL} now"})
+                    text = answer
                 else:
                     used += 1
                     t0 = time.perf_counter()
-                    text = await port.call_tool(call.name, call.arguments)
+                    text = _bounded_result(await port.call_tool(call.name, call.arguments), config.tool_max_chars)
                     d.tool_seconds += time.perf_counter() - t0
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
-            if commits:
-                distinct = {(p.name, p.invalid) for p, _ in commits}
-                parsed, arguments = commits[0]
-                if len(distinct) > 1:
-                    parsed = protocol.invalid(f"ambiguous: {len(commits)} {COMMIT_TOOL} calls disagree")
-                return finish(parsed, commit_arguments=arguments)
+            notice = turn.notice(config.max_tool_calls)
+            if notice is not None:
+                notice = _loop_text(notice)
+                messages.append({"role": "user", "content": notice})
+                d.errors.append(notice)
+            if commit is not None:
+                return finish(commit[0], commit_arguments=commit[1])
             continue
+        messages.append(reply.message())
         parsed = protocol.parse_text(reply.content if reply.content is not None else "")
         if parsed.valid or format_retries == 0:
             return finish(parsed)
@@ -360,8 +477,8 @@ async def decide(
         d.errors.append(f"format: {parsed.invalid}")
         messages.append({
             "role": "user",
-            "content": f"Your reply had no valid action ({parsed.invalid}). Call {COMMIT_TOOL}, or end your "
-            f"reply with one line 'Action: <{protocol.answer_format}>'.",
+            "content": _loop_text(f"Your reply had no valid action ({parsed.invalid}). Call {COMMIT_TOOL}, or end "
+                                  f"your reply with one line 'Action: <{protocol.answer_format}>'."),
         })
     return finish(protocol.invalid(f"no decision after {max_rounds} model turns"))
 
@@ -382,7 +499,11 @@ async def _request(
         t0 = time.perf_counter()
         try:
             budget = max(0.001, min(float(config.request_timeout) + 5.0, deadline - t0))
-            return await asyncio.wait_for(agent.complete(list(messages), tools), timeout=budget)
+            reply = await asyncio.wait_for(agent.complete(list(messages), tools), timeout=budget)
+            too_long = oversize_error(reply) if isinstance(reply, ChatReply) else None
+            if too_long is None:  # any agent's reply has the transports' cap (theirs stop reading sooner)
+                return reply
+            raise too_long
         except asyncio.TimeoutError:
             error = EndpointError("transient", f"no reply within {budget:.1f} s")
         except EndpointError as exc:
@@ -392,7 +513,7 @@ async def _request(
         finally:
             d.llm_seconds += time.perf_counter() - t0
         d.endpoint_errors += 1
-        d.errors.append(str(error))
+        d.errors.append(str(error) if error.excerpt is None else f"{error}; it begins {error.excerpt!r}")
         if error.kind != "transient" or attempt >= config.max_retries:
             if attempt:
                 raise EndpointError(error.kind, f"{error.args[0]} (after {attempt + 1} attempts)", status=error.status)
@@ -734,6 +855,7 @@ def run_llm(config: RunConfig, agent: ChatAgent, **kwargs: Any) -> RunSummary:
 
 
 __all__ = [
+    "MAX_LOOP_MESSAGE_CHARS",
     "SYSTEM_PROMPT",
     "Decision",
     "EpisodeOutcome",
@@ -741,11 +863,15 @@ __all__ = [
     "PriceTable",
     "RunConfig",
     "RunSummary",
+    "ReplyCalls",
     "SessionPort",
     "ToolPort",
+    "conversation_bound",
     "decide",
     "drive_mcp_episode",
     "jsonable",
+    "message_chars",
+    "model_turns",
     "run_episode",
     "run_llm",
     "run_llm_async",

@@ -12,9 +12,13 @@ the last commit, not during the episode (so it cannot tell an agent whether an
 id it guessed exists in the future).
 
 Hostile input never ends the session. A call whose arguments break a limit of
-:mod:`finenvs.text.safe_json` (nesting depth, number size, non-finite numbers)
-or exceed ``MAX_ARGUMENT_CHARS`` characters of JSON is refused with an error
-result and nothing is recorded; lone surrogates in names and strings become
+:mod:`finenvs.text.safe_json` (nesting depth, number size, non-finite numbers),
+or whose name and arguments exceed the reply cap every transport shares
+(:data:`finenvs.text.protocol.MAX_REPLY_CHARS` characters of JSON), is refused
+with an error result naming its size and nothing is recorded (a tool's or the
+commit's own limit, ``MAX_ARGUMENT_CHARS``, then applies as on every path: a
+tool error, or a commit taken as the default with the reason); a commit's
+arguments are recorded once; lone surrogates in names and strings become
 U+FFFD; a request line the transport cannot read (malformed or over-deep JSON,
 a huge number literal, not JSON-RPC) is answered with a JSON-RPC error carrying
 its id where one can be found. Every result's content text is at most the
@@ -45,6 +49,8 @@ import re
 import time
 from pathlib import Path
 from typing import Any
+
+from finenvs.text.protocol import MAX_REPLY_CHARS
 
 OBSERVATION_TOOL = "get_observation"
 SERVER_NAME = "finenvs"
@@ -147,7 +153,8 @@ class McpEpisode:
         parsed = self.protocol.parse_commit(arguments)
         raw = json.dumps(arguments, ensure_ascii=False, default=str)
         seconds = time.perf_counter() - self._decision_began
-        record = self.session.commit(parsed, raw_text=raw, usage=None, cost_usd=None,
+        # the client's arguments are its whole reply: kept once, as the commit that `finenvs score` re-reads
+        record = self.session.commit(parsed, raw_text=None, usage=None, cost_usd=None,
                                      timing={"seconds": seconds}, extra={"commit_arguments": raw})
         self._decision_began = time.perf_counter()
         info = self.session.last_info
@@ -203,20 +210,19 @@ MAX_ERROR_CHARS = 2_000
 
 
 # ---------------------------------------------------------------------------- bounds on what crosses the wire
-def refusal(arguments: Any) -> str | None:
-    """Why a call's arguments are refused (not an object, too deep, too large, a huge or non-finite number),
-    or None. Never echoes the input."""
+def refusal(arguments: Any, name: str = "") -> str | None:
+    """Why a call's arguments are refused (not an object, too deep, a huge or non-finite number, or with ``name``
+    over :data:`~finenvs.text.protocol.MAX_REPLY_CHARS`), or None. Never echoes the input."""
     from finenvs.text import safe_json
-    from finenvs.text.protocol import MAX_ARGUMENT_CHARS
 
     if not isinstance(arguments, dict):
         return f"arguments must be a JSON object, got {type(arguments).__name__}"
     problem = safe_json.check_value(arguments)
     if problem is not None:
         return problem
-    size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
-    if size > MAX_ARGUMENT_CHARS:
-        return f"{size} characters of JSON; the limit is {MAX_ARGUMENT_CHARS}"
+    size = len(name) + len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
+    if size > MAX_REPLY_CHARS:
+        return f"the call has {size:,} characters of name and JSON; the limit is {MAX_REPLY_CHARS:,}"
     return None
 
 
@@ -226,9 +232,9 @@ def screen_call(name: Any, arguments: Any) -> tuple[str, dict[str, Any], dict[st
     (never echoed). Every server of a session's tools (this one, the harness's gate) screens calls here."""
     if not isinstance(name, str):
         return "", {}, {"error": f"a tool name must be a string, got {type(name).__name__}"}
-    name = scrub_text(name)
     arguments = arguments if arguments is not None else {}
-    problem = refusal(arguments)
+    problem = refusal(arguments, name)
+    name = scrub_text(name[:MAX_REPLY_CHARS + 1])  # a name over the cap is refused: only its head is shown
     if problem is not None:
         return name, {}, {"error": f"arguments of {name[:80]!r} refused: {problem}; nothing was done"}
     return name, scrub(arguments), None

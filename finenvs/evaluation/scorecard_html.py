@@ -2,9 +2,13 @@
 
 :func:`write_html` renders the scorecard's Markdown (the subset
 :func:`~finenvs.evaluation.bench.render_markdown` writes: headings, paragraphs,
-pipe tables, bullet lists, images, ``code`` and ``**bold**``) to HTML and embeds
-every referenced PNG as a ``data:`` URI, so the page opens anywhere, offline, with
-no other file. The page is laid out to be read in a 1,280 px window:
+pipe tables, bullet lists, images, ``code``, ``**bold**`` and backslash escapes) to
+HTML and embeds the PNG charts the bench wrote into its folder as ``data:`` URIs, so
+the page opens anywhere, offline, with no other file. Only those: an image
+reference that is not one of the bench's charts (a name from outside written as
+``![x](/abs/path.png)`` or a URL, were one to get past
+:func:`finenvs.text.markdown.md_text`) stays text, so the page never embeds a host
+file nor loads a remote image. The page is laid out to be read in a 1,280 px window:
 
 * every table sits in its own scroll box (a wide table scrolls sideways inside it,
   a long one downwards under a sticky header), so the page itself never
@@ -34,6 +38,7 @@ import html
 import io
 import math
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -83,16 +88,63 @@ return dir*cmp(a.k,b.k)||a.i-b.i;});rows.forEach(function(x){body.appendChild(x.
 </script>"""
 
 
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash before ASCII punctuation keeps it literal
+_HELD = re.compile("\x00(\\d+)\x00")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)]+)\)")
+
+
 def _inline(text: str, images: dict[str, str]) -> str:
+    """One line of the Markdown subset as HTML: backslash escapes, ``code``, images, ``**bold**``.
+
+    Escaped characters and code spans are set aside first (so an escaped ``[`` never opens an image, and an
+    image inside a code span stays code). An image becomes an ``<img>`` only when ``images`` names its
+    source (the bench's own charts); any other image reference stays text.
+    """
+    held: list[tuple[str, str]] = []  # (HTML, plain text) of what was set aside
+
+    def hold(markup: str, plain: str) -> str:
+        held.append((markup, plain))
+        return f"\x00{len(held) - 1}\x00"
+
+    def restore(value: str, plain: bool = False) -> str:
+        return _HELD.sub(lambda m: held[int(m.group(1))][1 if plain else 0], value)
+
+    text = text.replace("\x00", "")
+    text = _ESCAPE.sub(lambda m: hold(html.escape(m.group(1), quote=False), m.group(1)), text)
+    text = re.sub(r"`([^`]+)`", lambda m: hold(f"<code>{restore(html.escape(m.group(1), quote=False))}</code>",
+                                               restore(m.group(1), plain=True)), text)
+
+    def image(m: re.Match[str]) -> str:
+        src = restore(m.group(2), plain=True)
+        if src not in images:  # not a chart the bench wrote: the reference stays text
+            return m.group(0)
+        alt = restore(m.group(1), plain=True)
+        return hold(f'<img alt="{html.escape(alt)}" src="{html.escape(images[src])}">', alt)
+
+    text = _IMAGE.sub(image, text)
     out = html.escape(text, quote=False)
-    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    return restore(out)
 
-    def image(m: re.Match[str]) -> str:  # the text is escaped already: undo it once, escape the attribute once
-        alt, src = html.unescape(m.group(1)), html.unescape(m.group(2))
-        return f'<img alt="{html.escape(alt)}" src="{html.escape(images.get(src, src))}">'
 
-    return re.sub(r"!\[([^\]]*)\]\(([^)]+)\)", image, out)
+def _plain(text: str) -> str:
+    """Markdown text without its backslash escapes (a heading in the page's navigation)."""
+    return _ESCAPE.sub(r"\1", text)
+
+
+def _cells(row: str) -> list[str]:
+    """A table row's cells: split at each ``|`` that is not backslash-escaped (the row's outer pipes dropped)."""
+    cells: list[str] = []
+    cell: list[str] | None = None  # None: nothing since the last pipe
+    for token in re.finditer(r"\\.|\||[^\\|]+|\\", row):
+        if token.group() == "|":
+            cells.append("".join(cell or []))
+            cell = None
+        else:
+            cell = [*(cell or []), token.group()]
+    if cell is not None:
+        cells.append("".join(cell))
+    return cells[1:] if row.startswith("|") else cells
 
 
 _IMAGE_LINE = re.compile(r"!\[[^\]]*\]\([^)]+\)")
@@ -121,7 +173,11 @@ def _ids(texts: list[str]) -> list[str]:
 
 
 def markdown_to_html(markdown: str, images: dict[str, str] | None = None) -> tuple[str, list[tuple[int, str]]]:
-    """(HTML body, [(level, heading)]) of the scorecard Markdown subset."""
+    """(HTML body, [(level, heading)]) of the scorecard Markdown subset.
+
+    ``images`` maps an image reference's source to the ``src`` of its ``<img>``; a reference it does not name
+    stays text.
+    """
     images = images or {}
     out: list[str] = []
     headings: list[tuple[int, str]] = []
@@ -143,9 +199,9 @@ def markdown_to_html(markdown: str, images: dict[str, str] | None = None) -> tup
         if line.lstrip().startswith("|"):
             block = []
             while i < len(lines) and lines[i].lstrip().startswith("|"):
-                block.append(lines[i].strip().strip("|"))
+                block.append(lines[i].strip())
                 i += 1
-            rows = [[c.strip() for c in row.split("|")] for row in block]
+            rows = [[c.strip() for c in _cells(row)] or [""] for row in block]
             body = [r for r in rows[1:] if not all(re.fullmatch(r":?-{2,}:?", c) for c in r if c)]
             out.append('<div class="table-wrap"><table><thead><tr>'
                        + "".join(f"<th>{_inline(c, images)}</th>" for c in rows[0]) + "</tr></thead><tbody>"
@@ -171,17 +227,32 @@ def markdown_to_html(markdown: str, images: dict[str, str] | None = None) -> tup
     return "\n".join(out), headings
 
 
-def write_html(markdown: str, path: Path, title: str = "finenvs scorecard") -> Path:
-    """Write the self-contained page of ``markdown``; PNGs it references (next to ``path``) are embedded."""
+def write_html(markdown: str, path: Path, title: str = "finenvs scorecard", *,
+               images: Iterable[Path | str] = ()) -> Path:
+    """Write the self-contained page of ``markdown``.
+
+    Args:
+        markdown: The scorecard's Markdown.
+        path: The page to write.
+        title: The page's title.
+        images: The PNG charts the bench wrote. An image reference of the Markdown is embedded (as a ``data:``
+            URI) only when it is a relative path, inside ``path``'s folder, to one of them; any other image
+            reference (an absolute path, ``..``, a URL, a file the bench did not write) is shown as text, never as
+            an ``<img>``.
+    """
     path = Path(path)
-    images = {}
-    for src in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown):  # keyed by the raw path, as _inline looks up
-        file = path.parent / src
-        if file.is_file() and file.suffix.lower() == ".png":
-            images[src] = "data:image/png;base64," + base64.b64encode(file.read_bytes()).decode("ascii")
-    body, headings = markdown_to_html(markdown, images)
+    folder = path.parent.resolve()
+    written = {Path(p).resolve() for p in images}
+    embedded = {}
+    for src in dict.fromkeys(m.group(2) for m in _IMAGE.finditer(markdown)):
+        relative = not Path(src).is_absolute() and ".." not in Path(src).parts and "\\" not in src
+        file = (folder / src).resolve()
+        if relative and file in written and file.is_relative_to(folder) and file.suffix.lower() == ".png" \
+                and file.is_file():
+            embedded[src] = "data:image/png;base64," + base64.b64encode(file.read_bytes()).decode("ascii")
+    body, headings = markdown_to_html(markdown, embedded)
     ids = _ids([t for _, t in headings])
-    nav = " ".join(f'<a href="#{ident}">{html.escape(t)}</a>'
+    nav = " ".join(f'<a href="#{ident}">{html.escape(_plain(t))}</a>'
                    for (level, t), ident in zip(headings, ids, strict=True) if level == 2)
     page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{_CSS}</style>"

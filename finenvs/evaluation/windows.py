@@ -56,6 +56,7 @@ from finenvs.scoring.bootstrap import (
 )
 from finenvs.scoring.presets import SHARPE_LABELS
 from finenvs.tasks import TaskSpec, task_of
+from finenvs.text.markdown import md_text
 
 #: Months per period of each ``--windows`` frequency.
 FREQUENCIES = {"monthly": 1, "quarterly": 3, "yearly": 12}
@@ -635,7 +636,7 @@ def headline_table(result: Mapping[str, Any]) -> str:
     rows = []
     for policy in result["policies"]:
         s = result["summary"][policy]["overall"]
-        cells = [policy, str(s["windows"]), _with_ci(s["cumulative_return"], 100.0), _with_ci(s["sharpe"], 1.0),
+        cells = [md_text(policy), str(s["windows"]), _with_ci(s["cumulative_return"], 100.0), _with_ci(s["sharpe"], 1.0),
                  _with_ci(s["max_drawdown"], 100.0)]
         if ref:
             p = result["paired"].get(policy, {}).get("overall")
@@ -655,7 +656,7 @@ def windows_markdown(result: Mapping[str, Any]) -> list[str]:
     lines = [
         f"## {result['env']} over many windows",
         "",
-        "Every baseline" + (" and agent (" + ", ".join(dict.fromkeys(a["agent"] for a in result["agents"]))
+        "Every baseline" + (" and agent (" + ", ".join(dict.fromkeys(md_text(a["agent"]) for a in result["agents"]))
                             + ", through the text interface and its date-locked tools; one `finenvs llm` run folder "
                             "per window under `windows-agents/`)" if result.get("agents") else "")
         + f" played as one full episode per symbol and window: {_describe_windows(result)}; "
@@ -674,13 +675,14 @@ def windows_markdown(result: Mapping[str, Any]) -> list[str]:
     for policy in result["policies"]:
         s = result["summary"][policy]["overall"]
         cr = s["cumulative_return"]
-        dist_rows.append([policy, _num(cr["median"], 100.0), _num(cr["sd"], 100.0), _num(cr["q1"], 100.0),
+        dist_rows.append([md_text(policy), _num(cr["median"], 100.0), _num(cr["sd"], 100.0), _num(cr["q1"], 100.0),
                           _num(cr["q3"], 100.0), _num(cr["min"], 100.0), _num(cr["max"], 100.0),
                           _num(cr["share_positive"], 100.0, 1), str(s["sharpe"]["dropped"])])
     lines += [_table(["policy", "median", "sd", "Q1", "Q3", "min", "max", "CR > 0 %", f"n/a {sr}"], dist_rows), ""]
     if result["errors"]:
         lines += [f"{len(result['errors'])} episode(s) failed (left out above):", ""]
-        lines += [f"- {e['symbol']} {e['window'][0]}..{e['window'][1]} {e['policy']}: {e['error']}"
+        lines += [f"- {md_text(e['symbol'])} {e['window'][0]}..{e['window'][1]} {md_text(e['policy'])}: "
+                  f"{md_text(e['error'], 1_000)}"
                   for e in result["errors"][:20]]
         if len(result["errors"]) > 20:
             lines.append(f"- ... and {len(result['errors']) - 20} more (see the JSON)")
@@ -776,7 +778,7 @@ def suite_markdown(results: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     for env_id, result in results.items():
         if "error" in result:
-            lines += [f"## {env_id} over many windows", "", f"Failed: {result['error']}", ""]
+            lines += [f"## {env_id} over many windows", "", f"Failed: {md_text(result['error'], 1_000)}", ""]
         else:
             lines += windows_markdown(result)
     return lines

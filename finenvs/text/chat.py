@@ -12,10 +12,15 @@ family), which reads the tool results in the messages exactly as a model would.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from finenvs.text import safe_json
+from finenvs.text.protocol import MAX_REPLY_CHARS
+
+#: Characters of an over-long reply kept in the record (its beginning), and in an error message.
+REPLY_EXCERPT_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,29 @@ class ChatReply:
     finish_reason: str | None = None
     model: str | None = None
 
+    def size(self) -> int:
+        """Characters the reply carries: its text plus each tool call's id, name and arguments (what
+        :data:`~finenvs.text.protocol.MAX_REPLY_CHARS` bounds). Fields that are not text count 0."""
+        return len(_text(self.content)) + sum(len(_text(c.id)) + len(_text(c.name)) + len(_text(c.arguments))
+                                              for c in self.tool_calls if isinstance(c, ToolCall))
+
+    def oversize(self) -> str | None:
+        """Why the reply is over :data:`~finenvs.text.protocol.MAX_REPLY_CHARS` (its size and the limit), or None."""
+        size = self.size()
+        return None if size <= MAX_REPLY_CHARS else oversize_reason(size)
+
+    def excerpt(self) -> str:
+        """The reply's first :data:`REPLY_EXCERPT_CHARS` characters (text first, then the tool calls), for a record
+        of a reply too long to keep."""
+        limit = REPLY_EXCERPT_CHARS
+        text = _text(self.content)[:limit]
+        for call in self.tool_calls[:limit]:
+            if len(text) >= limit:
+                break
+            if isinstance(call, ToolCall):
+                text += f" {_text(call.name)[:limit]}({_text(call.arguments)[:limit]})"
+        return text[:limit]
+
     def message(self) -> dict[str, Any]:
         """The turn as a chat message to append to the conversation.
 
@@ -52,6 +80,27 @@ class ChatReply:
         if self.tool_calls:
             msg["tool_calls"] = [c.message() for c in self.tool_calls]
         return msg
+
+
+_NOT_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+def json_quoted(text: str) -> str:
+    """``text`` as one JSON string literal on one line, for a prompt that carries text it must not take as its own:
+    printable Unicode kept as it is, every quote, backslash, line break (``\\n``, U+2028, ...) and other
+    non-printable character escaped, so the literal ends only at its closing quote whatever ``text`` holds (forged
+    markers, instructions); ``json.loads`` gives ``text`` back."""
+    encoded = json.dumps(text, ensure_ascii=False)
+    return _NOT_ASCII.sub(lambda m: m.group() if m.group().isprintable() else json.dumps(m.group())[1:-1], encoded)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def oversize_reason(size: int) -> str:
+    """The reason recorded for a reply of ``size`` characters, over :data:`~finenvs.text.protocol.MAX_REPLY_CHARS`."""
+    return f"the reply has {size:,} characters; the limit is {MAX_REPLY_CHARS:,}"
 
 
 class ChatAgent(Protocol):
@@ -160,5 +209,5 @@ class ScriptedChatAgent:
 
 
 
-__all__ = ["NO_USAGE", "ChatAgent", "ChatReply", "ScriptedChatAgent", "ToolCall", "call_key", "call_results",
-           "current_turn", "first_prompt", "prompt_state", "tool_results"]
+__all__ = ["NO_USAGE", "REPLY_EXCERPT_CHARS", "ChatAgent", "ChatReply", "ScriptedChatAgent", "ToolCall", "call_key", "call_results",
+           "current_turn", "first_prompt", "json_quoted", "oversize_reason", "prompt_state", "tool_results"]

@@ -44,8 +44,14 @@ from finenvs.text import safe_json
 MAX_ACTION_CHARS = 16_384
 #: Longest prompt a text env emits (characters).
 MAX_PROMPT_CHARS = 32_768
-#: Longest ``commit_action`` arguments accepted as JSON text (characters).
+#: Longest ``commit_action`` (or any tool's) arguments accepted as JSON text (characters).
 MAX_ARGUMENT_CHARS = 65_536
+#: Longest agent reply accepted on every transport (characters): its text plus each tool call's id, name and
+#: arguments (an OpenAI-compatible endpoint, an A2A agent, an in-process agent), or one MCP client call's name
+#: and arguments. A longer reply is malformed: the decision takes the protocol's default, and the record keeps
+#: its size and a short excerpt, never the reply. Twice :data:`MAX_ARGUMENT_CHARS`, so a reply holds a commit of
+#: the longest arguments beside text.
+MAX_REPLY_CHARS = 2 * MAX_ARGUMENT_CHARS
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
 _EMBEDDED = re.compile(r"\{[^{}]*\"action\"\s*:\s*\"([^\"]*)\"[^{}]*\}", re.IGNORECASE)
@@ -397,7 +403,8 @@ class AnswerProtocol(TextProtocol):
         the same limits (depth, number size), so what comes back is safe to walk and score. NaN and
         infinities pass: each protocol's own check names the field that is not finite.
         """
-        if isinstance(arguments, str):
+        given_text = isinstance(arguments, str)
+        if given_text:
             if len(arguments) > MAX_ARGUMENT_CHARS:
                 return {}, f"commit_action arguments have {len(arguments)} characters; the limit is {MAX_ARGUMENT_CHARS}"
             if not arguments.strip():
@@ -410,6 +417,10 @@ class AnswerProtocol(TextProtocol):
         if not isinstance(arguments, dict):
             return {}, f"commit_action arguments must be a JSON object, not a {type(arguments).__name__}"
         problem = safe_json.check_value(arguments, allow_non_finite=True)  # each protocol checks its numbers
+        if problem is None and not given_text:  # an object (an MCP client's): the size limit of the text above
+            size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=str))
+            if size > MAX_ARGUMENT_CHARS:
+                problem = f"{size} characters of JSON; the limit is {MAX_ARGUMENT_CHARS}"
         if problem is not None:
             return {}, f"commit_action arguments break a limit: {problem}"
         return arguments, None
@@ -435,5 +446,5 @@ class AnswerProtocol(TextProtocol):
         return self.answer(text, "json")
 
 
-__all__ = ["MAX_ACTION_CHARS", "MAX_PROMPT_CHARS", "SAMPLE_CHARSET", "AnswerProtocol", "ParsedAction", "PrintableText",
+__all__ = ["MAX_ACTION_CHARS", "MAX_ARGUMENT_CHARS", "MAX_PROMPT_CHARS", "MAX_REPLY_CHARS", "SAMPLE_CHARSET", "AnswerProtocol", "ParsedAction", "PrintableText",
            "TextProtocol", "is_printable_text", "render_prompt", "reply_problem"]
