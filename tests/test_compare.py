@@ -116,7 +116,10 @@ def test_mixed_kinds_are_side_by_side(runs):
     result = compare_runs([runs["bench0"], runs["scripted"], runs["zero"]])
     assert [r["kind"] for r in result["runs"]] == ["bench", "llm", "llm"]
     assert [r.get("signature") for r in result["runs"]] == [None, "signed", "signed"]  # agent runs: the verdict
-    assert f"(llm, agent {result['runs'][1]['agent']}, reproduced, signed): `{runs['scripted']}`" in compare_markdown(result)
+    from finenvs.text.markdown import md_text
+
+    assert (f"(llm, agent {md_text(result['runs'][1]['agent'])}, reproduced, signed): {md_text(str(runs['scripted']), 1_000)}"
+            in compare_markdown(result))
     trading = [g for g in result["groups"] if g["env"] == "FinTrading-v0"]
     assert trading and all([e["run"] for e in g["entries"]] == ["A"] for g in trading)
     qa = _group(result, "FinQA-v0")
