@@ -48,7 +48,7 @@ from finenvs.envs.hedging_core import (
 )
 from finenvs.envs.hedging_text import hedging_protocol
 from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
-from finenvs.errors import UnknownSymbolError, shown
+from finenvs.errors import UnknownSymbolError, WindowError, shown
 from finenvs.text.protocol import ParsedAction
 
 DEFAULT_UNIVERSE = ("AAPL", "ADBE", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
@@ -389,6 +389,9 @@ class FinHedgingEnv(gym.Env):
                 window = window.sub_window(universe.dates, self.episode_length, rng)  # that many sessions
             first, last = window.first, window.last
             open_now = self.open_end and self._window_open(last, options)
+            if open_now and last - first < 2:
+                raise WindowError(f"the live window {window.start_day}..{window.end_day} has {last - first + 1} "
+                                  "common bar(s) so far; an episode needs at least 3 (a selection and a trade)")
             key = (first, last, window.end_day, open_now)
             episode = self._episodes.get(key)
             if episode is None:

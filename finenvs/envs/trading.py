@@ -41,7 +41,7 @@ from finenvs.envs.trading_core import (
 )
 from finenvs.envs.trading_text import TRADING_PROTOCOL
 from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
-from finenvs.errors import UnknownSymbolError, shown
+from finenvs.errors import UnknownSymbolError, WindowError, shown
 
 SOURCES = ("real", "synthetic")
 RESET_OPTIONS = ("symbol", "start", "end")
@@ -323,6 +323,9 @@ class FinTradingEnv(gym.Env):
         self._window_now = window
         self._episode_series = series
         open_now = self.open_end and self.source == "real" and self._window_open(market, last, options)
+        if open_now and last == first:
+            raise WindowError(f"{market.symbol}: the live window {window.start_day}..{window.end_day} has one bar so "
+                              "far; an episode needs at least 2 (the run can start once the next bar exists)")
         key = (market.symbol, first, last, window.end_day, open_now)
         episode = self._episodes.get(key) if self.source == "real" else None
         if episode is None or episode.market is not market:
