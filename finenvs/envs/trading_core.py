@@ -476,7 +476,7 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
         new_equity = 0.0
         position, shares, cash = 0, 0.0, 0.0
         truncated = closed_out = False
-    elif nt >= end:
+    elif nt >= end and not ep.data_ends:
         truncated = True
         closed_out = position != 0 and ep.close_at_end
         if closed_out:
