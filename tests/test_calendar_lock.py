@@ -365,3 +365,29 @@ def test_session_window_counts_the_calendar_past_the_data():
                             history_note="")
     assert window.n_decisions == 60 and not window.complete and window.end_day == "2026-03-31"
     assert window.time_remaining()[:2].tolist() == [1.0, 59 / 60]
+
+
+@pytest.mark.parametrize("change", ["stops", "gap"])
+def test_the_vector_env_steps_a_stopping_or_gapped_series_as_the_single_env(trading_frame, change):
+    """FinTradingVectorEnv follows the same definition: time remaining by session, the step over a gap, and the
+    decision at the last bar of a series that stops closes the position and truncates."""
+    from finenvs.envs.trading_vector import FinTradingVectorEnv
+
+    frame = change_after(trading_frame, "2026-02-10", change)
+    vec = FinTradingVectorEnv(2, symbol="AAPL", data=frame, **EVAL)
+    singles = [FinTradingEnv(symbol="AAPL", data=frame, **EVAL) for _ in range(2)]
+    obs_v, _ = vec.reset(seed=5)
+    obs_s = [env.reset(seed=5 + i)[0] for i, env in enumerate(singles)]
+    assert all(obs_v[i].tobytes() == obs_s[i].tobytes() for i in range(2))
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        actions = rng.integers(0, 3, 2)
+        obs_v, reward_v, term_v, trunc_v, info_v = vec.step(actions)
+        for i, env in enumerate(singles):
+            obs, reward, term, trunc, info = env.step(int(actions[i]))
+            assert obs_v[i].tobytes() == obs.tobytes() and (term_v[i], trunc_v[i]) == (term, trunc)
+            assert info_v["equity"][i] == info["equity"] and info_v["position"][i] == info["position"]
+            assert reward_v[i] == pytest.approx(reward, rel=1e-12, abs=1e-15)
+        if trunc_v.any() or term_v.any():
+            break
+    assert trunc_v.all() and (change == "gap" or info["date"] == "2026-02-10")
