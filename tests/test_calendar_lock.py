@@ -391,3 +391,10 @@ def test_the_vector_env_steps_a_stopping_or_gapped_series_as_the_single_env(trad
         if trunc_v.any() or term_v.any():
             break
     assert trunc_v.all() and (change == "gap" or info["date"] == "2026-02-10")
+
+
+def test_calendar_none_counts_the_bars_themselves(trading_frame):
+    """For data no exchange calendar covers: the bars are the sessions (a gap then shortens the count)."""
+    frame = trading_frame[trading_frame["date"] != "2026-01-20"]
+    _, info = FinTradingEnv(symbol="AAPL", data=frame, calendar=None, **EVAL).reset(seed=0)
+    assert (info["n_decisions"], info["window_end"]) == (59, "2026-03-31")

@@ -209,7 +209,7 @@ def session_window(
     lo: np.datetime64 | None,
     hi: np.datetime64 | None,
     *,
-    calendar: str,
+    calendar: str | None,
     history: int,
     label: str,
     explicit_start: bool,
@@ -224,6 +224,8 @@ def session_window(
     :func:`decision_window`); the window ends at the calendar's last session on or before ``hi``, whether
     or not the data has that bar. ``hi=None`` (an open end: ``end="latest"``, or no end with ``split=None``)
     ends it at the newest bar the data holds: then, and only then, the data's extent sets the count.
+    ``calendar=None`` counts the bars themselves (:func:`bar_window`), for data no exchange calendar covers:
+    then the counts do show a series that stops or misses a day.
 
     Raises:
         WindowError: As :func:`decision_window`, with the counts in sessions; an unknown calendar, or dates
@@ -232,9 +234,11 @@ def session_window(
     first, last = decision_window(dates, lo, hi, history=history, label=label, explicit_start=explicit_start,
                                   min_decisions=0, episode_length=None, history_note=history_note,
                                   calendar=calendar_word)
-    end = dates[last] if hi is None else hi
-    sessions = window_sessions(calendar, dates[first], end)
-    window = _window(first, last, sessions, dates)
+    if calendar is None:
+        window = bar_window(dates, first, last)
+    else:
+        sessions = window_sessions(calendar, dates[first], dates[last] if hi is None else hi)
+        window = _window(first, last, sessions, dates)
     n = window.n_decisions
     if n < min_decisions:
         raise WindowError(

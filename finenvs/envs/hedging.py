@@ -211,11 +211,11 @@ class FinHedgingEnv(gym.Env):
         synthetic: dict[str, Any] | None = None,
         render_mode: str | None = None,
         open_end: bool = False,
-        calendar: str = DEFAULT_CALENDAR,
+        calendar: str | None = DEFAULT_CALENDAR,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
-        self.calendar = check_calendar(calendar) if source == "real" else calendar
+        self.calendar = check_calendar(calendar) if source == "real" and calendar is not None else calendar
         check_choice("source", source, SOURCES)
         if invalid_action not in INVALID_ACTIONS:
             raise ValueError(f"invalid_action={invalid_action!r}; valid: {list(INVALID_ACTIONS)}")

@@ -280,12 +280,12 @@ class FinReportEnv(gym.Env):
         judge: Judge | None = None,
         dataset: str = "core",
         render_mode: str | None = None,
-        calendar: str = DEFAULT_CALENDAR,
+        calendar: str | None = DEFAULT_CALENDAR,
         open_end: bool = False,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
-        self.calendar = check_calendar(calendar)
+        self.calendar = None if calendar is None else check_calendar(calendar)
         if not isinstance(open_end, bool):
             raise ValueError(f"open_end={open_end!r} must be True or False")
         self.open_end = open_end

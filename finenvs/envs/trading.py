@@ -142,7 +142,9 @@ class FinTradingEnv(gym.Env):
     * ``synthetic``: ``{"model": "gbm"|"heston"|"merton", "params": {...}, "bars": {...}}``.
     * ``calendar``: the exchange calendar the window is counted in (default ``"XNYS"``, the shipped data's;
       any ``exchange_calendars`` name, e.g. ``"XLON"``, ``"24/7"``). A bar on a day the calendar has no session
-      counts as the session before it. Synthetic paths count their own simulated days (every day a session).
+      counts as the session before it. ``None`` counts the bars themselves (for data no exchange calendar
+      covers, e.g. centuries of daily bars; the counts then do show a series that stops or misses a day).
+      Synthetic paths count their own simulated days (every day a session).
     * ``render_mode``: None, ``"ansi"`` or ``"rgb_array"`` (needs ``finenvs[plot]``).
     * ``open_end``: a window still open at the data's newest bar (``end="latest"`` or an end after the data)
       truncates there with the position still held: no close-out, no exit fee, reset info ``open_end`` True.
@@ -186,11 +188,11 @@ class FinTradingEnv(gym.Env):
         synthetic: dict[str, Any] | None = None,
         render_mode: str | None = None,
         open_end: bool = False,
-        calendar: str = DEFAULT_CALENDAR,
+        calendar: str | None = DEFAULT_CALENDAR,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
-        self.calendar = check_calendar(calendar) if source == "real" else calendar
+        self.calendar = check_calendar(calendar) if source == "real" and calendar is not None else calendar
         if not isinstance(open_end, bool):
             raise ValueError(f"open_end={open_end!r} must be True or False")
         self.open_end = open_end

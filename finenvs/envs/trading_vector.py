@@ -218,7 +218,9 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             closes.append(np.asarray(market.close, dtype=np.float64))
             opens.append(np.asarray(market.open, dtype=np.float64))
             tables.append(table)
-            if rows:
+            if rows and self._single.calendar is None:  # the bars are the sessions
+                ordinals.append(np.arange(rows, dtype=np.int64))
+            elif rows:
                 calendar = window_sessions(self._single.calendar, market.dates[0], market.dates[-1])
                 ordinals.append(session_positions(calendar, market.dates))
         self._close = np.concatenate(closes)

@@ -163,7 +163,7 @@ class MarketImpactEnv(MarketShell):
         synthetic: dict[str, Any] | None = None,
         window: int = 10,
         render_mode: str | None = None,
-        calendar: str = DEFAULT_CALENDAR,
+        calendar: str | None = DEFAULT_CALENDAR,
     ) -> None:
         check_render_mode(render_mode, self.metadata)
         if exogenous not in EXOGENOUS:
@@ -192,7 +192,7 @@ class MarketImpactEnv(MarketShell):
             series = default_catalog().series(symbol, DATASET)  # copies the arrays: no connection kept
             lo, hi = split_bounds(split, start, end)
             self._window = session_window(
-                series.dates, lo, hi, calendar=check_calendar(calendar), history=w, label=symbol,
+                series.dates, lo, hi, calendar=None if calendar is None else check_calendar(calendar), history=w, label=symbol,
                 explicit_start=start is not None, min_decisions=1, episode_length=steps,
                 history_note=f"window={w} mid returns need {w} earlier closes",
             )

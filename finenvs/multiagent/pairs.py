@@ -142,7 +142,7 @@ class PairsMarketEnv(MarketShell):
         synthetic: dict[str, Any] | None = None,
         window: int = 10,
         render_mode: str | None = None,
-        calendar: str = DEFAULT_CALENDAR,
+        calendar: str | None = DEFAULT_CALENDAR,
     ) -> None:
         check_render_mode(render_mode, self.metadata)
         if exogenous not in EXOGENOUS:
@@ -177,7 +177,7 @@ class PairsMarketEnv(MarketShell):
             universe = Universe.align(series)
             lo, hi = split_bounds(split, start, end)
             self._window = session_window(
-                universe.dates, lo, hi, calendar=check_calendar(calendar), history=w, label="/".join(symbols),
+                universe.dates, lo, hi, calendar=None if calendar is None else check_calendar(calendar), history=w, label="/".join(symbols),
                 explicit_start=start is not None, min_decisions=1, episode_length=steps,
                 history_note=f"window={w} mid returns need {w} earlier closes", calendar_word="common ",
             )
