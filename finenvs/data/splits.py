@@ -144,12 +144,20 @@ class SessionWindow:
         last: Row of the window's last bar: the last row dated on or before the window's last session.
         sessions: Read-only ``datetime64[D]`` sessions (``sessions[0]`` is the first decision's day).
         positions: Read-only session index of each row ``first..last`` (:func:`~finenvs.data.calendar.session_positions`).
+        start_day, end_day: ISO dates of the first and the last session.
     """
 
     first: int
     last: int
     sessions: np.ndarray
     positions: np.ndarray
+    start_day: str = ""
+    end_day: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.start_day:  # formatted once: resets read them
+            object.__setattr__(self, "start_day", str(self.sessions[0]))
+            object.__setattr__(self, "end_day", str(self.sessions[-1]))
 
     @property
     def n_decisions(self) -> int:
@@ -160,14 +168,6 @@ class SessionWindow:
         """The window's last session has its bar (row ``last``), whose close ends the window; False when the
         data stops before (the episode then ends when a decision finds no next bar)."""
         return int(self.positions[-1]) == self.n_decisions
-
-    @property
-    def start_day(self) -> str:
-        return str(self.sessions[0])
-
-    @property
-    def end_day(self) -> str:
-        return str(self.sessions[-1])
 
     def time_remaining(self) -> np.ndarray:
         """Time remaining at each row ``first..last`` (float64): 1 at the first session, 0 at the last."""

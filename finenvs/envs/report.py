@@ -61,6 +61,7 @@ from finenvs.envs.trading_core import (
     TradingParams,
     initial_state,
     make_episode,
+    transition_at_last_bar,
     transition_to,
 )
 from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
@@ -528,7 +529,9 @@ class FinReportEnv(gym.Env):
         terminated = truncated = False
         while state[0] < stop:
             state, outcome = transition_to(ep, state, target)
-            _, held, equity_at_decision, fee, _, terminated, truncated = outcome
+            _, held, equity_at_decision, fee, closed_out, terminated, truncated = outcome
+            if closed_out is None:  # the data's last bar before the window's end: nothing ended there
+                truncated = False
             fee_paid += fee
             days.append({"date": ep.date_strings[state[0]], "equity": state[6],
                          "equity_at_decision": equity_at_decision, "position": float(held)})
@@ -537,7 +540,7 @@ class FinReportEnv(gym.Env):
                 break
         if last_report and ep.data_ends and not (terminated or truncated):
             # the data stops before the window's end: no next bar, the position closes at the last close
-            state, outcome = transition_to(ep, state, target)
+            state, outcome = transition_at_last_bar(ep, state)
             _, _, _, fee, _, terminated, truncated = outcome
             fee_paid += fee
         self._state = state

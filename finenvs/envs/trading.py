@@ -37,6 +37,7 @@ from finenvs.envs.trading_core import (
     initial_state,
     make_episode,
     observe,
+    transition_at_last_bar,
     transition_to,
 )
 from finenvs.envs.trading_text import TRADING_PROTOCOL
@@ -48,6 +49,8 @@ RESET_OPTIONS = ("symbol", "start", "end")
 DEFAULT_SYNTHETIC_LENGTH = 252
 EPISODE_CACHE_SIZE = 16
 _POSITION_NAMES = {-1: "SHORT", 0: "FLAT", 1: "LONG"}
+#: ``_done`` at the data's last bar of a window that goes on: truthy, so step() leaves its fast path there
+_AT_LAST_BAR = "at the data's last bar"
 
 
 class FinTradingEnv(gym.Env):
@@ -340,7 +343,7 @@ class FinTradingEnv(gym.Env):
                 self._episodes[key] = episode
         self._episode = episode
         self._state = initial_state(first, last)
-        self._done = False
+        self._done = _AT_LAST_BAR if episode.data_ends and last == first else False
         self._lookahead.reset()
         self._equity_hist = [1.0]
         self._held_hist = [0]
@@ -427,6 +430,8 @@ class FinTradingEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
+            if self._done is _AT_LAST_BAR:
+                return self._step_at_last_bar(action)
             raise gym.error.ResetNeeded(
                 "call reset() before step()" if self._state is None
                 else "the episode has ended; call reset() before step()"
@@ -458,17 +463,41 @@ class FinTradingEnv(gym.Env):
         # Same result as trading_core.observe (tests/test_trading_env.py checks every step against it).
         obs = ep.obs_rows[t - ep.start].copy()
         if terminated or truncated:
-            self._done = True
-            if closed_out:
-                info["closed_out"] = True
-            if not state[3]:  # ruin or the close-out at the window's end: the book is flat, the scalars stay 0
-                return obs, reward, terminated, truncated, info
+            if closed_out is None:  # the data's last bar before the window's end: its decision ends the episode
+                truncated = False
+                self._done = _AT_LAST_BAR
+            else:
+                self._done = True
+                if closed_out:
+                    info["closed_out"] = True
+                if not state[3]:  # ruin or the close-out at the window's end: the book is flat, the scalars stay 0
+                    return obs, reward, terminated, truncated, info
         if held:  # still open (an open window's end keeps it), so equity > 0: ruin terminates
             n = ep.n_obs_features
             obs[n] = held
             pr = log(equity / state[7])
             obs[n + 2] = FEATURE_BOUND if pr > FEATURE_BOUND else -FEATURE_BOUND if pr < -FEATURE_BOUND else pr
         return obs, reward, terminated, truncated, info
+
+    def _step_at_last_bar(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """The decision at the data's last bar of a window that goes on: no next bar, so the position closes
+        at this close and the episode is truncated (:func:`~finenvs.envs.trading_core.transition_at_last_bar`)."""
+        self._validate_action(action)
+        ep = self._episode
+        state, (reward, held, equity_at_decision, fee, closed_out, terminated, truncated) = transition_at_last_bar(
+            ep, self._state)
+        self._state = state
+        self._done = True
+        t = state[0]
+        if self._record:
+            self._equity_hist.append(state[6])
+            self._held_hist.append(held)
+        info = {"date": ep.date_strings[t], "price": ep.close_values[t], "position": held, "equity": state[6],
+                "equity_at_decision": equity_at_decision, "fee": fee, "fees": state[8],
+                "look_ahead_attempts": self._lookahead.attempts}
+        if closed_out:
+            info["closed_out"] = True
+        return ep.obs_rows[t - ep.start].copy(), reward, terminated, truncated, info
 
     # ------------------------------------------------------------------ extras
     def as_of_view(self) -> AsOfView:

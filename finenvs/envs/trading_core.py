@@ -358,9 +358,12 @@ class StepOutcome(NamedTuple):
         equity_at_decision: Equity at the decision close after any trade executed at
             that close (what the ``herculean`` preset records for that day).
         fee: Fees paid during this step.
-        closed_out: The window's end closed an open position at this step.
+        closed_out: The window's end closed an open position at this step. None (with ``truncated`` True)
+            marks an ordinary step into the data's last bar of an episode whose data ends before its window
+            (:attr:`Episode.data_ends`): nothing ended; the decision there finds no next bar, and
+            :func:`transition_at_last_bar` steps it. Shells turn this into ``truncated`` False.
         terminated: Ruin.
-        truncated: The window ran out.
+        truncated: The window ran out (or the marker above).
     """
 
     reward: float
@@ -434,8 +437,6 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
     week) call this once per trading day with the same target.
     """
     t, start, end, position, shares, cash, equity, entry_equity, fees_paid, dsr_a, dsr_b, _ = state
-    if t >= end:  # only an episode whose data ends before its window: no next bar
-        return _no_next_bar(ep, state)
     nt = t + 1
     paid = 0.0
     equity_at_decision = equity
@@ -476,14 +477,17 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
         new_equity = 0.0
         position, shares, cash = 0, 0.0, 0.0
         truncated = closed_out = False
-    elif nt >= end and not ep.data_ends:
+    elif nt >= end:
         truncated = True
-        closed_out = position != 0 and ep.close_at_end
-        if closed_out:
-            exit_fee = ep.fee * abs(shares) * price_close
-            new_equity -= exit_fee
-            paid += exit_fee
-            position, shares, cash = 0, 0.0, new_equity
+        if ep.data_ends:  # the data's last bar, before the window's end: an ordinary step (see StepOutcome)
+            closed_out = None
+        else:
+            closed_out = position != 0 and ep.close_at_end
+            if closed_out:
+                exit_fee = ep.fee * abs(shares) * price_close
+                new_equity -= exit_fee
+                paid += exit_fee
+                position, shares, cash = 0, 0.0, new_equity
     else:
         truncated = closed_out = False
     if ep.log_reward:
@@ -503,10 +507,10 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
     )
 
 
-def _no_next_bar(ep: Episode, state: tuple) -> tuple[tuple, tuple]:
-    """The decision at the data's last bar of a window that goes on (:attr:`Episode.data_ends`): nothing more
-    can be traded, so the position is closed at this close (exit fee paid) and the episode is truncated. The
-    state stays at this row, and no position is held over a day (``held`` 0)."""
+def transition_at_last_bar(ep: Episode, state: tuple) -> tuple[tuple, tuple]:
+    """The decision at the data's last bar of a window that goes on (:attr:`Episode.data_ends`): there is no
+    next bar, so whatever the action, the position is closed at this close (exit fee paid) and the episode is
+    truncated. The state stays at this row, and no position is held over a day (``held`` 0)."""
     t, start, end, position, shares, cash, equity, entry_equity, fees_paid, dsr_a, dsr_b, ruined = state
     paid = ep.fee * abs(shares) * ep.close_values[t] if position else 0.0
     new_equity = equity - paid

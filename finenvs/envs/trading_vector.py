@@ -185,6 +185,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         self._span = np.ones(size, dtype=np.int64)
         self._end_ordinal = np.zeros(size, dtype=np.int64)  # calendar ordinal of the window's last session
         self._complete = np.ones(size, dtype=bool)  # the window's last session has its bar (else the data ends)
+        self._stopping = False  # some sub-env's data ends before its window (then steps check for no next bar)
         self._position = np.zeros(size)
         self._shares = np.zeros(size)
         self._cash = np.ones(size)
@@ -257,6 +258,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         self._span[i] = max(window.n_decisions, 1)
         self._end_ordinal[i] = self._ordinal[base + first] + window.n_decisions
         self._complete[i] = window.complete
+        self._stopping = not self._complete.all()
         self._position[i] = 0.0
         self._shares[i] = 0.0
         self._cash[i] = 1.0
@@ -378,8 +380,10 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         target = self._targets.take(a)
         do = target != position
         # a window whose data ends before its last session: the decision at its last bar finds no next bar
-        at_last = t >= self._end
-        stops = at_last.any()
+        stops = False
+        if self._stopping:
+            at_last = t >= self._end
+            stops = at_last.any()
         if stops:
             do &= ~at_last
             nt = np.where(at_last, t, t + 1)
@@ -421,9 +425,11 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             position = np.where(dead, 0.0, position)
             shares = np.where(dead, 0.0, shares)
             cash = np.where(dead, 0.0, cash)
-            truncated = (nt >= self._end) & self._complete & ~dead
+            truncated = (nt >= self._end) & ~dead
         else:
-            truncated = (nt >= self._end) & self._complete
+            truncated = nt >= self._end
+        if self._stopping:  # the step into the last bar of a window whose data ends is an ordinary one
+            truncated &= self._complete
         if stops:  # no next bar: the position closes at this close, held over no day
             truncated |= at_last
             held[at_last] = 0.0
@@ -502,6 +508,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
     def _restore(self, i: int, snap: tuple) -> None:
         for name, value in zip(self._STATE, snap, strict=True):
             getattr(self, name)[i] = value
+        self._stopping = not self._complete.all()
 
     # ------------------------------------------------------------------ extras
     @property
