@@ -367,15 +367,27 @@ def test_gaps_outside_the_used_rows_are_fine(pair_frame, history_start):
         _env(_drop(pair_frame, "MSFT", [str(d) for d in inside]))
 
 
-def test_symbol_ending_before_the_window_end_names_it(pair_frame):
+def test_a_symbol_that_stops_before_the_window_end_ends_the_episode_at_its_last_bar(pair_frame):
+    """A delisting inside the window: the window keeps its calendar length (nothing shown before the stop
+    changes) and the episode ends at the decision that finds no next common bar, closing the position there."""
     frame = pair_frame[~((pair_frame["symbol"] == "MSFT") & (pair_frame["date"] > "2025-08-15"))]
-    with pytest.raises(WindowError, match="MSFT has no data for part of") as info:
-        _env(frame)
-    assert "2025-08-29" in str(info.value)
-    # the same data is fine for a window that ends while MSFT still trades
-    env = _env(frame, end="2025-08-15")
-    _, info = env.reset(seed=0)
-    assert info["window_end"] == "2025-08-15"
+    full, cut = _env(pair_frame), _env(frame)
+
+    def plain(info):
+        return {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in info.items()}
+
+    obs_full, info_full = full.reset(seed=0)
+    obs, info = cut.reset(seed=0)
+    assert plain(info) == plain(info_full) and info["window_end"] == "2025-08-29"
+    assert obs.tobytes() == obs_full.tobytes()
+    for action in [0, 0, 2, 2, 1, 2] * 40:  # select, LONG_SHORT, HOLD, HOLD, SHORT_LONG, HOLD, ...
+        obs_full, reward_full, _, trunc_full, info_full = full.step(action)
+        obs, reward, term, trunc, info = cut.step(action)
+        if trunc:
+            break
+        assert (obs.tobytes(), reward, plain(info)) == (obs_full.tobytes(), reward_full, plain(info_full))
+    assert not term and trunc and info["date"] == "2025-08-15" and not trunc_full
+    assert info.get("closed_out") is True and reward < 0 and info["position"] == 0  # the exit fee at that close
 
 
 def test_symbol_starting_after_the_history_start(pair_frame, history_start):

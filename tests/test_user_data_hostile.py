@@ -235,12 +235,14 @@ def test_memory_per_bar_stays_small(catalog):
     n = 200_000
     rng = np.random.default_rng(0)
     close = 100.0 * np.exp(np.cumsum(rng.normal(0.0, 0.01, n)))
-    frame = pd.DataFrame({"date": np.datetime64("1800-01-01") + np.arange(n), "open": close,
+    # one bar every calendar day, counted on the "24/7" calendar; the exchange calendars end in 2262 (pandas'
+    # timestamp range), so the 200k days run 1700..2247
+    frame = pd.DataFrame({"date": np.datetime64("1700-01-01") + np.arange(n), "open": close,
                           "high": close * 1.01, "low": close * 0.99, "close": close, "volume": 1e6})
-    gym.make("FinTrading-v0", data=frame.head(100), symbol="X", split=None).reset(seed=0)  # imports, outside
+    gym.make("FinTrading-v0", data=frame.head(100), symbol="X", split=None, calendar="24/7").reset(seed=0)
     tracemalloc.start()
     try:
-        env = gym.make("FinTrading-v0", data=frame, symbol="X", split=None)
+        env = gym.make("FinTrading-v0", data=frame, symbol="X", split=None, calendar="24/7")
         env.reset(seed=0)
         for k in range(1_000):
             env.step(k % 3)

@@ -45,12 +45,13 @@ def _parquet(path, frame: pd.DataFrame) -> None:
 def _buy_and_hold(data, **kwargs) -> tuple[float, int, int]:
     env = gym.make("FinTrading-v0", data=data, symbol="X", fee_bps=0.0, **kwargs)
     _, info = env.reset(seed=0)
-    n = info["n_decisions"]
+    # the first decision's row (n_decisions counts XNYS sessions: these business-day bars include US holidays)
+    first = int(np.searchsorted(env.unwrapped.market.dates, np.datetime64(info["window_start"])))
     done = False
     while not done:
         _, _, terminated, truncated, info = env.step(2)
         done = terminated or truncated
-    return info["equity"], N - 1 - n, N - 1
+    return info["equity"], first, N - 1
 
 
 # ------------------------------------------------------------------ adjusted close

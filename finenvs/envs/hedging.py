@@ -12,8 +12,17 @@ import numpy as np
 from gymnasium import spaces
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
+from finenvs.data.calendar import DEFAULT_CALENDAR, check_calendar
 from finenvs.data.schema import PriceSeries
-from finenvs.data.splits import DEFAULT_SPLIT, LATEST, decision_window, resolve_split, split_bounds
+from finenvs.data.splits import (
+    DEFAULT_SPLIT,
+    LATEST,
+    SessionWindow,
+    bar_window,
+    resolve_split,
+    session_window,
+    split_bounds,
+)
 from finenvs.data.synthetic_pairs import PairsSpec, simulate_pairs
 from finenvs.envs.hedging_core import (
     ACTION_NAMES,
@@ -39,7 +48,7 @@ from finenvs.envs.hedging_core import (
 )
 from finenvs.envs.hedging_text import hedging_protocol
 from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
-from finenvs.errors import UnknownSymbolError, shown
+from finenvs.errors import UnknownSymbolError, WindowError, shown
 from finenvs.text.protocol import ParsedAction
 
 DEFAULT_UNIVERSE = ("AAPL", "ADBE", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
@@ -73,8 +82,11 @@ class FinHedgingEnv(gym.Env):
     GOOGL META MSFT NVDA TSLA) or ``data=`` a CSV/Parquet path or DataFrame in
     the finenvs schema. Symbols are aligned on the trading days they all have
     (a day one symbol's calendar lacks is dropped for all); a symbol that lacks
-    more than one consecutive day the others trade, or does not cover the
-    window and its history, is an error naming it. ``source="synthetic"``: a
+    more than one consecutive day the others trade inside the rows an episode
+    reads, or does not cover the first decision's history, is an error naming
+    it. A symbol whose data stops inside the window ends the common calendar
+    there: the episode ends at the decision that finds no next common bar (see
+    Episode End). ``source="synthetic"``: a
     fresh universe from ``self.np_random`` every reset (a year of history,
     then ``episode_length`` decisions, default 252), whose first two assets
     are cointegrated by construction (``synthetic=`` takes the fields of
@@ -109,8 +121,10 @@ class FinHedgingEnv(gym.Env):
     z-score, Dickey-Fuller t-statistic and volatility over ``pair_lookback``
     days; on trading steps the pair's spread z-score over each of
     ``lookbacks``, each leg's last ``leg_days`` returns, the position, days
-    held / 21, time remaining and the open position's log return. Blocks of
-    the other stage are zeros.
+    held / 21, time remaining (``(n - i) / n`` for the day's index ``i`` among
+    the window's ``n + 1`` exchange sessions: 1 at the first decision, 0 at the
+    last session) and the open position's log return. Blocks of the other stage
+    are zeros.
 
     ## Rewards
     log(E_{t+1}/E_t) of equity marked at successive closes, fees included; 0 on
@@ -129,6 +143,16 @@ class FinHedgingEnv(gym.Env):
 
     ## Episode End
     ``terminated``: ruin (equity <= 0). ``truncated``: the window's last close.
+    The window is counted in sessions of the exchange calendar (``calendar``),
+    not in common bars: ``info["n_decisions"]``, the prompt's "decision k of n"
+    (k = the day's session index plus one), the window bounds shown and time
+    remaining are the same whether or not later bars exist. A day missing from
+    the common calendar is stepped over (the position is held across it). When
+    the common bars stop before the window's last session (a symbol delisted,
+    or the last session without its bar), the decision at the last common bar
+    finds no next bar: its step closes the position at that close (exit fee,
+    ``info["closed_out"]``) and truncates; nothing before it differs from data
+    that goes on.
 
     ## Look-ahead Guarantee
     The observation at day t reads closes dated <= t only (selection statistics
@@ -152,6 +176,8 @@ class FinHedgingEnv(gym.Env):
       and exits, and equity; needs ``finenvs[plot]``).
     * ``open_end``: a window still open at the data's newest bar truncates there with the position still held
       (no close-out; reset info ``open_end`` True), as in FinTrading-v0; ``finenvs llm --live`` sets it.
+    * ``calendar``: the exchange calendar the window is counted in (default ``"XNYS"``; any
+      ``exchange_calendars`` name). Synthetic universes count their own simulated days.
 
     The first decision needs ``max(window, pair_lookback, max(lookbacks),
     leg_days)`` earlier common trading days (60 by default). A named split
@@ -185,9 +211,11 @@ class FinHedgingEnv(gym.Env):
         synthetic: dict[str, Any] | None = None,
         render_mode: str | None = None,
         open_end: bool = False,
+        calendar: str | None = DEFAULT_CALENDAR,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
+        self.calendar = check_calendar(calendar) if source == "real" and calendar is not None else calendar
         check_choice("source", source, SOURCES)
         if invalid_action not in INVALID_ACTIONS:
             raise ValueError(f"invalid_action={invalid_action!r}; valid: {list(INVALID_ACTIONS)}")
@@ -268,7 +296,8 @@ class FinHedgingEnv(gym.Env):
             mask.setflags(write=False)
 
         self._lookahead = LookAheadCounter()
-        self._episodes: dict[tuple[int, int], Episode] = {}
+        self._episodes: dict[tuple, Episode] = {}
+        self._window_now: SessionWindow | None = None
         self._episode: Episode | None = None
         self._books: dict[int, PairBook] = {}
         self._book: PairBook | None = None
@@ -296,26 +325,30 @@ class FinHedgingEnv(gym.Env):
             self._series[symbol] = series
         return series
 
-    def _resolve_window(self, start: Any, end: Any, *, explicit_start: bool) -> tuple[int, int]:
+    def _resolve_window(self, start: Any, end: Any, *, explicit_start: bool) -> SessionWindow:
         universe = self._universe
         lo, hi = split_bounds(self.split, start, end)
         need = self.params.history
-        first, last = decision_window(
-            universe.dates, lo, hi, history=need, label="/".join(universe.symbols), explicit_start=explicit_start,
-            min_decisions=2, episode_length=self.episode_length, calendar="common ",
+        window = session_window(
+            universe.dates, lo, hi, calendar=self.calendar, history=need, label="/".join(universe.symbols),
+            explicit_start=explicit_start, min_decisions=2, episode_length=self.episode_length,
+            calendar_word="common ",
             history_note="max of window, pair_lookback, lookbacks, leg_days; the common calendar starts "
             f"{universe.dates[0]}, the first day of {self._latest_start()}",
         )
+        # a data check before any decision: no symbol may lack more than MAX_CALENDAR_GAP days in a row that
+        # others trade in the window. A symbol whose data stops (a delisting) ends the common calendar there and
+        # the episode with it, as for any series that stops: the check runs to the first symbol's last bar.
         series = [self._series[s] for s in universe.symbols]
-        latest = universe.dates[last]
-        for s in series:  # a symbol that stops before the window's end would shorten it silently
-            if end == LATEST:  # an open end is the newest day every symbol holds: longer series are not cut short
-                break
-            k = int(np.searchsorted(s.dates, hi, side="right")) - 1 if hi is not None else len(s) - 1
-            if k >= 0 and s.dates[k] > latest:
-                latest = s.dates[k]
-        check_calendars(series, universe.dates[first - need], latest)
-        return first, last
+        latest = universe.dates[window.last]
+        if end != LATEST:  # an open end is the newest day every symbol holds
+            for s in series:
+                k = int(np.searchsorted(s.dates, hi, side="right")) - 1 if hi is not None else len(s) - 1
+                if k >= 0 and s.dates[k] > latest:
+                    latest = s.dates[k]
+        stopped = min(s.dates[-1] for s in series)
+        check_calendars(series, universe.dates[window.first - need], min(latest, stopped))
+        return window
 
     def _latest_start(self) -> str:
         """The symbol(s) whose data starts last (they bound the universe's common history)."""
@@ -340,30 +373,38 @@ class FinHedgingEnv(gym.Env):
             self._episode_series = {s.symbol: s for s in sim.series}
             universe = Universe.align(list(sim.series))
             last = n_rows - 1
+            window = bar_window(universe.dates, first, last)  # every simulated day a session
             episode = make_episode(universe, self.params, first, last)
         else:
             universe = self._universe
             self._episode_series = {s: self._series[s] for s in universe.symbols}
             if options:
-                first, last = self._resolve_window(
+                window = self._resolve_window(
                     options.get("start", self._start), options.get("end", self._end),
                     explicit_start=options.get("start", self._start) is not None,
                 )
             else:
-                first, last = self._window
-            if self.episode_length is not None and self.episode_length < last - first:
-                first = first + int(rng.integers(0, last - first - self.episode_length + 1))
-                last = first + self.episode_length
+                window = self._window
+            if self.episode_length is not None and self.episode_length < window.n_decisions:
+                window = window.sub_window(universe.dates, self.episode_length, rng)  # that many sessions
+            first, last = window.first, window.last
             open_now = self.open_end and self._window_open(last, options)
-            episode = self._episodes.get((first, last, open_now))
+            if open_now and last - first < 2:
+                raise WindowError(f"the live window {window.start_day}..{window.end_day} has {last - first + 1} "
+                                  "common bar(s) so far; an episode needs at least 3 (a selection and a trade)")
+            key = (first, last, window.end_day, open_now)
+            episode = self._episodes.get(key)
             if episode is None:
-                episode = make_episode(universe, self.params, first, last, close_at_end=not open_now)
+                episode = make_episode(universe, self.params, first, last, close_at_end=not open_now,
+                                       remaining=window.time_remaining(),
+                                       data_ends=not (open_now or window.complete))
                 if len(self._episodes) >= EPISODE_CACHE_SIZE:
                     self._episodes.pop(next(iter(self._episodes)))
-                self._episodes[(first, last, open_now)] = episode
+                self._episodes[key] = episode
         if episode is not self._episode:
             self._books = {}
         self._episode = episode
+        self._window_now = window
         self._book = None
         self._state = initial_state(first, last)
         self._done = False
@@ -380,10 +421,9 @@ class FinHedgingEnv(gym.Env):
             "equity": 1.0,
             "fees": 0.0,
             "look_ahead_attempts": 0,
-            "window_start": universe.date_strings[first],
-            "window_end": universe.date_strings[last],
-            "data_end": universe.date_strings[-1],
-            "n_decisions": last - first,
+            "window_start": window.start_day,
+            "window_end": window.end_day,
+            "n_decisions": window.n_decisions,
         }
         if self.open_end:
             info["open_end"] = not episode.close_at_end
@@ -533,12 +573,12 @@ class FinHedgingEnv(gym.Env):
         """The state at the current close as prompt lines (used by the text interface)."""
         if self._state is None or self._episode is None:
             raise gym.error.ResetNeeded("call reset() before text_state()")
-        state, u = self.state, self._episode.universe
-        k, n = state.t - state.start, state.end - state.start
+        state, u, window = self.state, self._episode.universe, self._window_now
+        k, n = int(window.positions[state.t - window.first]), window.n_decisions
         out = {
             "Universe": ", ".join(u.symbols),
             "Date": f"{u.date_strings[state.t]} (decision {k + 1} of {n}; window "
-            f"{u.date_strings[state.start]}..{u.date_strings[state.end]})",
+            f"{window.start_day}..{window.end_day})",
         }
         if self.pair is None:
             out["Stage"] = "choose the pair (answer LONG/SHORT, e.g. " + self.text_protocol.word_of(("pair", 0)) + ")"
@@ -631,7 +671,8 @@ class FinHedgingEnv(gym.Env):
             return (
                 f"{u.date_strings[state.t]} pair {pair} | position {_POSITION_NAMES[state.position]} | "
                 f"equity {state.equity:.4f} | drawdown {drawdown:.2%} | fees {state.fees_paid:.4f} | "
-                f"entries {state.entries} | day {state.t - state.start}/{state.end - state.start}"
+                f"entries {state.entries} | day {int(self._window_now.positions[state.t - state.start])}/"
+                f"{self._window_now.n_decisions}"
             )
         from finenvs.envs.rendering import spread_chart
 
@@ -643,7 +684,7 @@ class FinHedgingEnv(gym.Env):
         else:
             spread = (u.log_close[book.i] - u.log_close[book.j])[idx]
             pi, pj = u.symbols[book.i], u.symbols[book.j]
-            title = f"{pi}/{pj} {u.date_strings[state.start]}..{u.date_strings[state.end]}"
+            title = f"{pi}/{pj} {self._window_now.start_day}..{self._window_now.end_day}"
             label = f"log({pi} / {pj})"
         return spread_chart(
             dates=u.dates[idx], spread=spread, positions=np.asarray(self._held_hist),

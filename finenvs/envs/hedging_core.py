@@ -21,8 +21,11 @@ Book (HERCULEAN's pair semantics; closes are adjusted closes)
       The opposite direction is an exit followed by an entry at the same close.
       The direction already held, and HOLD, trade nothing and pay nothing.
     * The window's last close closes an open position (exit fee paid there) and
-      the episode is truncated. Equity at or below 0 is ruin: the book is
-      dropped, equity set to 0, and the episode terminates.
+      the episode is truncated. When the data ends before the window does
+      (``Episode.data_ends``), the decision at the last bar finds no next bar:
+      the position closes at that close and the episode is truncated. Equity at
+      or below 0 is ruin: the book is dropped, equity set to 0, and the episode
+      terminates.
 
 Reward: ``log(E_{t+1} / E_t)`` of equity marked at successive closes, fees
 included (``RUIN_LOG_RETURN`` at ruin); the selection step's reward is 0.
@@ -44,7 +47,9 @@ Observation (float32, every value clipped to ``[-OBS_BOUND, OBS_BOUND]``)
                               then of leg j (trading only)
     ``position``              +1 LONG_SHORT, -1 SHORT_LONG, 0 flat
     ``days_held``             trading days the open position has been held / 21
-    ``time_remaining``        1 at the first decision, 0 at the last close
+    ``time_remaining``        ``(n - i) / n`` for the day's index ``i`` among the
+                              window's ``n + 1`` exchange sessions: 1 at the first
+                              decision, 0 at the last session
     ``position_log_return``   log(equity / equity right after entry); 0 when flat
     ========================  ==================================================
 
@@ -337,24 +342,40 @@ class Episode:
     #: The last close closes the position (True); False for an open window at the data's newest bar (see
     #: :attr:`finenvs.envs.trading_core.Episode.close_at_end`).
     close_at_end: bool = True
+    #: Time remaining at each row ``start..end`` (read-only float64).
+    remaining: np.ndarray | None = None
+    #: The data ends at ``end`` before the window does (see :attr:`finenvs.envs.trading_core.Episode.data_ends`).
+    data_ends: bool = False
 
 
 def make_episode(universe: Universe, params: HedgingParams, start: int, end: int, *,
-                 close_at_end: bool = True) -> Episode:
-    """Constants of the episode on rows ``start..end``, including its selection observation."""
-    if start < params.history or end >= len(universe) or end - start < 2:
+                 close_at_end: bool = True, remaining: np.ndarray | None = None,
+                 data_ends: bool = False) -> Episode:
+    """Constants of the episode on rows ``start..end``, including its selection observation.
+
+    ``remaining``: time remaining at each row (from the window's exchange sessions); None: every row is a
+    session (synthetic universes). ``data_ends``: see :attr:`Episode.data_ends`.
+    """
+    if start < params.history or end >= len(universe) or end < start or (end - start < 2 and not data_ends):
         raise ValueError(
             f"episode rows {start}..{end} need {params.history} rows of history before them and at least 2 decisions"
         )
+    rows = end - start + 1
+    if remaining is None:
+        remaining = (end - start - np.arange(rows)) / (end - start) if end > start else np.zeros(rows)
+    remaining = np.array(remaining, dtype=np.float64)
+    if remaining.shape != (rows,):
+        raise ValueError(f"remaining has {remaining.shape[0]} values for {rows} episode rows")
+    remaining.setflags(write=False)
     layout = Layout(universe.n, params)
     obs = np.zeros(layout.size, dtype=np.float32)
     obs[0] = 1.0
     obs[layout.asset_returns] = universe.returns[:, start - params.window + 1 : start + 1].reshape(-1)
     obs[layout.pair_stats] = pair_statistics(universe, start, params.pair_lookback).reshape(-1)
-    obs[layout.scalars.start + 2] = 1.0  # time remaining
+    obs[layout.scalars.start + 2] = remaining[0]  # time remaining: 1 at the first decision
     np.clip(obs, -OBS_BOUND, OBS_BOUND, out=obs)
     obs.setflags(write=False)
-    return Episode(universe, params, layout, start, end, obs, params.fee, close_at_end)
+    return Episode(universe, params, layout, start, end, obs, params.fee, close_at_end, remaining, data_ends)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -390,8 +411,7 @@ def make_book(ep: Episode, pair: int) -> PairBook:
     legs = layout.leg_returns.start
     table[:, legs : legs + d] = sliding_window_view(u.returns[i], d)[rows - d + 1]
     table[:, legs + d : legs + 2 * d] = sliding_window_view(u.returns[j], d)[rows - d + 1]
-    span = ep.end - ep.start
-    table[:, layout.scalars.start + 2] = (ep.end - rows) / span
+    table[:, layout.scalars.start + 2] = ep.remaining
     np.clip(table, -OBS_BOUND, OBS_BOUND, out=table)
     table.setflags(write=False)
     return PairBook(ep, i, j, u.close_values[i], u.close_values[j], table, ep.fee, layout.scalars.start,
@@ -464,8 +484,10 @@ def select(ep: Episode, state: tuple, pair: int) -> tuple[tuple, tuple]:
         ``(new_state, outcome)`` as in :func:`transition`.
     """
     t, start, end = state[0], state[1], state[2]
+    if t >= end:  # the data ends at the selection day: no next bar
+        return (t, start, end, pair, *state[4:]), (0.0, 0, state[8], 0.0, False, False, True)
     nt = t + 1
-    truncated = nt >= end
+    truncated = nt >= end and not ep.data_ends
     new_state = (nt, start, end, pair, *state[4:])
     return new_state, (0.0, 0, state[8], 0.0, False, False, truncated)
 
@@ -478,6 +500,8 @@ def transition(book: PairBook, state: tuple, action: int) -> tuple[tuple, tuple]
         fee, closed_out, terminated, truncated)`` as in :mod:`finenvs.envs.trading_core`.
     """
     t, start, end, pair, position, si, sj, cash, equity, entry_equity, fees_paid, days_held, entries, _ = state
+    if t >= end:  # only an episode whose data ends before its window: no next bar
+        return _no_next_bar(book, state)
     old_equity = equity
     nt = t + 1
     fee = book.fee
@@ -524,7 +548,7 @@ def transition(book: PairBook, state: tuple, action: int) -> tuple[tuple, tuple]
     if position != 0:
         days_held += 1
     closed_out = False
-    truncated = nt >= end and not ruined
+    truncated = nt >= end and not ruined and not book.episode.data_ends
     if truncated and position != 0 and book.episode.close_at_end:
         exit_fee = fee * (abs(si) * book.close_i[nt] + abs(sj) * book.close_j[nt])
         new_equity -= exit_fee
@@ -538,4 +562,17 @@ def transition(book: PairBook, state: tuple, action: int) -> tuple[tuple, tuple]
         (nt, start, end, pair, position, si, sj, cash, new_equity, entry_equity, fees_paid + paid, days_held,
          entries, ruined),
         (reward, held, equity_at_decision, paid, closed_out, ruined, truncated),
+    )
+
+
+def _no_next_bar(book: PairBook, state: tuple) -> tuple[tuple, tuple]:
+    """The decision at the data's last bar of a window that goes on: the position closes at this close (exit
+    fee paid) and the episode is truncated; the state stays at this row and no position is held over a day."""
+    t, start, end, pair, position, si, sj, cash, equity, entry_equity, fees_paid, days_held, entries, ruined = state
+    paid = book.fee * (abs(si) * book.close_i[t] + abs(sj) * book.close_j[t]) if position else 0.0
+    new_equity = equity - paid
+    reward = math.log(new_equity / equity) if new_equity > 0.0 else RUIN_LOG_RETURN
+    return (
+        (t, start, end, pair, 0, 0.0, 0.0, new_equity, new_equity, 1.0, fees_paid + paid, 0, entries, ruined),
+        (reward, 0, equity, paid, bool(position), False, True),
     )

@@ -19,8 +19,9 @@ import numpy as np
 from gymnasium import spaces
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
+from finenvs.data.calendar import DEFAULT_CALENDAR, check_calendar
 from finenvs.data.schema import PriceSeries
-from finenvs.data.splits import decision_window, split_bounds
+from finenvs.data.splits import SessionWindow, session_window, split_bounds
 from finenvs.envs.report_core import (
     METRIC_NAMES,
     MIN_HISTORY,
@@ -60,6 +61,7 @@ from finenvs.envs.trading_core import (
     TradingParams,
     initial_state,
     make_episode,
+    transition_at_last_bar,
     transition_to,
 )
 from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
@@ -195,7 +197,8 @@ class FinReportEnv(gym.Env):
     (order of ``METRIC_NAMES``; percent metrics x10, volatility x5, volume
     change x2, (RSI - 50) / 10, MACD histogram in price units, beta and
     correlation as they are; clipped to +-10, nan as 0), then the position
-    held (-1..1) and the time remaining (1 at the first report, 0 after the last).
+    held (-1..1) and the time remaining, ``1 - j / n`` for report number ``j``
+    (0-based) of the window's ``n`` calendar report days (1 at the first report).
 
     ## Rewards
     log(E_next / E_now): the log return of equity from this report's close to
@@ -216,7 +219,14 @@ class FinReportEnv(gym.Env):
     ## Episode End
     ``terminated``: ruin (equity <= 0, possible only when short). ``truncated``:
     the last report's holding period ended at the window's last close. One step
-    per report day (13 in the eval split).
+    per report day (13 in the eval split). Report days come from the exchange
+    calendar (``calendar``), not from the bars: the window's first session, then
+    each later week's last session before the window's last session. ``n_reports``,
+    the prompt's "report k of n", the window shown and time remaining are the
+    same whether or not later bars exist. A report day without its bar (a gap)
+    is reported at the next bar; when the data stops before the window's end,
+    the last report's holding period ends at the last bar, whose close closes
+    the position (exit fee paid) and truncates the episode.
 
     ## Look-ahead Guarantee
     The observation, the metrics and the quality facts of report day t are
@@ -238,6 +248,12 @@ class FinReportEnv(gym.Env):
     * ``judge``: optional ``judge(report, context) -> score in [0, 1]`` adding a Reasoning check
       (see :func:`finenvs.baselines.report.llm_judge`); never required. Not JSON: pass it to ``gym.make`` directly.
     * ``dataset``: catalog dataset (default ``"core"``); ``render_mode``: None, ``"ansi"`` or ``"rgb_array"``.
+    * ``calendar``: the exchange calendar of the report days and counts (default ``"XNYS"``; any
+      ``exchange_calendars`` name).
+    * ``open_end``: a live run (``finenvs llm --live`` sets it). A window still open at the data's newest bar
+      (``end="latest"`` or an end after the data) truncates on reaching its last report that has a bar, with
+      the position still held (no close-out; reset info ``open_end`` True): that report waits for the bars of
+      its week, and a later run over more data steps on from it with the same rewards. Default False.
 
     The first report needs 61 earlier trading days (the 60-day beta and the
     12-week return); a named split starts at the first report day that has them.
@@ -265,9 +281,15 @@ class FinReportEnv(gym.Env):
         judge: Judge | None = None,
         dataset: str = "core",
         render_mode: str | None = None,
+        calendar: str | None = DEFAULT_CALENDAR,
+        open_end: bool = False,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
+        self.calendar = None if calendar is None else check_calendar(calendar)
+        if not isinstance(open_end, bool):
+            raise ValueError(f"open_end={open_end!r} must be True or False")
+        self.open_end = open_end
         check_choice("action_mode", action_mode, ACTION_MODES)
         if episode_weeks is not None and (isinstance(episode_weeks, bool) or not isinstance(episode_weeks, int)
                                           or episode_weeks < 1):
@@ -319,7 +341,11 @@ class FinReportEnv(gym.Env):
         self._metric_cache: dict[tuple[str, int], dict[str, float]] = {}
         self._doc_numbers: dict[tuple[str, str], tuple[tuple[float, ...], tuple[float, ...]]] = {}
         self._symbol: str | None = None
-        self._days: np.ndarray = np.empty(0, dtype=np.int64)
+        self._days: np.ndarray = np.empty(0, dtype=np.int64)  # rows of the report days that have a bar
+        self._numbers: np.ndarray = np.empty(0, dtype=np.int64)  # their report numbers (0-based) on the calendar
+        self._n_reports = 0  # report days of the window on the calendar
+        self._window_now: SessionWindow | None = None
+        self._open = False
         self._k = 0
         self._state: tuple | None = None
         self._episode: Any = None
@@ -343,16 +369,26 @@ class FinReportEnv(gym.Env):
             self._markets[symbol] = market
         return market
 
-    def _window(self, symbol: str, bounds: tuple[Any, Any], *, explicit_start: bool) -> tuple[int, int]:
+    def _window(self, symbol: str, bounds: tuple[Any, Any], *, explicit_start: bool) -> SessionWindow:
         dates = self._series(symbol).dates
-        first, last = decision_window(
-            dates, *bounds, history=MIN_HISTORY, label=symbol, explicit_start=explicit_start, min_decisions=1,
-            episode_length=None, history_note="the 60-day beta and 12-week return of the weekly metrics",
+        return session_window(
+            dates, *bounds, calendar=self.calendar, history=MIN_HISTORY, label=symbol,
+            explicit_start=explicit_start, min_decisions=1, episode_length=None,
+            history_note="the 60-day beta and 12-week return of the weekly metrics",
         )
-        if report_days(dates, first, last).size == 0:
-            raise WindowError(f"{symbol}: window {dates[first]}..{dates[last]} has no report day (a week's last "
-                              "trading day before the window's last day)")
-        return first, last
+
+    @staticmethod
+    def _report_rows(dates: np.ndarray, window: SessionWindow) -> tuple[np.ndarray, np.ndarray]:
+        """The window's report days on its calendar, as ``(rows, numbers)``: the row of each report day's bar
+        (the first bar on or after it; a report day without its bar is reported at the next bar) and the
+        report's number (0-based) among the calendar's report days; report days after the data's last bar in
+        the window have no row. Reads the bars of each report day only."""
+        sessions = window.sessions
+        picks = report_days(sessions, 0, sessions.size - 1)  # session indices of the report days
+        rows = np.searchsorted(dates, sessions[picks], side="left").astype(np.int64)
+        keep = rows <= window.last
+        keep[1:] &= rows[1:] > rows[:-1]  # one report per bar (a gap of a week or more merges report days)
+        return rows[keep], np.flatnonzero(keep).astype(np.int64)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -391,30 +427,51 @@ class FinReportEnv(gym.Env):
         symbol = str(symbol)
         if symbol not in self._windows and symbol not in self.peer_map:
             raise UnknownSymbolError(f"unknown symbol {symbol!r}; valid symbols: {list(self._universe)}")
+        bounds = split_bounds(self.split, options.get("start", self._start), options.get("end", self._end))
         if "start" in options or "end" in options or symbol not in self._windows:
-            bounds = split_bounds(self.split, options.get("start", self._start), options.get("end", self._end))
-            first, last = self._window(symbol, bounds, explicit_start=options.get("start", self._start) is not None)
+            window = self._window(symbol, bounds, explicit_start=options.get("start", self._start) is not None)
         else:
-            first, last = self._windows[symbol]
+            window = self._windows[symbol]
         market = self._market(symbol)
-        days = report_days(market.dates, first, last)
-        if self.episode_weeks is not None and self.episode_weeks < days.size:
-            k0 = int(rng.integers(0, days.size - self.episode_weeks + 1))
-            last = int(days[k0 + self.episode_weeks]) if k0 + self.episode_weeks < days.size else last
-            days = days[k0 : k0 + self.episode_weeks]
+        days, numbers = self._report_rows(market.dates, window)
+        n_reports = int(report_days(window.sessions, 0, window.sessions.size - 1).size)
+        weeks = self.episode_weeks
+        if weeks is not None and weeks < n_reports:  # a sub-window of that many calendar report days
+            fits = np.flatnonzero(numbers <= n_reports - weeks)
+            k0 = int(fits[int(rng.integers(0, fits.size))])
+            j0 = int(numbers[k0])
+            picks = report_days(window.sessions, 0, window.sessions.size - 1)
+            end_session = int(picks[j0 + weeks]) if j0 + weeks < n_reports else window.sessions.size - 1
+            start_session = int(window.positions[int(days[k0]) - window.first])
+            upto = int(np.searchsorted(window.positions, end_session, side="right"))
+            window = SessionWindow(int(days[k0]), window.first + upto - 1,
+                                   window.sessions[start_session:end_session + 1],
+                                   window.positions[int(days[k0]) - window.first:upto] - start_session)
+            inside = (numbers >= j0) & (numbers < j0 + weeks)
+            days, numbers, n_reports = days[inside], numbers[inside] - j0, weeks
+        first, last = int(days[0]), window.last
+        open_now = self.open_end and last == len(market.dates) - 1 and (
+            bounds[1] is None or market.dates[last] < bounds[1])
+        if open_now and days.size < 2:
+            raise WindowError(f"{symbol}: the live window's first report week has not ended ({window.start_day}; "
+                              f"data to {market.date_strings[last]}): the run can start once its next report "
+                              "day has a bar")
         self._symbol = symbol
-        self._days = days
+        self._days, self._numbers, self._n_reports = days, numbers, n_reports
+        self._window_now, self._open = window, open_now
         self._k = 0
-        self._episode = make_episode(market, self.params, int(days[0]), int(last))
-        self._state = initial_state(int(days[0]), int(last))
+        self._episode = make_episode(market, self.params, first, int(last), close_at_end=not open_now,
+                                     data_ends=not (open_now or window.complete))
+        self._state = initial_state(first, int(last))
         self._done = False
         self._lookahead.reset()
         self._history = []
         self._daily = [(market.date_strings[int(days[0])], 1.0, 0.0)]
         info = self._info()
-        info.update({"symbol": symbol, "peers": list(self.peer_map[symbol]), "window_start": info["date"],
-                     "window_end": market.date_strings[int(last)], "data_end": market.date_strings[-1],
-                     "n_reports": int(days.size)})
+        info.update({"symbol": symbol, "peers": list(self.peer_map[symbol]), "window_start": window.start_day,
+                     "window_end": window.end_day, "n_reports": n_reports})
+        if self.open_end:
+            info["open_end"] = open_now
         return self._observe(), info
 
     def _observe(self) -> np.ndarray:
@@ -422,7 +479,7 @@ class FinReportEnv(gym.Env):
         obs = np.empty(self.observation_space.shape, dtype=np.float32)
         obs[: len(METRIC_NAMES)] = metrics_vector(metrics, OBS_BOUND)
         obs[-2] = self._state[3]
-        obs[-1] = 1.0 - self._k / self._days.size
+        obs[-1] = 1.0 - int(self._numbers[min(self._k, self._days.size - 1)]) / self._n_reports
         return obs
 
     def _info(self) -> dict[str, Any]:
@@ -461,8 +518,10 @@ class FinReportEnv(gym.Env):
                                         else "the episode has ended; call reset() before step()")
         rating, problem, card = self._rating_of_action(action)
         report_date = self._episode.market.date_strings[int(self._days[self._k])]
+        number = int(self._numbers[self._k])
         target = self.position_map[rating]
-        stop = int(self._days[self._k + 1]) if self._k + 1 < self._days.size else self._episode.end
+        last_report = self._k + 1 >= self._days.size
+        stop = self._episode.end if last_report else int(self._days[self._k + 1])
         ep, state = self._episode, self._state
         start_equity = state[6]
         days: list[dict[str, Any]] = []
@@ -470,17 +529,27 @@ class FinReportEnv(gym.Env):
         terminated = truncated = False
         while state[0] < stop:
             state, outcome = transition_to(ep, state, target)
-            _, held, equity_at_decision, fee, _, terminated, truncated = outcome
+            _, held, equity_at_decision, fee, closed_out, terminated, truncated = outcome
+            if closed_out is None:  # the data's last bar before the window's end: nothing ended there
+                truncated = False
             fee_paid += fee
             days.append({"date": ep.date_strings[state[0]], "equity": state[6],
                          "equity_at_decision": equity_at_decision, "position": float(held)})
             self._daily.append((ep.date_strings[state[0]], state[6], float(held)))
             if terminated or truncated:
                 break
+        if last_report and ep.data_ends and not (terminated or truncated):
+            # the data stops before the window's end: no next bar, the position closes at the last close
+            state, outcome = transition_at_last_bar(ep, state)
+            _, _, _, fee, _, terminated, truncated = outcome
+            fee_paid += fee
         self._state = state
         self._k += 1
         end_equity = state[6]
         reward = math.log(end_equity / start_equity) if end_equity > 0 else RUIN_LOG_RETURN
+        waiting = self._open and self._k == self._days.size - 1 and not terminated
+        if waiting:  # a live window's last report with a bar: it waits for the bars of its week
+            truncated = True
         done = terminated or truncated or self._k >= self._days.size
         if done and not (terminated or truncated):  # a sub-window ends at its next report's close
             truncated = True
@@ -496,8 +565,8 @@ class FinReportEnv(gym.Env):
         info = self._info()
         info.update({"report_date": report_date, "rating": rating, "target_position": target, "days": days,
                      "fee": fee_paid, "equity_at_decision": days[0]["equity_at_decision"] if days else start_equity,
-                     "next_report_date": None if done else info["report_date"]})
-        info["report_number"] = self._k
+                     "next_report_date": None if done and not waiting else info["report_date"]})
+        info["report_number"] = number + 1
         if problem is not None:
             info["invalid_action"] = problem
         if card is not None:
@@ -507,7 +576,8 @@ class FinReportEnv(gym.Env):
             summary = self.quality_summary()
             if summary is not None:
                 info["quality_summary"] = summary
-        return self._observe() if not done else self._final_observation(), reward, terminated, truncated, info
+        obs = self._observe() if not done or waiting else self._final_observation()
+        return obs, reward, terminated, truncated, info
 
     def _final_observation(self) -> np.ndarray:
         obs = np.zeros(self.observation_space.shape, dtype=np.float32)
@@ -573,10 +643,11 @@ class FinReportEnv(gym.Env):
         if self._state is None or self._symbol is None:
             raise gym.error.ResetNeeded("call reset() before text_state()")
         info = self._info()
-        n = self._days.size
+        n = self._n_reports
+        number = int(self._numbers[self._k]) + 1 if self._k < self._days.size else n
         return {
             "Symbol": self._symbol,
-            "Report date": f"{info['report_date'] or info['date']} (report {min(self._k + 1, n)} of {n})",
+            "Report date": f"{info['report_date'] or info['date']} (report {number} of {n})",
             "Close": f"{info['price']:.2f}",
             "Position": f"{info['position']:+.2f} of equity ({_POSITION_WORDS.get(int(np.sign(info['position'])))})",
             "Equity": f"{info['equity']:.4f} (started at 1.0000; fees paid {info['fees']:.4f})",
@@ -618,7 +689,7 @@ class FinReportEnv(gym.Env):
             rated = f"last rating {last['rating']} ({last['report_date']})" if last else "no rating yet"
             return (f"{info['date']} {self._symbol} close {info['price']:.2f} | {rated}{q} | position "
                     f"{info['position']:+.2f} | equity {info['equity']:.4f} | fees {info['fees']:.4f} | "
-                    f"report {self._k}/{self._days.size}")
+                    f"report {int(self._numbers[self._k - 1]) + 1 if self._k else 0}/{self._n_reports}")
         from finenvs.envs.rendering import equity_chart
 
         market = self._episode.market
@@ -627,7 +698,7 @@ class FinReportEnv(gym.Env):
         return equity_chart(
             dates=market.dates[start : start + n], close=market.close[start : start + n],
             equity=np.asarray([d[1] for d in self._daily]), positions=np.asarray([d[2] for d in self._daily]),
-            title=f"{self._symbol} weekly ratings {market.date_strings[start]}..{market.date_strings[self._state[2]]}",
+            title=f"{self._symbol} weekly ratings {self._window_now.start_day}..{self._window_now.end_day}",
         )
 
 

@@ -13,8 +13,16 @@ import numpy as np
 from gymnasium import spaces
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
+from finenvs.data.calendar import DEFAULT_CALENDAR, check_calendar
 from finenvs.data.schema import PriceSeries
-from finenvs.data.splits import DEFAULT_SPLIT, decision_window, resolve_split, split_bounds
+from finenvs.data.splits import (
+    DEFAULT_SPLIT,
+    SessionWindow,
+    bar_window,
+    resolve_split,
+    session_window,
+    split_bounds,
+)
 from finenvs.data.synthetic import SyntheticSpec, simulate
 from finenvs.envs.features import FEATURE_BOUND, FEATURE_NAMES, WARMUP
 from finenvs.envs.trading_core import (
@@ -29,17 +37,20 @@ from finenvs.envs.trading_core import (
     initial_state,
     make_episode,
     observe,
+    transition_at_last_bar,
     transition_to,
 )
 from finenvs.envs.trading_text import TRADING_PROTOCOL
 from finenvs.envs.validation import check_choice, check_render_mode, fee_fraction
-from finenvs.errors import UnknownSymbolError, shown
+from finenvs.errors import UnknownSymbolError, WindowError, shown
 
 SOURCES = ("real", "synthetic")
 RESET_OPTIONS = ("symbol", "start", "end")
 DEFAULT_SYNTHETIC_LENGTH = 252
 EPISODE_CACHE_SIZE = 16
 _POSITION_NAMES = {-1: "SHORT", 0: "FLAT", 1: "LONG"}
+#: ``_done`` at the data's last bar of a window that goes on: truthy, so step() leaves its fast path there
+_AT_LAST_BAR = "at the data's last bar"
 
 
 class FinTradingEnv(gym.Env):
@@ -70,7 +81,7 @@ class FinTradingEnv(gym.Env):
     |---|---|
     | ``0 .. window*6-1`` | the last ``window`` days of features, oldest first, 6 per day: log_return, overnight_gap, log_range, close_location, volume_z, trend_20 (see ``finenvs.envs.features``) |
     | ``-3`` | position: -1 short, 0 flat, +1 long |
-    | ``-2`` | time remaining: 1 at the first decision, 0 at the last close |
+    | ``-2`` | time remaining: the share of the window's exchange sessions still ahead, ``(n - i) / n`` for the day's session index ``i`` of ``n`` decisions (1 at the first decision, 0 at the last session) |
     | ``-1`` | log(equity / equity at entry) of the open position, 0 when flat |
 
     ## Rewards
@@ -82,7 +93,8 @@ class FinTradingEnv(gym.Env):
     ## Costs
     ``fee_bps`` (default 5) of traded notional on every entry and every exit; a
     reversal pays both. A position open at the window's last close is closed
-    there and pays the exit fee. Buy-and-hold therefore has equity 1 - fee after
+    there and pays the exit fee (so is one open when the data stops before the
+    window's end: see Episode End). Buy-and-hold therefore has equity 1 - fee after
     entry and (1 - fee)^2 * last/first at the end (``fill="close"``).
 
     ## Starting State
@@ -93,8 +105,17 @@ class FinTradingEnv(gym.Env):
 
     ## Episode End
     ``terminated``: ruin (equity <= 0, possible only when short). ``truncated``:
-    the window's last close was reached (one step per trading day of the window
-    but the last).
+    the window's last close was reached (one step per bar of the window but the
+    last). The window is counted in sessions of the exchange calendar
+    (``calendar``), not in bars: ``info["n_decisions"]``, the prompt's "decision
+    k of n" (k = the day's session index in the window, plus one), the window
+    bounds shown and the time-remaining feature are the same whether or not later
+    bars exist. A missing bar (a gap) is stepped over (the position is held
+    across it). When the data stops before the window's last session (a
+    delisting, or the last session without its bar), the decision at the last bar
+    finds no next bar: its step closes the position at that close (exit fee
+    paid, ``info["closed_out"]``) and truncates; nothing before that decision
+    differs from a series that goes on.
 
     ## Look-ahead Guarantee
     The observation at day t reads feature rows t-window+1..t only, and every
@@ -122,6 +143,11 @@ class FinTradingEnv(gym.Env):
     * ``source``: ``"real"`` or ``"synthetic"``; ``dataset``: catalog dataset (default ``"core"``).
     * ``data``: path to a CSV/Parquet file or a DataFrame with the user's own bars.
     * ``synthetic``: ``{"model": "gbm"|"heston"|"merton", "params": {...}, "bars": {...}}``.
+    * ``calendar``: the exchange calendar the window is counted in (default ``"XNYS"``, the shipped data's;
+      any ``exchange_calendars`` name, e.g. ``"XLON"``, ``"24/7"``). A bar on a day the calendar has no session
+      counts as the session before it. ``None`` counts the bars themselves (for data no exchange calendar
+      covers, e.g. centuries of daily bars; the counts then do show a series that stops or misses a day).
+      Synthetic paths count their own simulated days (every day a session).
     * ``render_mode``: None, ``"ansi"`` or ``"rgb_array"`` (needs ``finenvs[plot]``).
     * ``open_end``: a window still open at the data's newest bar (``end="latest"`` or an end after the data)
       truncates there with the position still held: no close-out, no exit fee, reset info ``open_end`` True.
@@ -165,9 +191,11 @@ class FinTradingEnv(gym.Env):
         synthetic: dict[str, Any] | None = None,
         render_mode: str | None = None,
         open_end: bool = False,
+        calendar: str | None = DEFAULT_CALENDAR,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
+        self.calendar = check_calendar(calendar) if source == "real" and calendar is not None else calendar
         if not isinstance(open_end, bool):
             raise ValueError(f"open_end={open_end!r} must be True or False")
         self.open_end = open_end
@@ -212,7 +240,7 @@ class FinTradingEnv(gym.Env):
         self._series: dict[str, PriceSeries] = {}
         self._user_data = data is not None  # then every symbol must come from it, never the catalog
         self._markets: dict[str, MarketData] = {}
-        self._windows: dict[str, tuple[int, int]] = {}
+        self._windows: dict[str, SessionWindow] = {}
         if source == "synthetic":
             self._synthetic = SyntheticSpec.from_dict(synthetic)
             self._universe: tuple[str, ...] = (symbol or f"SYN-{self._synthetic.model.upper()}",)
@@ -246,9 +274,10 @@ class FinTradingEnv(gym.Env):
 
         self._lookahead = LookAheadCounter()
         self._market_now: MarketData | None = None
+        self._window_now: SessionWindow | None = None
         self._episode: Episode | None = None
         # precomputed episode constants (observation templates) of recent windows, reused on reset
-        self._episodes: dict[tuple[str, int, int], Episode] = {}
+        self._episodes: dict[tuple, Episode] = {}
         self._episode_series: PriceSeries | None = None
         self._state: tuple | None = None  # a TradingState-ordered tuple (see trading_core)
         self._equity_hist: list[float] = []
@@ -279,10 +308,10 @@ class FinTradingEnv(gym.Env):
 
     def _resolve_window(
         self, market: MarketData, lo: Any, hi: Any, *, explicit_start: bool
-    ) -> tuple[int, int]:
-        return decision_window(
-            market.dates, lo, hi, history=self._history_needed, label=market.symbol, explicit_start=explicit_start,
-            min_decisions=1, episode_length=self.episode_length,
+    ) -> SessionWindow:
+        return session_window(
+            market.dates, lo, hi, calendar=self.calendar, history=self._history_needed, label=market.symbol,
+            explicit_start=explicit_start, min_decisions=1, episode_length=self.episode_length,
             history_note=f"window={self.params.window} + {WARMUP - 1} for the 20-day features",
         )
 
@@ -293,21 +322,28 @@ class FinTradingEnv(gym.Env):
         unknown = sorted(set(options) - set(RESET_OPTIONS))
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; valid options: {list(RESET_OPTIONS)}")
-        market, series, first, last = self._draw_episode(self.np_random, options)
+        market, series, window = self._draw_episode(self.np_random, options)
+        first, last = window.first, window.last
         self._market_now = market
+        self._window_now = window
         self._episode_series = series
         open_now = self.open_end and self.source == "real" and self._window_open(market, last, options)
-        key = (market.symbol, first, last, open_now)
+        if open_now and last == first:
+            raise WindowError(f"{market.symbol}: the live window {window.start_day}..{window.end_day} has one bar so "
+                              "far; an episode needs at least 2 (the run can start once the next bar exists)")
+        key = (market.symbol, first, last, window.end_day, open_now)
         episode = self._episodes.get(key) if self.source == "real" else None
         if episode is None or episode.market is not market:
-            episode = make_episode(market, self.params, first, last, close_at_end=not open_now)
+            episode = make_episode(market, self.params, first, last, close_at_end=not open_now,
+                                   remaining=window.time_remaining(),
+                                   data_ends=not (open_now or window.complete))
             if self.source == "real":
                 if len(self._episodes) >= EPISODE_CACHE_SIZE:
                     self._episodes.pop(next(iter(self._episodes)))
                 self._episodes[key] = episode
         self._episode = episode
         self._state = initial_state(first, last)
-        self._done = False
+        self._done = _AT_LAST_BAR if episode.data_ends and last == first else False
         self._lookahead.reset()
         self._equity_hist = [1.0]
         self._held_hist = [0]
@@ -320,10 +356,9 @@ class FinTradingEnv(gym.Env):
             "equity": 1.0,
             "fees": 0.0,
             "look_ahead_attempts": 0,
-            "window_start": market.date_strings[first],
-            "window_end": market.date_strings[last],
-            "data_end": market.date_strings[-1],
-            "n_decisions": last - first,
+            "window_start": window.start_day,
+            "window_end": window.end_day,
+            "n_decisions": window.n_decisions,
         }
         if self.open_end:
             info["open_end"] = open_now
@@ -338,8 +373,8 @@ class FinTradingEnv(gym.Env):
 
     def _draw_episode(
         self, rng: np.random.Generator, options: dict[str, Any], *, build: bool = True
-    ) -> tuple[MarketData | None, PriceSeries, int, int]:
-        """The market, its series and the rows ``(first, last)`` of a new episode, drawn from ``rng``.
+    ) -> tuple[MarketData | None, PriceSeries, SessionWindow]:
+        """The market, its series and the window (rows and sessions) of a new episode, drawn from ``rng``.
 
         The only randomness of a reset; :class:`~finenvs.envs.trading_vector.FinTradingVectorEnv`
         draws its sub-episodes through this same method, so both make the same
@@ -354,7 +389,7 @@ class FinTradingEnv(gym.Env):
             n_rows = self._history_needed + self.episode_length + 1
             series = simulate(self._synthetic, n_rows, rng, symbol=symbol)
             market = MarketData.from_series(series) if build else None
-            first, last = self._history_needed, n_rows - 1
+            window = bar_window(series.dates, self._history_needed, n_rows - 1)  # every simulated day a session
         else:
             symbol = options.get("symbol")
             if symbol is None:
@@ -365,15 +400,14 @@ class FinTradingEnv(gym.Env):
                 lo, hi = split_bounds(
                     self.split, options.get("start", self._start), options.get("end", self._end)
                 )
-                first, last = self._resolve_window(
+                window = self._resolve_window(
                     market, lo, hi, explicit_start=options.get("start", self._start) is not None
                 )
             else:
-                first, last = self._windows[symbol]
-        if self.episode_length is not None and self.episode_length < last - first:
-            first = first + int(rng.integers(0, last - first - self.episode_length + 1))
-            last = first + self.episode_length
-        return market, series, first, last
+                window = self._windows[symbol]
+        if self.episode_length is not None and self.episode_length < window.n_decisions:
+            window = window.sub_window(series.dates, self.episode_length, rng)  # that many sessions
+        return market, series, window
 
     def _validate_action(self, action: Any) -> int:
         if type(action) is int or isinstance(action, np.integer):
@@ -396,6 +430,8 @@ class FinTradingEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
+            if self._done is _AT_LAST_BAR:
+                return self._step_at_last_bar(action)
             raise gym.error.ResetNeeded(
                 "call reset() before step()" if self._state is None
                 else "the episode has ended; call reset() before step()"
@@ -427,17 +463,41 @@ class FinTradingEnv(gym.Env):
         # Same result as trading_core.observe (tests/test_trading_env.py checks every step against it).
         obs = ep.obs_rows[t - ep.start].copy()
         if terminated or truncated:
-            self._done = True
-            if closed_out:
-                info["closed_out"] = True
-            if not state[3]:  # ruin or the close-out at the window's end: the book is flat, the scalars stay 0
-                return obs, reward, terminated, truncated, info
+            if closed_out is None:  # the data's last bar before the window's end: its decision ends the episode
+                truncated = False
+                self._done = _AT_LAST_BAR
+            else:
+                self._done = True
+                if closed_out:
+                    info["closed_out"] = True
+                if not state[3]:  # ruin or the close-out at the window's end: the book is flat, the scalars stay 0
+                    return obs, reward, terminated, truncated, info
         if held:  # still open (an open window's end keeps it), so equity > 0: ruin terminates
             n = ep.n_obs_features
             obs[n] = held
             pr = log(equity / state[7])
             obs[n + 2] = FEATURE_BOUND if pr > FEATURE_BOUND else -FEATURE_BOUND if pr < -FEATURE_BOUND else pr
         return obs, reward, terminated, truncated, info
+
+    def _step_at_last_bar(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """The decision at the data's last bar of a window that goes on: no next bar, so the position closes
+        at this close and the episode is truncated (:func:`~finenvs.envs.trading_core.transition_at_last_bar`)."""
+        self._validate_action(action)
+        ep = self._episode
+        state, (reward, held, equity_at_decision, fee, closed_out, terminated, truncated) = transition_at_last_bar(
+            ep, self._state)
+        self._state = state
+        self._done = True
+        t = state[0]
+        if self._record:
+            self._equity_hist.append(state[6])
+            self._held_hist.append(held)
+        info = {"date": ep.date_strings[t], "price": ep.close_values[t], "position": held, "equity": state[6],
+                "equity_at_decision": equity_at_decision, "fee": fee, "fees": state[8],
+                "look_ahead_attempts": self._lookahead.attempts}
+        if closed_out:
+            info["closed_out"] = True
+        return ep.obs_rows[t - ep.start].copy(), reward, terminated, truncated, info
 
     # ------------------------------------------------------------------ extras
     def as_of_view(self) -> AsOfView:
@@ -495,13 +555,13 @@ class FinTradingEnv(gym.Env):
         """The state at the current close as prompt lines (used by the text interface)."""
         if self._state is None or self._market_now is None:
             raise gym.error.ResetNeeded("call reset() before text_state()")
-        state, market = self.state, self._market_now
-        k, n = state.t - state.start, state.end - state.start
+        state, market, window = self.state, self._market_now, self._window_now
+        k, n = int(window.positions[state.t - window.first]), window.n_decisions
         fee_bps = self.params.fee * 10_000.0
         return {
             "Symbol": market.symbol,
             "Date": f"{market.date_strings[state.t]} (decision {k + 1} of {n}; window "
-            f"{market.date_strings[state.start]}..{market.date_strings[state.end]})",
+            f"{window.start_day}..{window.end_day})",
             "Close": f"{market.close_values[state.t]:.2f}",
             "Position": _POSITION_NAMES[state.position],
             "Equity": f"{state.equity:.4f} (started at 1.0000; fees paid {state.fees_paid:.4f})",
@@ -554,7 +614,7 @@ class FinTradingEnv(gym.Env):
             close=market.close[idx],
             equity=np.asarray(self._equity_hist),
             positions=np.asarray(self._held_hist),
-            title=f"{market.symbol} {market.date_strings[start]}..{market.date_strings[self._state[2]]}",
+            title=f"{market.symbol} {self._window_now.start_day}..{self._window_now.end_day}",
         )
 
     def _render_text(self) -> str:
@@ -565,7 +625,7 @@ class FinTradingEnv(gym.Env):
             f"{market.date_strings[state.t]} {market.symbol} close {market.close[state.t]:.2f} | "
             f"position {_POSITION_NAMES[state.position]} | equity {state.equity:.4f} | "
             f"drawdown {drawdown:.2%} | fees {state.fees_paid:.4f} | "
-            f"day {state.t - state.start}/{state.end - state.start}"
+            f"day {int(self._window_now.positions[state.t - state.start])}/{self._window_now.n_decisions}"
         )
 
 

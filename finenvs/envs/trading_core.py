@@ -165,18 +165,25 @@ class DateStrings(Sequence[str]):
         return str(np.datetime_as_string(self._dates[index], unit="D"))
 
 
-def _obs_templates(flat_features: np.ndarray, window: int, start: int, end: int, lo: int, hi: int) -> np.ndarray:
-    """Observation templates of decision days ``start + lo .. start + hi - 1`` (float32, read-only)."""
+def _obs_templates(flat_features: np.ndarray, window: int, start: int, remaining: np.ndarray, lo: int,
+                   hi: int) -> np.ndarray:
+    """Observation templates of decision days ``start + lo .. start + hi - 1`` (float32, read-only);
+    ``remaining[k]`` is the time remaining at day ``start + k``."""
     n = window * N_FEATURES
     first = start + lo
     # window k of the raveled features ends at day (first + k): a strided view, copied once
     windows = sliding_window_view(flat_features, n)[(first + 1) * N_FEATURES - n :: N_FEATURES][: hi - lo]
     table = np.zeros((hi - lo, n + N_SCALARS), dtype=np.float32)
     table[:, :n] = windows
-    span = end - start
-    table[:, n + 1] = (end - np.arange(first, start + hi)) / span if span > 0 else 0.0
+    table[:, n + 1] = remaining[lo:hi]
     table.setflags(write=False)
     return table
+
+
+def linear_remaining(rows: int) -> np.ndarray:
+    """Time remaining of ``rows`` consecutive days that are every session of their window: 1 .. 0."""
+    span = rows - 1
+    return (span - np.arange(rows)) / span if span > 0 else np.zeros(rows)
 
 
 class ObservationBlocks:
@@ -186,11 +193,11 @@ class ObservationBlocks:
     table :func:`make_episode` builds for shorter episodes.
     """
 
-    __slots__ = ("_flat", "_window", "_start", "_end", "_rows", "_cached")
+    __slots__ = ("_flat", "_window", "_start", "_remaining", "_rows", "_cached")
 
-    def __init__(self, flat_features: np.ndarray, window: int, start: int, end: int) -> None:
-        self._flat, self._window, self._start, self._end = flat_features, window, start, end
-        self._rows = end - start + 1
+    def __init__(self, flat_features: np.ndarray, window: int, start: int, remaining: np.ndarray) -> None:
+        self._flat, self._window, self._start, self._remaining = flat_features, window, start, remaining
+        self._rows = int(remaining.shape[0])
         self._cached: tuple[int, np.ndarray] = (-1, np.empty((0, 0), dtype=np.float32))
 
     def __len__(self) -> int:
@@ -201,7 +208,7 @@ class ObservationBlocks:
         cached = self._cached  # one read, one write: safe without a lock
         if cached[0] != block:
             lo = block * OBS_BLOCK_ROWS
-            cached = (block, _obs_templates(self._flat, self._window, self._start, self._end, lo,
+            cached = (block, _obs_templates(self._flat, self._window, self._start, self._remaining, lo,
                                             min(lo + OBS_BLOCK_ROWS, self._rows)))
             self._cached = cached
         return cached[1][k - block * OBS_BLOCK_ROWS]
@@ -216,7 +223,8 @@ class Episode:
 
     ``obs_rows[k]`` is the observation template of decision day ``start + k``:
     the feature window ending at that day (rows ``<= start + k`` only), the time
-    remaining, and zeros for the position scalars, which ``observe`` fills in
+    remaining (from the window's exchange sessions, see
+    :class:`~finenvs.data.splits.SessionWindow`), and zeros for the position scalars, which ``observe`` fills in
     when a position is open. Precomputing the templates at reset makes each
     observation one row copy, whatever the window length; an episode of more
     than ``COMPACT_ROWS`` days reads them from :class:`ObservationBlocks`.
@@ -242,20 +250,37 @@ class Episode:
     #: rolled forward): the episode truncates there with the position still held, no exit fee, and a later run
     #: over more data steps on from it with the same rewards.
     close_at_end: bool = True
+    #: The data ends at row ``end`` before the window does (a series that stops, or the window's last session
+    #: without its bar): the step into ``end`` is an ordinary one, and the decision at ``end`` finds no next bar,
+    #: so its step closes any position at that close (exit fee paid) and truncates the episode. Nothing before
+    #: that decision differs from an episode whose data goes on.
+    data_ends: bool = False
 
 
 def make_episode(market: MarketData, params: TradingParams, start: int, end: int, *,
-                 close_at_end: bool = True) -> Episode:
-    """Bundle a market, the params and the episode's rows ``start..end`` into its constants (``close_at_end``:
-    see :attr:`Episode.close_at_end`)."""
+                 close_at_end: bool = True, remaining: np.ndarray | None = None, data_ends: bool = False) -> Episode:
+    """Bundle a market, the params and the episode's rows ``start..end`` into its constants.
+
+    Args:
+        market, params: The symbol's arrays and the dynamics.
+        start, end: Rows of the first decision and of the episode's last bar.
+        close_at_end: See :attr:`Episode.close_at_end`.
+        remaining: Time remaining at each row ``start..end`` (from the window's sessions,
+            :meth:`~finenvs.data.splits.SessionWindow.time_remaining`); None: every row is a session
+            (:func:`linear_remaining`, synthetic paths).
+        data_ends: See :attr:`Episode.data_ends`.
+    """
     rows = end - start + 1
     if start - params.window + 1 < 0 or end >= len(market) or rows < 1:
         raise ValueError(f"episode rows {start}..{end} need {params.window} rows of features before them")
+    remaining = linear_remaining(rows) if remaining is None else np.asarray(remaining, dtype=np.float64)
+    if remaining.shape != (rows,):
+        raise ValueError(f"remaining has {remaining.shape[0]} values for {rows} episode rows")
     if rows > COMPACT_ROWS:
-        table: Any = ObservationBlocks(market.flat_features, params.window, start, end)
+        table: Any = ObservationBlocks(market.flat_features, params.window, start, remaining)
     else:
         # a list of row views: a list index and a row copy cost ~60 ns less per step than a 2-D row read
-        table = list(_obs_templates(market.flat_features, params.window, start, end, 0, rows))
+        table = list(_obs_templates(market.flat_features, params.window, start, remaining, 0, rows))
     short_target = -1 if params.allow_short else 0
     return Episode(
         market=market,
@@ -275,6 +300,7 @@ def make_episode(market: MarketData, params: TradingParams, start: int, end: int
         log_reward=params.reward == "log_return",
         dsr_eta=params.dsr_eta,
         close_at_end=close_at_end,
+        data_ends=data_ends,
     )
 
 
@@ -315,6 +341,8 @@ class TradingState(NamedTuple):
 
     @property
     def done(self) -> bool:
+        """Ruined, or at the window's last close (an episode whose data ends early decides once more at
+        ``end``: see :attr:`Episode.data_ends`)."""
         return self.ruined or self.t >= self.end
 
 
@@ -330,9 +358,12 @@ class StepOutcome(NamedTuple):
         equity_at_decision: Equity at the decision close after any trade executed at
             that close (what the ``herculean`` preset records for that day).
         fee: Fees paid during this step.
-        closed_out: The window's end closed an open position at this step.
+        closed_out: The window's end closed an open position at this step. None (with ``truncated`` True)
+            marks an ordinary step into the data's last bar of an episode whose data ends before its window
+            (:attr:`Episode.data_ends`): nothing ended; the decision there finds no next bar, and
+            :func:`transition_at_last_bar` steps it. Shells turn this into ``truncated`` False.
         terminated: Ruin.
-        truncated: The window ran out.
+        truncated: The window ran out (or the marker above).
     """
 
     reward: float
@@ -448,12 +479,15 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
         truncated = closed_out = False
     elif nt >= end:
         truncated = True
-        closed_out = position != 0 and ep.close_at_end
-        if closed_out:
-            exit_fee = ep.fee * abs(shares) * price_close
-            new_equity -= exit_fee
-            paid += exit_fee
-            position, shares, cash = 0, 0.0, new_equity
+        if ep.data_ends:  # the data's last bar, before the window's end: an ordinary step (see StepOutcome)
+            closed_out = None
+        else:
+            closed_out = position != 0 and ep.close_at_end
+            if closed_out:
+                exit_fee = ep.fee * abs(shares) * price_close
+                new_equity -= exit_fee
+                paid += exit_fee
+                position, shares, cash = 0, 0.0, new_equity
     else:
         truncated = closed_out = False
     if ep.log_reward:
@@ -470,4 +504,27 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
         (nt, start, end, position, shares, cash, new_equity, entry_equity if position else 1.0,
          fees_paid + paid, dsr_a, dsr_b, ruined),
         (reward, held, equity_at_decision, paid, closed_out, ruined, truncated),
+    )
+
+
+def transition_at_last_bar(ep: Episode, state: tuple) -> tuple[tuple, tuple]:
+    """The decision at the data's last bar of a window that goes on (:attr:`Episode.data_ends`): there is no
+    next bar, so whatever the action, the position is closed at this close (exit fee paid) and the episode is
+    truncated. The state stays at this row, and no position is held over a day (``held`` 0)."""
+    t, start, end, position, shares, cash, equity, entry_equity, fees_paid, dsr_a, dsr_b, ruined = state
+    paid = ep.fee * abs(shares) * ep.close_values[t] if position else 0.0
+    new_equity = equity - paid
+    if ep.log_reward:
+        reward = _log(new_equity / equity) if new_equity > 0.0 else RUIN_LOG_RETURN
+    else:
+        step_return = new_equity / equity - 1.0
+        delta_a = step_return - dsr_a
+        delta_b = step_return * step_return - dsr_b
+        variance = dsr_b - dsr_a * dsr_a
+        reward = (dsr_b * delta_a - 0.5 * dsr_a * delta_b) / variance**1.5 if variance > DSR_MIN_VARIANCE else 0.0
+        dsr_a += ep.dsr_eta * delta_a
+        dsr_b += ep.dsr_eta * delta_b
+    return (
+        (t, start, end, 0, 0.0, new_equity, new_equity, 1.0, fees_paid + paid, dsr_a, dsr_b, ruined),
+        (reward, 0, equity, paid, bool(position), False, True),
     )

@@ -35,6 +35,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from numpy.lib.stride_tricks import sliding_window_view
 
+from finenvs.data.calendar import session_positions, window_sessions
 from finenvs.envs.features import FEATURE_BOUND, N_FEATURES, compute_features
 from finenvs.envs.trading import RESET_OPTIONS, FinTradingEnv
 from finenvs.envs.trading_core import DSR_MIN_VARIANCE, RUIN_LOG_RETURN, MarketData
@@ -157,6 +158,9 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         if self.source == "real":
             self._close = np.empty(0)
             self._open = np.empty(0)
+            # per pool row: its session's index on the exchange calendar, counted from its market's first bar
+            # (time remaining = sessions from a row to its window's last session / the window's sessions)
+            self._ordinal = np.empty(0, dtype=np.int64)
             self._table = np.empty((0, self._obs_size), dtype=np.float32)
             self._pool(*(self._single._market(sym) for sym in self._single.universe))
         else:
@@ -164,6 +168,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             rows = self.num_envs * self._slot
             self._close = np.ones(rows)
             self._open = np.ones(rows)
+            self._ordinal = np.arange(rows, dtype=np.int64)  # every simulated day a session
             self._use_table = rows * self._obs_size * 4 <= OBS_TABLE_BYTES
             if self._use_table:
                 self._table = np.zeros((rows, self._obs_size), dtype=np.float32)
@@ -178,6 +183,9 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         self._start = np.zeros(size, dtype=np.int64)
         self._end = np.zeros(size, dtype=np.int64)
         self._span = np.ones(size, dtype=np.int64)
+        self._end_ordinal = np.zeros(size, dtype=np.int64)  # calendar ordinal of the window's last session
+        self._complete = np.ones(size, dtype=bool)  # the window's last session has its bar (else the data ends)
+        self._stopping = False  # some sub-env's data ends before its window (then steps check for no next bar)
         self._position = np.zeros(size)
         self._shares = np.zeros(size)
         self._cash = np.ones(size)
@@ -199,7 +207,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         if not new:
             return
         n, window = self._n_feat, self.params.window
-        closes, opens, tables = [self._close], [self._open], [self._table]
+        closes, opens, tables, ordinals = [self._close], [self._open], [self._table], [self._ordinal]
         base = self._close.shape[0]
         for market in new:
             rows = len(market)
@@ -211,10 +219,16 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             closes.append(np.asarray(market.close, dtype=np.float64))
             opens.append(np.asarray(market.open, dtype=np.float64))
             tables.append(table)
+            if rows and self._single.calendar is None:  # the bars are the sessions
+                ordinals.append(np.arange(rows, dtype=np.int64))
+            elif rows:
+                calendar = window_sessions(self._single.calendar, market.dates[0], market.dates[-1])
+                ordinals.append(session_positions(calendar, market.dates))
         self._close = np.concatenate(closes)
         self._open = np.concatenate(opens)
         self._table = np.concatenate(tables)
-        for array in (self._close, self._open, self._table):
+        self._ordinal = np.concatenate(ordinals)
+        for array in (self._close, self._open, self._table, self._ordinal):
             array.setflags(write=False)
 
     def _place(self, i: int, options: dict[str, Any]) -> dict[str, Any]:
@@ -222,7 +236,8 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         rng = self._rngs[i]
         if rng is None:
             rng = self._rngs[i] = seeding.np_random(None)[0]
-        market, series, first, last = self._single._draw_episode(rng, options, build=False)
+        market, series, window = self._single._draw_episode(rng, options, build=False)
+        first, last = window.first, window.last
         if market is not None:
             self._pool(market)
             base = self._bases[market.symbol]
@@ -240,7 +255,10 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         self._t[i] = base + first
         self._start[i] = base + first
         self._end[i] = base + last
-        self._span[i] = last - first
+        self._span[i] = max(window.n_decisions, 1)
+        self._end_ordinal[i] = self._ordinal[base + first] + window.n_decisions
+        self._complete[i] = window.complete
+        self._stopping = not self._complete.all()
         self._position[i] = 0.0
         self._shares[i] = 0.0
         self._cash[i] = 1.0
@@ -251,17 +269,16 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         self._dsr_b[i] = 0.0
         self._symbols[i] = series.symbol
         self._autoreset[i] = False
-        first_day, last_day = (str(d) for d in series.dates[[first, last]].astype("datetime64[D]"))
         return {
-            "date": first_day,
+            "date": window.start_day,
             "symbol": series.symbol,
             "price": float(series.close[first]),
             "position": 0.0,
             "equity": 1.0,
             "fees": 0.0,
-            "window_start": first_day,
-            "window_end": last_day,
-            "n_decisions": last - first,
+            "window_start": window.start_day,
+            "window_end": window.end_day,
+            "n_decisions": window.n_decisions,
         }
 
     def _observe(self) -> np.ndarray:
@@ -274,7 +291,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             obs[:, :n] = self._windows[t - (self._window - 1)]
         position = self._position
         obs[:, n] = position
-        obs[:, n + 1] = (self._end - t) / self._span  # span >= 1: an episode has a decision
+        obs[:, n + 1] = (self._end_ordinal - self._ordinal.take(t)) / self._span  # span >= 1: a decision
         open_ = (position != 0.0) & (self._equity > 0.0)
         if open_.any():
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -362,7 +379,16 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         t, position, shares, cash, equity = self._t, self._position, self._shares, self._cash, self._equity
         target = self._targets.take(a)
         do = target != position
-        nt = t + 1
+        # a window whose data ends before its last session: the decision at its last bar finds no next bar
+        stops = False
+        if self._stopping:
+            at_last = t >= self._end
+            stops = at_last.any()
+        if stops:
+            do &= ~at_last
+            nt = np.where(at_last, t, t + 1)
+        else:
+            nt = t + 1
         if self._fill_at_close:
             price = self._close.take(t)
             traded = equity
@@ -402,6 +428,11 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             truncated = (nt >= self._end) & ~dead
         else:
             truncated = nt >= self._end
+        if self._stopping:  # the step into the last bar of a window whose data ends is an ordinary one
+            truncated &= self._complete
+        if stops:  # no next bar: the position closes at this close, held over no day
+            truncated |= at_last
+            held[at_last] = 0.0
         if truncated.any():  # the window's last close closes the position (flat books pay exactly 0)
             exit_fee = fee * np.abs(np.where(truncated, shares, 0.0)) * price_close
             new_equity = new_equity - exit_fee
@@ -468,7 +499,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         return {"equity": self._equity.copy(), "_equity": every.copy(), "position": held, "_position": every.copy(),
                 "fee": paid, "_fee": every.copy(), "fees": self._fees.copy(), "_fees": every.copy()}
 
-    _STATE = ("_t", "_start", "_end", "_span", "_position", "_shares", "_cash", "_equity", "_entry", "_fees",
+    _STATE = ("_t", "_start", "_end", "_span", "_end_ordinal", "_complete", "_position", "_shares", "_cash", "_equity", "_entry", "_fees",
               "_dsr_a", "_dsr_b")
 
     def _snapshot(self, i: int) -> tuple:
@@ -477,6 +508,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
     def _restore(self, i: int, snap: tuple) -> None:
         for name, value in zip(self._STATE, snap, strict=True):
             getattr(self, name)[i] = value
+        self._stopping = not self._complete.all()
 
     # ------------------------------------------------------------------ extras
     @property

@@ -11,7 +11,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
-from finenvs.data.splits import decision_window, split_bounds
+from finenvs.data.calendar import DEFAULT_CALENDAR, check_calendar
+from finenvs.data.splits import SessionWindow, session_window, split_bounds
 from finenvs.data.synthetic import SyntheticSpec, simulate
 from finenvs.envs.validation import check_render_mode, fee_fraction
 from finenvs.multiagent._shell import (
@@ -78,7 +79,7 @@ class MarketImpactEnv(MarketShell):
     |---|---|
     | ``0 .. window-1`` | log returns of the mid over the last ``window`` steps, oldest first (public) |
     | ``window`` | log of the mid (0 at the first decision; public) |
-    | ``window + 1`` | time remaining: 1 at the first decision, 0 at the end (public) |
+    | ``window + 1`` | time remaining ``(T - s) / T``: ``s`` the decision's index among the window's ``T + 1`` exchange sessions (real data; the step count on flat/synthetic paths), 1 at the first decision, 0 at the end (public) |
     | ``window + 2`` | own position: -1, 0, +1 |
     | ``window + 3`` | own cash |
     | ``window + 4`` | own equity = cash + position * lot * mid |
@@ -129,6 +130,9 @@ class MarketImpactEnv(MarketShell):
     * ``exogenous``: ``"flat"``, ``"synthetic"`` or ``"real"``.
     * ``symbol``: shipped symbol for ``"real"`` (default ``"SPY"``).
     * ``split``: ``"train"``, ``"eval"``, ``"live"`` or None; ``start``/``end`` override its dates.
+    * ``calendar``: the exchange calendar a real window is counted in (default ``"XNYS"``): ``steps`` and time
+      remaining are sessions, whichever bars exist; a missing day is one step over two sessions, and a path
+      that stops before the window's end ends at the decision that finds no next price (books closed there).
     * ``synthetic``: ``{"model": "gbm"|"heston"|"merton", "params": {...}, "bars": {...}}``.
     * ``window``: mid returns per observation (default 10).
     * ``render_mode``: None or ``"ansi"``.
@@ -159,6 +163,7 @@ class MarketImpactEnv(MarketShell):
         synthetic: dict[str, Any] | None = None,
         window: int = 10,
         render_mode: str | None = None,
+        calendar: str | None = DEFAULT_CALENDAR,
     ) -> None:
         check_render_mode(render_mode, self.metadata)
         if exogenous not in EXOGENOUS:
@@ -186,13 +191,15 @@ class MarketImpactEnv(MarketShell):
 
             series = default_catalog().series(symbol, DATASET)  # copies the arrays: no connection kept
             lo, hi = split_bounds(split, start, end)
-            self._first, self._last = decision_window(
-                series.dates, lo, hi, history=w, label=symbol, explicit_start=start is not None,
-                min_decisions=1, episode_length=steps, history_note=f"window={w} mid returns need {w} earlier closes",
+            self._window = session_window(
+                series.dates, lo, hi, calendar=None if calendar is None else check_calendar(calendar), history=w, label=symbol,
+                explicit_start=start is not None, min_decisions=1, episode_length=steps,
+                history_note=f"window={w} mid returns need {w} earlier closes",
             )
             self._closes = series.close
+            self._row_dates = series.dates
             self._dates = tuple(np.datetime_as_string(series.dates, unit="D").tolist())
-            self.steps = steps if steps is not None else self._last - self._first
+            self.steps = steps if steps is not None else self._window.n_decisions
         else:
             if start is not None or end is not None:
                 raise ValueError(f"start/end choose a window of real data; exogenous={exogenous!r} has none")
@@ -218,6 +225,7 @@ class MarketImpactEnv(MarketShell):
         options = self._reset_options(options)
         w, steps = self.params.window, self.steps
         n_rows = w + steps + 1
+        sessions = None  # every row a session, except on real data (see _episode_window)
         if self.exogenous == "flat":
             prices, dates, label = np.ones(n_rows), self._dates, "FLAT"
         elif self.exogenous == "synthetic":
@@ -225,18 +233,25 @@ class MarketImpactEnv(MarketShell):
             prices, label = series.close, series.symbol
             dates = tuple(np.datetime_as_string(series.dates, unit="D").tolist())
         else:
-            first = self._first
-            if steps < self._last - self._first:
-                first += int(rng.integers(0, self._last - self._first - steps + 1))
-            prices = self._closes[first - w : first + steps + 1]
-            dates, label = self._dates[first - w : first + steps + 1], self.symbol
+            window = self._episode_window(rng)
+            prices = self._closes[window.first - w : window.last + 1]
+            dates, label = self._dates[window.first - w : window.last + 1], self.symbol
+            sessions = window.positions
         if "path" in options:
-            prices = options["path"]
-        self._episode = make_episode(self.params, prices, steps, dates, label)
+            prices, sessions = options["path"], None
+        self._episode = make_episode(self.params, prices, steps, dates, label, sessions=sessions)
         self._state = initial_state(self._episode)
         self._last_outcome = None
         self._start()
         return self._observations(self.agents), {a: self._info(a) for a in self.agents}
+
+    def _episode_window(self, rng: np.random.Generator) -> SessionWindow:
+        """The real window of a new episode: the whole window, or ``steps`` sessions of it from a start drawn
+        from ``rng``. Counts are calendar sessions; the prices are the bars the window holds."""
+        window = self._window
+        if self.steps < window.n_decisions:
+            window = window.sub_window(self._row_dates, self.steps, rng)
+        return window
 
     def step(
         self, actions: dict[str, Any]
@@ -323,7 +338,7 @@ class MarketImpactEnv(MarketShell):
 
     def _render_text(self) -> str:
         ep, s, o = self._episode, self._state, self._last_outcome
-        head = f"{self.metadata['name']} {ep.label} {ep.date(s.t)} step {s.t}/{ep.steps} | mid {s.mid:.4f}"
+        head = f"{self.metadata['name']} {ep.label} {ep.date(s.t)} step {ep.sessions[s.t]}/{ep.steps} | mid {s.mid:.4f}"
         if o is not None:
             head += f" | flow {o.flow:+g} sh @ {o.exec_price:.4f}"
         lines = [head]

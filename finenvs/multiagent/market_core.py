@@ -38,7 +38,12 @@ One step ``t = 0 .. T-1`` (``T = steps`` decisions; ``gamma`` =
     8. At the last step (``t = T-1``) every open position is closed at ``p_T``:
        close-out flow ``q_T = -N_T`` fills at ``e_T = p_T + gamma * q_T`` with
        fees, everyone ends flat, and the episode is truncated. (The close-out's
-       permanent impact is not applied: nothing trades afterwards.)
+       permanent impact is not applied: nothing trades afterwards.) ``T`` counts
+       the window's exchange sessions, so a real path with a missing day has
+       fewer rows than ``T + 1`` (the step over the gap is one step), and a path
+       that stops before the window's last session ends at the decision that
+       finds no next price: that step trades nothing and closes every book at
+       ``p_t`` the same way (see :func:`make_episode`'s ``sessions``).
     9. Ruin (``ruin=True``): an active agent whose equity after step 7 (after
        the close-out at the last step) is ``<= 0`` terminates. Equity is not
        floored at 0: the books stay exact, which the conservation law needs.
@@ -83,7 +88,9 @@ Observation of agent ``i`` (float32, every value clipped to ``[-OBS_BOUND, OBS_B
                            ``s = t-window+1 .. t``, oldest first (before the
                            first decision the mid is the exogenous path)
     ``window``             ``log_mid``: ``log p_t`` (0 at the first decision)
-    ``window + 1``         ``time_remaining``: ``(T - t) / T``
+    ``window + 1``         ``time_remaining``: ``(T - s_t) / T``, ``s_t`` the session
+                           index of decision ``t`` (``t`` itself unless the path
+                           has a missing day)
     ``window + 2``         ``position``: the agent's own target, -1, 0 or +1
     ``window + 3``         ``cash``: the agent's own cash
     ``window + 4``         ``equity``: the agent's own equity
@@ -204,6 +211,10 @@ class MarketEpisode:
         steps: Decisions in the episode ``T``.
         dates: ISO date of every row of ``prices``.
         label: What the path is (symbol or model), for info and rendering.
+        sessions: Session index (``0 .. steps``) of each row from the first decision on.
+        last: Row (decision index) of the path's last price.
+        complete: The path's last price is the window's last session (its step closes the books); False when
+            the path stops before: the decision at ``last`` finds no next price.
     """
 
     params: MarketParams
@@ -212,6 +223,9 @@ class MarketEpisode:
     steps: int
     dates: tuple[str, ...]
     label: str
+    sessions: tuple[int, ...] = ()
+    last: int = 0
+    complete: bool = True
 
     def date(self, t: int) -> str:
         """Date of decision ``t`` (0 .. steps)."""
@@ -224,15 +238,19 @@ def make_episode(
     steps: int,
     dates: Sequence[str] | None = None,
     label: str = "",
+    sessions: Sequence[int] | None = None,
 ) -> MarketEpisode:
     """Bundle the params and one exogenous price path into an episode.
 
     Args:
         params: Validated market constants.
-        prices: ``window + steps + 1`` finite positive exogenous prices.
-        steps: Decisions ``T >= 1``.
+        prices: ``window + steps + 1`` finite positive exogenous prices (``window + len(sessions)`` with
+            ``sessions``).
+        steps: Decisions ``T >= 1``: the window's sessions less one.
         dates: ISO date of each price row (default: row numbers as strings).
         label: Name of the path.
+        sessions: Session index of each row from the first decision on (ascending, from 0, at most ``steps``):
+            a real path with a missing day or that stops early. None: row ``k`` is session ``k``.
 
     Raises:
         ValueError: Wrong length, a non-finite or non-positive price, or a path
@@ -241,7 +259,13 @@ def make_episode(
     if not _is_int(steps) or steps < 1:
         raise ValueError(f"steps={steps!r} must be an integer >= 1")
     w = params.window
-    need = w + steps + 1
+    if sessions is None:
+        sessions = range(steps + 1)
+    sessions = tuple(int(k) for k in sessions)
+    if (not sessions or sessions[0] != 0 or sessions[-1] > steps
+            or any(b <= a for a, b in zip(sessions, sessions[1:], strict=False))):
+        raise ValueError(f"sessions must ascend from 0 to at most steps={steps}")
+    need = w + len(sessions)
     raw = np.array(prices, dtype=np.float64).reshape(-1)
     if raw.shape[0] != need:
         raise ValueError(
@@ -264,7 +288,8 @@ def make_episode(
     if len(dates) != need:
         raise ValueError(f"{len(dates)} dates for {need} price rows")
     return MarketEpisode(
-        params=params, prices=_readonly(raw), path=_readonly(path), steps=int(steps), dates=dates, label=label
+        params=params, prices=_readonly(raw), path=_readonly(path), steps=int(steps), dates=dates, label=label,
+        sessions=sessions, last=len(sessions) - 1, complete=sessions[-1] == steps,
     )
 
 
@@ -282,6 +307,7 @@ class MarketState:
         impact_paid: Cumulative temporary impact ``sum gamma * q * d_i`` per agent.
         active: Not ruined (ruined agents only have their book liquidated).
         log_mids: ``log p`` of the last ``window + 1`` mids, oldest first.
+        ended: The path ran out (the books were closed).
     """
 
     t: int
@@ -293,6 +319,7 @@ class MarketState:
     impact_paid: np.ndarray
     active: np.ndarray
     log_mids: np.ndarray
+    ended: bool = False
 
     @property
     def net_position(self) -> float:
@@ -372,7 +399,8 @@ def transition(ep: MarketEpisode, state: MarketState, targets: Sequence[int] | n
     p = ep.params
     lot, gamma, lam = p.lot, p.temporary_impact, p.permanent_impact
     t = state.t
-    y = np.where(state.active, np.asarray(targets, dtype=np.int64), 0)
+    stop = t >= ep.last  # only a path that stops before its window's last session: no next price
+    y = state.positions if stop else np.where(state.active, np.asarray(targets, dtype=np.int64), 0)
     trades = lot * (y - state.positions).astype(np.float64)
     flow = float(trades.sum())
     exec_price = state.mid + gamma * flow
@@ -380,9 +408,9 @@ def transition(ep: MarketEpisode, state: MarketState, targets: Sequence[int] | n
     impact = gamma * flow * trades
     cash = state.cash - trades * exec_price - fees
     net = lot * float(y.sum())
-    nt = t + 1
-    mid = float(ep.path[p.window + nt]) + lam * net
-    truncated = nt >= ep.steps
+    nt = t if stop else t + 1
+    mid = state.mid if stop else float(ep.path[p.window + nt]) + lam * net
+    truncated = stop or (nt >= ep.last and ep.complete)
     closeout_flow, closeout_price = 0.0, None
     if truncated:  # the path's end closes every book at p_T
         out = -lot * y.astype(np.float64)
@@ -408,7 +436,8 @@ def transition(ep: MarketEpisode, state: MarketState, targets: Sequence[int] | n
         fees_paid=_readonly(state.fees_paid + fees),
         impact_paid=_readonly(state.impact_paid + impact),
         active=_readonly(state.active & ~terminated),
-        log_mids=_readonly(np.append(state.log_mids[1:], math.log(mid))),
+        log_mids=state.log_mids if stop else _readonly(np.append(state.log_mids[1:], math.log(mid))),
+        ended=truncated,
     )
     outcome = StepOutcome(
         pnl=_readonly(pnl),
@@ -429,7 +458,7 @@ def transition(ep: MarketEpisode, state: MarketState, targets: Sequence[int] | n
 
 def is_done(ep: MarketEpisode, state: MarketState) -> bool:
     """The path ran out or no agent is active."""
-    return state.t >= ep.steps or not bool(state.active.any())
+    return state.ended or not bool(state.active.any())
 
 
 def impact_cost(params: MarketParams, flows: Sequence[float], final_net_position: float = 0.0) -> float:
@@ -450,7 +479,7 @@ def public_features(ep: MarketEpisode, state: MarketState) -> np.ndarray:
     lm = state.log_mids
     out[:-2] = lm[1:] - lm[:-1]
     out[-2] = lm[-1]
-    out[-1] = (ep.steps - state.t) / ep.steps
+    out[-1] = (ep.steps - ep.sessions[state.t]) / ep.steps
     return out
 
 

@@ -11,7 +11,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
-from finenvs.data.splits import decision_window, split_bounds
+from finenvs.data.calendar import DEFAULT_CALENDAR, check_calendar
+from finenvs.data.splits import SessionWindow, session_window, split_bounds
 from finenvs.data.synthetic_pairs import PairsSpec, simulate_pairs
 from finenvs.envs.validation import check_render_mode, fee_fraction
 from finenvs.multiagent._shell import (
@@ -81,7 +82,7 @@ class PairsMarketEnv(MarketShell):
     | ``2*window + 1`` | own position: -1, 0, +1 |
     | ``2*window + 2`` | partner's position (the book is the team's) |
     | ``2*window + 3`` | team equity |
-    | ``2*window + 4`` | time remaining: 1 at the first decision, 0 at the end |
+    | ``2*window + 4`` | time remaining ``(T - s) / T``: ``s`` the decision's index among the window's ``T + 1`` exchange sessions (real data; the step count otherwise), 1 at the first decision, 0 at the end |
 
     ## Rewards
     Both agents: the team's P&L, ``E_{t+1} - E_t`` of the team equity (the sum
@@ -111,7 +112,8 @@ class PairsMarketEnv(MarketShell):
     * ``fee_bps``: fee in basis points of traded notional (default 0).
     * ``exogenous``: ``"flat"``, ``"synthetic"`` or ``"real"``.
     * ``symbols``: the two shipped symbols for ``"real"`` (default ``("QQQ", "SPY")``).
-    * ``split``, ``start``, ``end``: the real window (as in FinTrading-v0).
+    * ``split``, ``start``, ``end``: the real window (as in FinTrading-v0); ``calendar``: its exchange calendar
+      (default ``"XNYS"``): ``steps`` and time remaining count its sessions, whichever common bars exist.
     * ``synthetic``: ``PairsSpec`` fields (e.g. ``{"half_life": 5, "spread_sd": 0.03}``).
     * ``window``: returns per leg per observation (default 10).
     * ``render_mode``: None or ``"ansi"``.
@@ -140,6 +142,7 @@ class PairsMarketEnv(MarketShell):
         synthetic: dict[str, Any] | None = None,
         window: int = 10,
         render_mode: str | None = None,
+        calendar: str | None = DEFAULT_CALENDAR,
     ) -> None:
         check_render_mode(render_mode, self.metadata)
         if exogenous not in EXOGENOUS:
@@ -173,19 +176,21 @@ class PairsMarketEnv(MarketShell):
             series = [catalog.series(s, DATASET) for s in symbols]
             universe = Universe.align(series)
             lo, hi = split_bounds(split, start, end)
-            self._first, self._last = decision_window(
-                universe.dates, lo, hi, history=w, label="/".join(symbols), explicit_start=start is not None,
-                min_decisions=1, episode_length=steps,
-                history_note=f"window={w} mid returns need {w} earlier closes", calendar="common ",
+            self._window = session_window(
+                universe.dates, lo, hi, calendar=None if calendar is None else check_calendar(calendar), history=w, label="/".join(symbols),
+                explicit_start=start is not None, min_decisions=1, episode_length=steps,
+                history_note=f"window={w} mid returns need {w} earlier closes", calendar_word="common ",
             )
-            check_calendars(series, universe.dates[self._first - w], universe.dates[self._last])
+            # a symbol that stops inside the window ends the common calendar (and the episode) there
+            check_calendars(series, universe.dates[self._window.first - w], universe.dates[self._window.last])
             self._closes = universe.close
+            self._row_dates = universe.dates
             self._dates = universe.date_strings
             self.symbols = symbols
         else:
             self.symbols = ("FLAT-A", "FLAT-B")
         if exogenous == "real":
-            self.steps = steps if steps is not None else self._last - self._first
+            self.steps = steps if steps is not None else self._window.n_decisions
         else:
             if start is not None or end is not None:
                 raise ValueError(f"start/end choose a window of real data; exogenous={exogenous!r} has none")
@@ -207,6 +212,7 @@ class PairsMarketEnv(MarketShell):
         options = self._reset_options(options)
         w, steps = self.params.window, self.steps
         n_rows = w + steps + 1
+        sessions = None  # every row a session, except on real data (see _episode_window)
         if self.exogenous == "flat":
             prices, dates = np.ones((N_LEGS, n_rows)), self._dates
         elif self.exogenous == "synthetic":
@@ -214,18 +220,25 @@ class PairsMarketEnv(MarketShell):
             prices = np.stack([s.close for s in sim.series])
             dates = tuple(np.datetime_as_string(sim.series[0].dates, unit="D").tolist())
         else:
-            first = self._first
-            if steps < self._last - self._first:
-                first += int(rng.integers(0, self._last - self._first - steps + 1))
-            prices = self._closes[:, first - w : first + steps + 1]
-            dates = self._dates[first - w : first + steps + 1]
+            window = self._episode_window(rng)
+            prices = self._closes[:, window.first - w : window.last + 1]
+            dates = self._dates[window.first - w : window.last + 1]
+            sessions = window.positions
         if "path" in options:
-            prices = options["path"]
-        self._episode = make_pairs_episode(self.params, prices, steps, dates, tuple(self.symbols))
+            prices, sessions = options["path"], None
+        self._episode = make_pairs_episode(self.params, prices, steps, dates, tuple(self.symbols), sessions)
         self._state = initial_pairs_state(self._episode)
         self._last_outcome = None
         self._start()
         return self._observations(self.agents), {a: self._info(a) for a in self.agents}
+
+    def _episode_window(self, rng: np.random.Generator) -> SessionWindow:
+        """The real window of a new episode: the whole window, or ``steps`` sessions of it from a start drawn
+        from ``rng``. Counts are calendar sessions; the prices are the bars the window holds."""
+        window = self._window
+        if self.steps < window.n_decisions:
+            window = window.sub_window(self._row_dates, self.steps, rng)
+        return window
 
     def step(
         self, actions: dict[str, Any]
@@ -311,7 +324,7 @@ class PairsMarketEnv(MarketShell):
 
     def _render_text(self) -> str:
         ep, s = self._episode, self._state
-        lines = [f"{self.metadata['name']} {ep.date(s.t)} step {s.t}/{ep.steps} | team equity {s.team_equity:.4f}"]
+        lines = [f"{self.metadata['name']} {ep.date(s.t)} step {ep.legs[0].sessions[s.t]}/{ep.steps} | team equity {s.team_equity:.4f}"]
         for agent, j in self._index.items():
             leg = s.legs[j]
             status = "live" if agent in self.agents else self._done_at.get(agent, "not started")

@@ -38,7 +38,8 @@ float32, clipped to ``[-OBS_BOUND, OBS_BOUND]``)
     ``2 window + 1``          own position (-1, 0, +1)
     ``2 window + 2``          partner's position (the team's book is shared)
     ``2 window + 3``          team equity
-    ``2 window + 4``          time remaining ``(T - t) / T``
+    ``2 window + 4``          time remaining ``(T - s_t) / T`` (``s_t`` the
+                              session index of decision ``t``, see market_core)
     ========================  ================================================
 """
 
@@ -120,9 +121,11 @@ class PairsEpisode:
 
 def make_pairs_episode(
     params: PairsParams, prices: Any, steps: int, dates: Sequence[str] | None = None,
-    symbols: tuple[str, str] = ("A", "B"),
+    symbols: tuple[str, str] = ("A", "B"), sessions: Sequence[int] | None = None,
 ) -> PairsEpisode:
-    """Bundle two aligned exogenous price paths (shape ``(2, window + steps + 1)``) into an episode.
+    """Bundle two aligned exogenous price paths (shape ``(2, window + steps + 1)``) into an episode
+    (``sessions``: the session index of each row from the first decision, as in
+    :func:`~finenvs.multiagent.market_core.make_episode`).
 
     Raises:
         ValueError: Not two paths, or a path :func:`~finenvs.multiagent.market_core.make_episode` rejects.
@@ -131,7 +134,8 @@ def make_pairs_episode(
     if arr.ndim != 2 or arr.shape[0] != N_LEGS:
         raise ValueError(f"pairs prices must have shape (2, window + steps + 1); got {arr.shape}")
     leg_params = params.leg()
-    legs = tuple(make_episode(leg_params, arr[j], steps, dates, label=symbols[j]) for j in range(N_LEGS))
+    legs = tuple(make_episode(leg_params, arr[j], steps, dates, label=symbols[j], sessions=sessions)
+                 for j in range(N_LEGS))
     return PairsEpisode(params=params, legs=legs, steps=int(steps), symbols=(str(symbols[0]), str(symbols[1])))
 
 
@@ -189,7 +193,7 @@ def pairs_transition(ep: PairsEpisode, state: PairsState, targets: Sequence[int]
 
 
 def pairs_done(ep: PairsEpisode, state: PairsState) -> bool:
-    return state.ruined or state.t >= ep.steps
+    return state.ruined or state.legs[0].ended
 
 
 def spread_z(ep: PairsEpisode, state: PairsState, leg: int) -> float:
@@ -210,7 +214,7 @@ def pairs_observe(ep: PairsEpisode, state: PairsState, leg: int) -> np.ndarray:
     obs[2 * w + 1] = own.positions[0]
     obs[2 * w + 2] = other.positions[0]
     obs[2 * w + 3] = state.team_equity
-    obs[2 * w + 4] = (ep.steps - state.t) / ep.steps
+    obs[2 * w + 4] = (ep.steps - ep.legs[0].sessions[state.t]) / ep.steps
     return np.clip(obs, -OBS_BOUND, OBS_BOUND).astype(np.float32)
 
 
