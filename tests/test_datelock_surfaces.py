@@ -482,3 +482,28 @@ def test_a_data_file_error_inside_a_tool_reaches_the_agent_without_its_path(tmp_
         assert str(tmp_path) not in result.text() and str(shipped_xbrl_dir()) not in result.text()
     # text that only looks like a path is kept: pairs, forms, dates, URLs
     assert box.call("get_prices", {"symbol": "AAPL/MSFT"}).error.startswith("unknown symbol 'AAPL/MSFT'")
+
+
+def test_a_peer_listed_after_the_report_day_is_neither_named_nor_used():
+    """FinReport-v0 on AAPL in 2008 (2000-2024 data): META lists in 2012. Its basket with META answers exactly as
+    the basket without it, in the RL observation, the prompt, the info and the peer tools (the reset used to crash
+    on the unlisted peer's empty history)."""
+    import gymnasium as gym
+
+    kwargs = dict(symbol="AAPL", dataset="yahoo_2000_2024", start="2008-01-02", end="2008-03-31")
+
+    def play(peers: list[str]) -> list[str]:
+        base = gym.make("FinReport-v0", peers={"AAPL": peers}, **kwargs)
+        obs, info = base.reset(seed=0)
+        seen = [obs.tobytes().hex(), json.dumps(info, default=str, sort_keys=True)]
+        obs, reward, *_, info = base.step(4)
+        seen += [obs.tobytes().hex(), repr(reward), json.dumps(info, default=str, sort_keys=True)]
+        text = gym.make("FinReport-text-v0", peers={"AAPL": peers}, **kwargs)
+        prompt, info = text.reset(seed=0)
+        seen += [prompt, json.dumps(info, default=str, sort_keys=True),
+                 text.call_tool("get_peers", {}).text(), text.call_tool("get_weekly_metrics", {}).text()]
+        return seen
+
+    with_later, without = play(["MSFT", "GOOGL", "AMZN", "META"]), play(["MSFT", "GOOGL", "AMZN"])
+    assert with_later == without
+    assert not any("META" in s for s in with_later)

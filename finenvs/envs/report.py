@@ -396,19 +396,30 @@ class FinReportEnv(gym.Env):
         state["_doc_numbers"] = {}
         return state
 
+    def listed_peers(self, symbol: str, day: Any) -> tuple[str, ...]:
+        """``symbol``'s peers with a bar on or before ``day``: a peer listed later is not named (nor used) before
+        it lists, exactly as if it were not in the basket."""
+        out = []
+        for peer in self.peer_map[symbol]:
+            dates = self._series(peer).dates
+            if dates.size and dates[0] <= np.datetime64(day, "D"):
+                out.append(peer)
+        return tuple(out)
+
     def metrics_at(self, symbol: str, row: int) -> dict[str, float]:
-        """The 16 weekly metrics of ``symbol`` at the close of row ``row`` (rows <= row only)."""
+        """The 16 weekly metrics of ``symbol`` at the close of row ``row`` (rows <= row only; the peers listed
+        by then; none listed: nan sector-relative metrics)."""
         key = (symbol, int(row))
         cached = self._metric_cache.get(key)
         if cached is None:
             series = self._series(symbol)
             dates = series.dates[: row + 1]
             columns = []
-            for peer in self.peer_map[symbol]:
+            for peer in self.listed_peers(symbol, dates[-1]):
                 ps = self._series(peer)
                 stop = int(np.searchsorted(ps.dates, dates[-1], side="right"))  # peer rows <= the report day
                 columns.append(align_closes(dates, ps.dates[:stop], ps.close[:stop]))
-            peers = np.column_stack(columns)
+            peers = np.column_stack(columns) if columns else None
             cached = weekly_metrics(dates, series.close[: row + 1], series.volume[: row + 1], peers)
             self._metric_cache[key] = cached
         return dict(cached)
@@ -468,7 +479,8 @@ class FinReportEnv(gym.Env):
         self._history = []
         self._daily = [(market.date_strings[int(days[0])], 1.0, 0.0)]
         info = self._info()
-        info.update({"symbol": symbol, "peers": list(self.peer_map[symbol]), "window_start": window.start_day,
+        info.update({"symbol": symbol, "peers": list(self.listed_peers(symbol, market.dates[int(days[0])])),
+                     "window_start": window.start_day,
                      "window_end": window.end_day, "n_reports": n_reports})
         if self.open_end:
             info["open_end"] = open_now
@@ -607,7 +619,8 @@ class FinReportEnv(gym.Env):
         """What is visible at the current report close, for scoring a report (read through the as-of view)."""
         if self._symbol is None or self._done:
             raise gym.error.ResetNeeded("no report is due: call reset()")
-        return report_facts(self.as_of_view(), self._symbol, self.peer_map[self._symbol],
+        view = self.as_of_view()
+        return report_facts(view, self._symbol, self.listed_peers(self._symbol, view.as_of),
                             self.metrics_at(self._symbol, int(self._days[self._k])), self._doc_numbers)
 
     def report_template(self) -> str:
@@ -651,7 +664,7 @@ class FinReportEnv(gym.Env):
             "Close": f"{info['price']:.2f}",
             "Position": f"{info['position']:+.2f} of equity ({_POSITION_WORDS.get(int(np.sign(info['position'])))})",
             "Equity": f"{info['equity']:.4f} (started at 1.0000; fees paid {info['fees']:.4f})",
-            "Peers": ", ".join(self.peer_map[self._symbol]),
+            "Peers": ", ".join(self.listed_peers(self._symbol, self.as_of_view().as_of)) or "none listed yet",
             "Ratings": ", ".join(f"{r} -> {p:+g}" for r, p in self.position_map.items()),
         }
 
