@@ -152,9 +152,9 @@ class RunConfig:
         max_decisions: Stop each episode after this many decisions (smoke runs; status ``partial``).
         live: HERCULEAN's live regime (market families): while the data ends before an episode's window end
             (``end``; default ``"latest"``, never), the episode runs as far as the data allows and waits (status
-            ``waiting``) with the decision that needs a later bar recorded as pending: at the newest bar for an
-            env that takes ``open_end`` (set here: it keeps the position there), the last report for FinReport-v0;
-            after ``finenvs data add`` appends the next bars, ``--resume`` steps it and goes on. The split defaults
+            ``waiting``) with the decision that needs a later bar recorded as pending: the one at the newest bar
+            (FinReport-v0: its last report with a bar) of an env that takes ``open_end`` (set here: it keeps the
+            position there); after ``finenvs data add`` appends the next bars, ``--resume`` steps it and goes on. The split defaults
             to ``live``.
         failure_rule: ``"default"``: a decision still invalid after its retries takes the protocol's documented
             default action. ``"herculean"``: HERCULEAN's rule — five attempts (``format_retries`` raised to at

@@ -55,10 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
-from finenvs.data.splits import split_bounds
-from finenvs.errors import FinEnvsError
 from finenvs.evaluation import seal as _seal
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
 from finenvs.text.protocol import ParsedAction
@@ -787,29 +784,12 @@ class EpisodeSession:
     def at_open_end(self) -> bool:
         """A live episode whose next decision has to wait for a later bar (recorded as pending until then).
 
-        An env that keeps an open window's position at the data's newest bar (reset info ``open_end``:
-        FinTrading-v0, FinHedging-v0) truncates there: the decision at that bar is the one that waits. Otherwise
-        (FinReport-v0's weekly reports) the window's last decision waits, since stepping it would end the window
-        at a day that is not its end."""
+        A live env keeps an open window's position at the data's newest bar (reset info ``open_end``:
+        FinTrading-v0, FinHedging-v0, FinReport-v0) and truncates there: the decision at that bar is the one that
+        waits. An env without ``open_end`` never waits (its episode ends with its data)."""
         if not self.live or self.done:
             return False
-        if self.reset_info.get("open_end"):
-            return self._reached_open_end
-        info = self.reset_info
-        expected = info.get("n_decisions") or info.get("n_reports")
-        return isinstance(expected, int) and self.step_index >= expected - 1 and self._window_open()
-
-    def _window_open(self) -> bool:
-        """The episode's window ran to the data's newest bar before the end the episode asked for (its split's
-        or ``end``; ``end="latest"`` never ends): more data continues it."""
-        info = self.reset_info
-        if info.get("data_end") is None or info.get("window_end") != info.get("data_end"):
-            return False
-        try:
-            _, hi = split_bounds(self.spec.env_kwargs.get("split"), None, self.spec.env_kwargs.get("end"))
-        except FinEnvsError:
-            return False
-        return hi is None or np.datetime64(str(info["window_end"]), "D") < hi
+        return bool(self.reset_info.get("open_end")) and self._reached_open_end
 
     def hold(self, parsed: ParsedAction, **fields: Any) -> dict[str, Any]:
         """A live episode waiting at its newest bar: record the decision taken there as ``"pending"`` (the env
