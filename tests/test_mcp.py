@@ -191,3 +191,28 @@ def test_a_task_without_a_date_replies_with_a_null_date(tmp_path):
     assert seen["date"] is None and done["date"] is None and done["done"] is True
     (step,) = [r for r in read_trajectories(tmp_path / "qa" / "trajectories.jsonl")[0] if r.get("type") == "step"]
     assert step["date"] == ""
+
+
+def test_an_internal_error_and_a_refusal_show_no_path(tmp_path):
+    """A bug inside a tool call, or an episode that cannot start, reaches the client without a file-system path."""
+
+    class Crashing:
+        max_result_chars = 8_000
+        instructions = "test"
+
+        def tool_list(self):
+            return [{"name": "boom", "description": "raises", "input_schema": {"type": "object", "properties": {}}}]
+
+        def call(self, name, arguments):
+            raise FileNotFoundError(f"[Errno 2] No such file or directory: '{tmp_path}/secret/prices.parquet'")
+
+    async def go(server):
+        async with Client(server) as client:
+            return await client.call_tool("boom" if server is crashing else "get_observation", {})
+
+    crashing = build_server(Crashing())
+    refused = build_server(None, error=f"cannot read {tmp_path}/user/prices.csv row 3")
+    for server in (crashing, refused):
+        result = run(go(server))
+        text = result.structured_content["error"]
+        assert result.is_error and str(tmp_path) not in text and "<path>" in text, text

@@ -304,6 +304,7 @@ def build_server(episode: McpEpisode | Any | None, *, error: str | None = None) 
     from mcp.server import Server
 
     import finenvs
+    from finenvs.tools.registry import redact_paths  # the agent learns nothing of where files are
 
     limit = episode.max_result_chars if episode is not None else MAX_RESULT_CHARS
 
@@ -314,7 +315,7 @@ def build_server(episode: McpEpisode | Any | None, *, error: str | None = None) 
                                     is_error=is_error)
 
     if episode is None:
-        message = f"finenvs mcp could not start the episode: {error or 'unknown error'}"[:MAX_ERROR_CHARS]
+        message = redact_paths(f"finenvs mcp could not start the episode: {error or 'unknown error'}")[:MAX_ERROR_CHARS]
         listing = [types.Tool(name=OBSERVATION_TOOL, description="Why this finenvs server has no episode.",
                               input_schema={"type": "object", "properties": {}})]
 
@@ -337,7 +338,7 @@ def build_server(episode: McpEpisode | Any | None, *, error: str | None = None) 
             return result(data, is_error)
         except Exception as exc:  # a bug must not end the client's session: it gets the reason
             return result({"error": f"internal error in {scrub_text(str(params.name))[:80]}: {type(exc).__name__}: "
-                                    f"{scrub_text(str(exc))[:MAX_ERROR_CHARS]}"}, True)
+                                    f"{redact_paths(scrub_text(str(exc)))[:MAX_ERROR_CHARS]}"}, True)
 
     instructions = getattr(episode, "instructions", None)
     if instructions is None:
@@ -345,8 +346,8 @@ def build_server(episode: McpEpisode | Any | None, *, error: str | None = None) 
         instructions = (
             f"finenvs {spec.env_id} episode ({spec.label()}). Call {OBSERVATION_TOOL} for the task and the current "
             "state, read data with the other tools (nothing after the current decision time is visible), then call "
-            "commit_action once per decision. The episode ends after the last decision; results are written "
-            f"to {episode.files.root}."
+            "commit_action once per decision. The episode ends after the last decision; the last commit's reply "
+            "gives the results."
         )
     return Server(
         SERVER_NAME,
