@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -201,15 +202,36 @@ class Sandbox:
                     raise ConfinementError(f"the {name} {where} is inside {item.path} ({item.why}); the agent "
                                            "program could not run there confined: start the harness elsewhere")
 
+    def kept_in_tmp(self, argv: Sequence[str], workdir: Path) -> list[Path]:
+        """Host paths under ``/tmp`` the program needs, shown read-only over the private ``/tmp`` (protected paths
+        are hidden again on top): the working directory, the Python environment the harness runs in and the
+        finenvs installation (an agent program often runs with both), the program (``argv[0]``, looked up on
+        ``PATH``) and the folder of every file or folder its arguments name. Nothing else under ``/tmp`` is
+        visible: other attempts' folders, other users' files, test folders."""
+        tmp = Path(SANDBOX_TMP)
+        scratch = workdir.resolve().parent
+        found = [self.cwd, Path(sys.prefix), Path(__file__).resolve().parents[2]]
+        program = shutil.which(argv[0], path=os.environ.get("PATH")) if argv else None
+        for arg in ([program] if program else []) + list(argv):
+            path = Path(arg)
+            if path.is_absolute() and path.exists():
+                found.append(path if path.is_dir() else path.parent)
+        kept: list[Path] = []
+        for path in found:
+            path = path.resolve()
+            if (tmp in path.parents and scratch != path and scratch not in path.parents
+                    and path.is_dir() and path not in kept):
+                kept.append(path)
+        return sorted(kept, key=lambda p: len(p.parts))
+
     def command(self, argv: Sequence[str], *, workdir: Path) -> list[str]:
         """The argv that runs ``argv`` in the sandbox with ``workdir`` writable (unchanged when unconfined)."""
         if not self.confined:
             return list(argv)
         args = [str(self.bwrap), *_namespace_args(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                 "--tmpfs", SANDBOX_TMP]
-        cwd = self.cwd.resolve()
-        if cwd == Path(SANDBOX_TMP) or Path(SANDBOX_TMP) in cwd.parents:  # a cwd under /tmp stays visible
-            args += ["--ro-bind", str(cwd), str(cwd)]
+        for path in self.kept_in_tmp(argv, workdir):
+            args += ["--ro-bind", str(path), str(path)]
         hidden = [p.path for p in self.protected if p.path.is_dir()]
         for item in self.protected:
             if any(folder in item.path.parents for folder in hidden):
@@ -223,7 +245,7 @@ class Sandbox:
             args += ["--bind", str(self.home), str(self.home), "--setenv", "HOME", str(self.home)]
         else:
             args += ["--dir", SANDBOX_HOME, "--setenv", "HOME", SANDBOX_HOME]
-        args += ["--setenv", "TMPDIR", SANDBOX_TMP, "--chdir", str(cwd), "--", *argv]
+        args += ["--setenv", "TMPDIR", SANDBOX_TMP, "--chdir", str(self.cwd.resolve()), "--", *argv]
         return args
 
 
