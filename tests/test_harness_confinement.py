@@ -208,3 +208,30 @@ def test_cli_harness_without_a_sandbox_exits_2_naming_the_cause(tmp_path, monkey
     err = capsys.readouterr().err
     assert code == 2 and "bubblewrap (bwrap) is not installed" in err and "--unconfined" in err
     assert not any(tmp_path.iterdir())  # refused before any run folder was written
+
+
+@needs_sandbox
+def test_a_program_under_tmp_runs_and_sees_nothing_else_of_tmp(tmp_path, monkeypatch):
+    """A program named by its path under /tmp runs (its folder is shown read-only), while a sibling folder of
+    /tmp that the command does not name stays invisible."""
+    (tmp_path / "prog").mkdir()
+    (tmp_path / "here").mkdir()
+    secret = tmp_path / "sibling" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("not for the agent")
+    script = tmp_path / "prog" / "agent.py"
+    script.write_text(
+        "import json, sys, asyncio, pathlib\nfrom mcp import Client\n"
+        f"print('SEES', pathlib.Path({str(secret)!r}).exists())\n"
+        "async def go():\n"
+        "    async with Client(json.load(open(sys.argv[1]))['mcpServers']['finenvs']['url']) as c:\n"
+        "        await c.call_tool('commit_action', {'answer': '1'})\n"
+        "asyncio.run(go())\n")
+    monkeypatch.chdir(tmp_path / "here")
+    agent = HarnessAgent(f"{sys.executable} {script} {{mcp_config}}", timeout=60)
+    summary = run_harness(RunConfig(env_id="FinQA-v0", split="eval", instances=[0]), agent, out=tmp_path / "o",
+                          name="h", progress=False)
+    (log_dir,) = sorted((summary.run_dir / "harness").iterdir())
+    attempt = json.loads((log_dir / "attempt.json").read_text())
+    assert attempt["committed"] == {"answer": "1"} and attempt["exit_code"] == 0, attempt
+    assert "SEES False" in (log_dir / "stdout.log").read_text()
