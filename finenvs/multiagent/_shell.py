@@ -14,6 +14,7 @@ from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 
+from finenvs.data.splits import SessionWindow
 from finenvs.data.synthetic import BarParams
 from finenvs.errors import shown
 
@@ -101,6 +102,14 @@ class MarketShell(ParallelEnv):
         self._np_random_seed: int | None = None
         self._done_at: dict[str, str] = {}
         self._started = False
+
+    def _episode_window(self, rng: np.random.Generator) -> SessionWindow:
+        """The real window of a new episode (subclasses on real data set ``_window``, ``_row_dates`` and ``steps``): the whole window, or ``steps`` sessions of it from a start drawn
+        from ``rng``. Counts are calendar sessions; the prices are the bars the window holds."""
+        window = self._window
+        if self.steps < window.n_decisions:
+            window = window.sub_window(self._row_dates, self.steps, rng)
+        return window
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Box:

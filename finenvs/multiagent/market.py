@@ -12,7 +12,7 @@ from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
 from finenvs.data.calendar import DEFAULT_CALENDAR, check_calendar
-from finenvs.data.splits import SessionWindow, session_window, split_bounds
+from finenvs.data.splits import session_window, split_bounds
 from finenvs.data.synthetic import SyntheticSpec, simulate
 from finenvs.envs.validation import check_render_mode, fee_fraction
 from finenvs.multiagent._shell import (
@@ -244,14 +244,6 @@ class MarketImpactEnv(MarketShell):
         self._last_outcome = None
         self._start()
         return self._observations(self.agents), {a: self._info(a) for a in self.agents}
-
-    def _episode_window(self, rng: np.random.Generator) -> SessionWindow:
-        """The real window of a new episode: the whole window, or ``steps`` sessions of it from a start drawn
-        from ``rng``. Counts are calendar sessions; the prices are the bars the window holds."""
-        window = self._window
-        if self.steps < window.n_decisions:
-            window = window.sub_window(self._row_dates, self.steps, rng)
-        return window
 
     def step(
         self, actions: dict[str, Any]
