@@ -234,6 +234,10 @@ class _Capture:
                 if len(self._tail) > 2 * self.tail_bytes:
                     del self._tail[: len(self._tail) - self.tail_bytes]
 
+    def note(self, text: str) -> None:
+        """Add the harness's own line to the stream's tail (why the program could not start)."""
+        self._tail += text.encode("utf-8", "replace")
+
     @property
     def truncated(self) -> bool:
         return self.total > self.cap
@@ -417,7 +421,7 @@ async def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str], 
             *argv, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True, env=env)
     except OSError as exc:
-        streams["stderr"]._tail += f"{type(exc).__name__}: {exc}".encode()
+        streams["stderr"].note(f"{type(exc).__name__}: {exc}")
         return Attempt("could not start", None, time.perf_counter() - began, streams)
     pumps = [asyncio.ensure_future(streams["stdout"].pump(proc.stdout)),  # type: ignore[arg-type]
              asyncio.ensure_future(streams["stderr"].pump(proc.stderr))]  # type: ignore[arg-type]

@@ -44,7 +44,6 @@ or older, recorded before the seal); ``finenvs score`` reports the first bad lin
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import math
 import os
@@ -443,8 +442,7 @@ def verify_chain(path: Path, meta: dict[str, Any], *, key: bytes | None | Any = 
             no_macs.append(n)
         elif not sealed and parts_of_line is not None:
             macs_unkeyed.append(n)
-        elif line_key is not None and parts_of_line is not None and not hmac.compare_digest(
-                _seal.mac_hex(line_key, parts_of_line[0]), parts_of_line[1]):
+        elif line_key is not None and parts_of_line is not None and not _seal.mac_ok(line_key, *parts_of_line):
             bad_macs.append(n)
         if isinstance(seq, int) and not isinstance(seq, bool):
             expected_seq = seq + 1
