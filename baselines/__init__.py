@@ -1,30 +1,12 @@
-"""Baseline policies (installed as ``finenvs.baselines``).
+"""Which baseline policies apply to which env (installed as ``finenvs.baselines``), and the RL baselines.
 
-Rule policies for every task (``finenvs.baselines.trading``, ...), each family's
-offline scripted chat agent, the RL baselines (``finenvs.baselines.rl``) and the
-registry that says which policies apply to which env. Running them is the
-evaluation layer's job (:mod:`finenvs.evaluation`).
+Each family's rule policies and offline scripted chat agent live in its folder
+(``finenvs.tasks.trading.baselines``, ...) and its task spec lists them; the
+registry here finds them through the spec. The stable-baselines3 baselines are
+``finenvs.baselines.rl``. Running them is the evaluation layer's job
+(:mod:`finenvs.evaluation`).
 """
 
 from finenvs.baselines.registry import applicable_policies, make_policy
-from finenvs.baselines.trading import (
-    AlwaysFlat,
-    BuyAndHold,
-    Momentum,
-    RandomPolicy,
-    RSIMeanReversion,
-    SMACrossover,
-    TradingPolicy,
-)
 
-__all__ = [
-    "AlwaysFlat",
-    "BuyAndHold",
-    "Momentum",
-    "RSIMeanReversion",
-    "RandomPolicy",
-    "SMACrossover",
-    "TradingPolicy",
-    "applicable_policies",
-    "make_policy",
-]
+__all__ = ["applicable_policies", "make_policy"]

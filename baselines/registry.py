@@ -16,15 +16,6 @@ def policies_of(env_id: str) -> dict[str, tuple[type, str]]:
     return task_of(env_id).load_baselines()
 
 
-def family_of(env_id: str) -> str:
-    """Task family of a registered finenvs env id.
-
-    Raises:
-        KeyError: Not a finenvs env (lists the valid ids).
-    """
-    return task_of(env_id).family
-
-
 def applicable_policies(env_id: str) -> list[str]:
     """Names of the baselines that can act in ``env_id``."""
     return list(policies_of(env_id))

@@ -62,8 +62,8 @@ from results_file import RESULTS, update_section  # noqa: E402
 
 import finenvs  # noqa: E402,F401  (registers FinTrading-v0)
 from finenvs.data import default_catalog, simulate  # noqa: E402
-from finenvs.envs.features import FEATURE_NAMES, WARMUP, compute_features  # noqa: E402
-from finenvs.envs.trading import FinTradingEnv  # noqa: E402
+from finenvs.tasks.trading.env import FinTradingEnv  # noqa: E402
+from finenvs.tasks.trading.features import FEATURE_NAMES, WARMUP, compute_features  # noqa: E402
 
 perf_counter = time.perf_counter
 
@@ -249,7 +249,7 @@ class Bench:
 
 def first_reset_us(market: Any, first: int, last: int, n: int = 20) -> float:
     """Median µs to build the episode constants (observation templates) of a window not seen before."""
-    from finenvs.envs.trading_core import TradingParams, make_episode
+    from finenvs.tasks.trading.core import TradingParams, make_episode
 
     params = TradingParams()
     times = []

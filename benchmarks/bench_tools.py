@@ -113,9 +113,9 @@ def bench_text_step(reps: int) -> list[tuple[str, float, float]]:
 
 
 def bench_decision(reps: int) -> list[tuple[str, float, float]]:
-    from finenvs.baselines.agents import ScriptedTradingAgent
     from finenvs.evaluation.llm import RunConfig, SessionPort, decide
     from finenvs.evaluation.session import EpisodeSession, EpisodeSpec
+    from finenvs.tasks.trading.agent import ScriptedTradingAgent
 
     session = EpisodeSession(EpisodeSpec(0, "FinTrading-v0", {"symbol": "AAPL", "split": None,
                                                              "start": "2025-02-03", "end": "2025-07-25"}, 0))

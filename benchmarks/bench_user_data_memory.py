@@ -83,7 +83,7 @@ def child(case: str, path: str, steps: int, bars_wanted: int) -> None:
     import pandas  # noqa: F401
 
     import finenvs  # noqa: F401
-    import finenvs.envs.trading  # noqa: F401
+    import finenvs.tasks.trading.env  # noqa: F401
 
     began = time.perf_counter()
     rewards = 0.0

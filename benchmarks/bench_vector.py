@@ -50,7 +50,7 @@ import gymnasium as gym  # noqa: E402
 from results_file import RESULTS, cpu_name, update_section  # noqa: E402
 
 import finenvs  # noqa: E402,F401  (registers FinTrading-v0)
-from finenvs.envs.trading_vector import FinTradingVectorEnv  # noqa: E402
+from finenvs.tasks.trading.vector import FinTradingVectorEnv  # noqa: E402
 
 perf_counter = time.perf_counter
 SIZES = (1, 64, 1024)
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             from stable_baselines3.common.vec_env import DummyVecEnv
 
-            from finenvs.wrappers.sb3 import to_sb3
+            from finenvs.tasks.trading.sb3 import to_sb3
         except ImportError as exc:
             sb3_note = f"SB3 part skipped: {exc}"
         else:

@@ -36,8 +36,8 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from finenvs.baselines.deltahedge import BSDeltaHedge, NoHedge
-from finenvs.envs.deltahedge import FinDeltaHedgeEnv
+from finenvs.tasks.deltahedge.baselines import BSDeltaHedge, NoHedge
+from finenvs.tasks.deltahedge.env import FinDeltaHedgeEnv
 
 HERE = Path(__file__).resolve().parent
 FREQUENCIES = (1, 2, 4, 8, 16)

@@ -21,7 +21,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from finenvs.envs.features import N_FEATURES
+from finenvs.tasks.trading.features import N_FEATURES
 
 
 def window_observation(flat: np.ndarray, t: int, n: int, position: int, time_left: float, pr: float) -> np.ndarray:

@@ -5,7 +5,7 @@ Usage (from the repository root)::
     python benchmarks/report_quality.py                 # eval and train splits, ~2 min; writes its section
     python benchmarks/report_quality.py --splits eval   # a quicker run; prints only unless --out is given
 
-For every report the template writer (``baselines/report.py``) writes on the HERCULEAN symbols, the script
+For every report the template writer (``finenvs/tasks/report/baselines.py``) writes on the HERCULEAN symbols, the script
 scores five versions of it against the same as-of facts:
 
 - ``template``: the report as written;
@@ -38,9 +38,9 @@ import gymnasium as gym  # noqa: E402
 from results_file import cpu_name, update_section  # noqa: E402
 
 import finenvs  # noqa: E402,F401
-from finenvs.baselines.report import TemplateReportWriter  # noqa: E402
-from finenvs.envs.report_quality import score_report  # noqa: E402
-from finenvs.envs.report_text import numbers_in  # noqa: E402
+from finenvs.tasks.report.baselines import TemplateReportWriter  # noqa: E402
+from finenvs.tasks.report.protocol import numbers_in  # noqa: E402
+from finenvs.tasks.report.quality import score_report  # noqa: E402
 from finenvs.tasks.trading.spec import HERCULEAN_SYMBOLS  # noqa: E402
 
 OPPOSITE = {"BUY": "SELL", "SELL": "BUY", "STRONG_BUY": "STRONG_SELL", "STRONG_SELL": "STRONG_BUY"}
@@ -145,7 +145,7 @@ FLOODS = ("RSI ", "rsi 1 ", "20-day sma 5 ", "week high 3 ", "2026-01-01 ", "1.5
 
 def time_floods(reps: int = 3) -> list[tuple[str, float, int]]:
     """``(flood, median seconds, checks)`` of scoring each flood cut to the report length limit."""
-    from finenvs.envs.report_text import MAX_REPORT_CHARS
+    from finenvs.tasks.report.protocol import MAX_REPORT_CHARS
 
     env = gym.make("FinReport-v0", symbol="AAPL", split="eval", action_mode="report")
     env.reset(seed=0)
@@ -187,7 +187,7 @@ def render(result: dict, splits: list[str], seconds: float) -> str:
         + (f" (e.g. {result['examples'][0]})." if result["examples"] else "."),
     ]
     if result.get("floods"):
-        from finenvs.envs.report_text import MAX_REPORT_CHARS
+        from finenvs.tasks.report.protocol import MAX_REPORT_CHARS
 
         lines += ["", f"Scoring one hostile report of {MAX_REPORT_CHARS:,} characters (median of 3; the flood "
                   "repeated to the limit):", "", "| flood | seconds | checks |", "|---|---:|---:|"]

@@ -11,7 +11,7 @@ expert's time and the rubric parsed from its JSON text into a list of
 ``{"operator", "criteria"}`` items. A malformed row is an error naming the file,
 row and column. The questions are closed-book for finenvs (no shipped data
 answers them): FinQA-v0 asks them as ``split="fab_public"`` and scores their
-rubrics with :mod:`finenvs.qa.fab_public`. The manifest's date range is the
+rubrics with :mod:`finenvs.tasks.qa.fab_public`. The manifest's date range is the
 range of the full dates the questions state (they have no as-of date of their own).
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from finenvs.data.manifest import sha256_file
-from finenvs.qa.fab_public import DATA_FILE, OPERATORS, count_items, item_from_record, read_figures
+from finenvs.tasks.qa.fab_public import DATA_FILE, OPERATORS, count_items, item_from_record, read_figures
 
 HERE = Path(__file__).resolve().parent
 DEST = DATA_FILE

@@ -5,7 +5,7 @@ A maintainer tool (not run at install or run time)::
     python envs_data/build_questions.py --source /path/to/gathered/data
 
 Each FAB++ "Options Alpha" question whose answer is a number becomes a task in
-the FinOptions-v0 format (see :mod:`finenvs.envs.options_core`): its inputs as
+the FinOptions-v0 format (see :mod:`finenvs.tasks.options.core`): its inputs as
 the market, quotes and legs; the items it asks for; the published answer
 (``published``); the engine's recomputation (``engine``, every number the task
 scores); whether they agree and, where they do not, the correction and why
@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 
 from finenvs.data.manifest import sha256_file
-from finenvs.envs.options_core import engine_numbers as _engine
-from finenvs.envs.options_core import parse_leg, reference_answer, score_answer
-from finenvs.envs.options_tasks import answer_keys
 from finenvs.pricing import bsm_price, implied_vol
+from finenvs.tasks.options.core import engine_numbers as _engine
+from finenvs.tasks.options.core import parse_leg, reference_answer, score_answer
+from finenvs.tasks.options.instances import answer_keys
 
 HERE = Path(__file__).resolve().parent
 DEST = "questions/options.json"

@@ -335,7 +335,7 @@ def _selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) 
 
 def _check_env_kwargs(task: Any, kwargs: dict[str, Any]) -> None:
     """Every env argument must be one the family's env (or its text wrapper) takes: checked before any work."""
-    from finenvs.registration import env_arguments
+    from finenvs.tasks import env_arguments
     from finenvs.wrappers.text import split_text_kwargs
 
     env_kwargs, _ = split_text_kwargs(kwargs)
@@ -563,7 +563,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def agent_matrix() -> str:
     """Every registered family x every agent path, as the README shows it (generated from the task specs)."""
-    from finenvs.tasks import load, tasks
+    from finenvs.tasks import tasks
 
     rows = ["| env | text env | offline scripted agent (`finenvs llm`) | endpoint (`--base-url`) | MCP (`finenvs mcp`) "
             "| A2A (`--a2a-url`) | `finenvs score` | `finenvs bench --base-url` |",
@@ -571,14 +571,14 @@ def agent_matrix() -> str:
     for t in tasks():
         section = t.bench.herculean and f"HERCULEAN {t.bench.herculean}" or (
             "FAB++ " + ", ".join(t.bench.fabpp_sections) if t.bench.fabpp_sections else t.bench.title)
-        rows.append(f"| `{t.env_id}` | `{t.text_env_id}` | `{load(t.scripted_agent).__name__}` | yes | yes | yes "
+        rows.append(f"| `{t.env_id}` | `{t.text_env_id}` | `{t.scripted_agent.__name__}` | yes | yes | yes "
                     f"| replays exactly | {section} |")
     return "\n".join(rows)
 
 
 def _cmd_list(markdown: bool = False) -> int:
-    from finenvs.tasks import load, tasks
-    from finenvs.tools import COMMIT_TOOL, TOOLSETS
+    from finenvs.tasks import tasks
+    from finenvs.tools import COMMIT_TOOL
 
     if markdown:
         print(agent_matrix())
@@ -589,9 +589,9 @@ def _cmd_list(markdown: bool = False) -> int:
     for t in specs:
         print(f"{t.env_id.ljust(width)}  {t.description}")
         print(f"{pad}  baselines: {', '.join(t.load_baselines())}")
-        tools = [tool.name for tool in TOOLSETS.get(t.tools, ())] + [COMMIT_TOOL]
+        tools = [tool.name for tool in (t.tools or ())] + [COMMIT_TOOL]
         print(f"{pad}  text variant: {t.text_env_id}; agent tools: {', '.join(tools)}")
-        print(f"{pad}  offline chat agent: {load(t.scripted_agent).__name__} (finenvs llm --env {t.env_id})")
+        print(f"{pad}  offline chat agent: {t.scripted_agent.__name__} (finenvs llm --env {t.env_id})")
     return 0
 
 
@@ -605,7 +605,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from finenvs.baselines.registry import make_policy
     from finenvs.evaluation.episodes import generic_run_output, play_episode
-    from finenvs.tasks import Selection, load, task_of
+    from finenvs.tasks import Selection, task_of
 
     task = task_of(args.env)  # unknown env -> KeyError -> exit 2
     given = [flag for flag in _RUN_FLAGS if getattr(args, flag, None) not in (None, False)]
@@ -631,7 +631,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     policy = make_policy(args.policy, task.env_id, env, seed=args.seed)
     options = {"topic": args.topic, "seed": args.seed} if args.topic is not None else episode.options
     result = play_episode(env, policy, seed=episode.seed, options=options, policy_name=args.policy)
-    printer = load(task.run_printer) if task.run_printer else generic_run_output
+    printer = task.run_printer or generic_run_output
     lines, record = printer(env, result, {flag: getattr(args, flag) for flag in given})
     if args.chart:
         _write_png(env.render(), args.chart)

@@ -23,7 +23,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import finenvs  # noqa: F401  (registers FinAudit-v0)
-from finenvs.baselines.audit import (
+from finenvs.cli import main
+from finenvs.scoring.audit import (
+    CLASSES,
+    AnswerFormatError,
+    AuditTruth,
+    audit_rates,
+    classify,
+    parse_answer,
+    parse_number,
+)
+from finenvs.tasks.audit.baselines import (
     AUDIT_POLICIES,
     MALFORMED,
     ExtractOnly,
@@ -34,17 +44,7 @@ from finenvs.baselines.audit import (
     run_audit_section,
     summarise,
 )
-from finenvs.cli import main
-from finenvs.envs.audit import MAX_ANSWER_CHARS, FinAuditEnv
-from finenvs.scoring.audit import (
-    CLASSES,
-    AnswerFormatError,
-    AuditTruth,
-    audit_rates,
-    classify,
-    parse_answer,
-    parse_number,
-)
+from finenvs.tasks.audit.env import MAX_ANSWER_CHARS, FinAuditEnv
 from finenvs.tools import ToolBox
 from finenvs.xbrl.corpus import shipped_corpus, shipped_xbrl_dir
 from finenvs.xbrl.tasks import EVAL_SEEDS, INJECTIONS, eval_instances
@@ -359,7 +359,7 @@ def test_spaces_and_spec():
     assert base.action_space.contains(_answer(1, 2))
     spec = gym.spec("FinAudit-v0")
     assert EnvSpec.from_json(spec.to_json()) == spec
-    assert spec.entry_point == "finenvs.envs.audit:FinAuditEnv"
+    assert spec.entry_point == "finenvs.tasks.audit.env:FinAuditEnv"
 
 
 def test_same_seed_same_episode():

@@ -8,10 +8,10 @@ import pytest
 
 import finenvs  # noqa: F401
 from finenvs.baselines import applicable_policies, make_policy
-from finenvs.baselines.trading import cutler_rsi, relative_prices
-from finenvs.envs.trading_core import BUY, HOLD, SELL
 from finenvs.evaluation.episodes import run_episode
 from finenvs.scoring import herculean_metrics, standard_metrics
+from finenvs.tasks.trading.baselines import cutler_rsi, relative_prices
+from finenvs.tasks.trading.core import BUY, HOLD, SELL
 from finenvs.wrappers import EpisodeMetrics
 
 POLICIES = ["buy_and_hold", "always_flat", "random", "sma_crossover", "momentum", "rsi_mean_reversion"]

@@ -26,10 +26,10 @@ import finenvs  # noqa: F401  (registers the envs)
 from finenvs.data.calendar import DEFAULT_CALENDAR, session_positions, sessions, window_sessions
 from finenvs.data.schema import PriceSeries
 from finenvs.data.splits import session_window
-from finenvs.envs.hedging import FinHedgingEnv
-from finenvs.envs.report import FinReportEnv
-from finenvs.envs.trading import FinTradingEnv
 from finenvs.errors import WindowError
+from finenvs.tasks.hedging.env import FinHedgingEnv
+from finenvs.tasks.report.env import FinReportEnv
+from finenvs.tasks.trading.env import FinTradingEnv
 from finenvs.wrappers.text import TextInterface
 from helpers import perturb_after
 
@@ -371,7 +371,7 @@ def test_session_window_counts_the_calendar_past_the_data():
 def test_the_vector_env_steps_a_stopping_or_gapped_series_as_the_single_env(trading_frame, change):
     """FinTradingVectorEnv follows the same definition: time remaining by session, the step over a gap, and the
     decision at the last bar of a series that stops closes the position and truncates."""
-    from finenvs.envs.trading_vector import FinTradingVectorEnv
+    from finenvs.tasks.trading.vector import FinTradingVectorEnv
 
     frame = change_after(trading_frame, "2026-02-10", change)
     vec = FinTradingVectorEnv(2, symbol="AAPL", data=frame, **EVAL)

@@ -13,10 +13,16 @@ import json
 import gymnasium as gym
 import pytest
 
-from finenvs.baselines.audit import OracleAuditor, ScriptedAuditAgent, print_episode, run_audit, summarise
-from finenvs.baselines.qa import ScriptedQAAgent, ScriptedQAChatAgent, run_qa
-from finenvs.baselines.qa import print_episode as print_qa_episode
-from finenvs.baselines.report import ScriptedReportAgent, TemplateReportWriter
+from finenvs.tasks.audit.baselines import (
+    OracleAuditor,
+    ScriptedAuditAgent,
+    print_episode,
+    run_audit,
+    summarise,
+)
+from finenvs.tasks.qa.baselines import ScriptedQAAgent, ScriptedQAChatAgent, run_qa
+from finenvs.tasks.qa.baselines import print_episode as print_qa_episode
+from finenvs.tasks.report.baselines import ScriptedReportAgent, TemplateReportWriter
 from finenvs.text.chat import ChatReply
 
 BUDGET_ERROR = "the tool-call budget of {n} per decision is used up; call commit_action now"

@@ -140,7 +140,7 @@ def _refuse(constant: str) -> Any:
 
 
 SHIPPED_JSON = sorted(shipped_data_dir().rglob("*.json")) + sorted(
-    (Path(__file__).resolve().parents[1] / "finenvs" / "envs").glob("*.json"))
+    (Path(__file__).resolve().parents[1] / "finenvs" / "tasks").rglob("*.json"))
 
 
 def test_shipped_json_files_are_found():

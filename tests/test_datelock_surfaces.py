@@ -35,15 +35,15 @@ import pytest
 from finenvs.data.asof import AsOfView, Listing, LookAheadCounter
 from finenvs.data.documents import FILING_COLUMNS, NEWS_COLUMNS, FilingStore, NewsStore, decision_time_utc
 from finenvs.data.schema import PriceSeries
-from finenvs.envs.audit import FinAuditEnv
-from finenvs.envs.qa import QA_PROTOCOL
-from finenvs.envs.report import REPORT_PROTOCOL
-from finenvs.envs.trading_text import TRADING_PROTOCOL
 from finenvs.errors import DataError, DataFileError, UnknownSymbolError
-from finenvs.qa import knowledge
+from finenvs.tasks.audit.env import FinAuditEnv
+from finenvs.tasks.qa import knowledge
+from finenvs.tasks.qa.env import QA_PROTOCOL
+from finenvs.tasks.report.env import REPORT_PROTOCOL
+from finenvs.tasks.report.metrics import METRIC_BLOCKS
+from finenvs.tasks.trading.protocol import TRADING_PROTOCOL
 from finenvs.tools import ToolBox
 from finenvs.tools.registry import Tool
-from finenvs.tools.report_metrics import METRIC_BLOCKS
 from finenvs.xbrl.corpus import Corpus, shipped_corpus, shipped_xbrl_dir
 from finenvs.xbrl.model import Filing
 from finenvs.xbrl.tasks import eval_instances

@@ -9,8 +9,8 @@ import gymnasium as gym
 import pytest
 
 import finenvs  # noqa: F401
-from finenvs.envs.options_core import reference_answer
-from finenvs.envs.options_debate import CORRECT_SCORE, POSITION_MONEY, debate_round
+from finenvs.tasks.options.core import reference_answer
+from finenvs.tasks.options.debate import CORRECT_SCORE, POSITION_MONEY, debate_round
 from finenvs.text.debate import OUTCOMES, debate_outcome
 from finenvs.wrappers.debate import Debate
 
@@ -108,9 +108,9 @@ def test_bench_debate_gives_each_baseline_its_multiplier_and_the_aggregate_appli
 
 
 def test_finqa_debate_argues_the_topics_mistake_and_holding_the_truth_scores_1_2():
-    from finenvs.qa.methods import reference_structured_answer
+    from finenvs.tasks.qa.methods import reference_structured_answer
 
-    env = Debate(gym.make("FinQA-v0", split="eval"))  # the spec names finenvs.qa.debate:debate_round
+    env = Debate(gym.make("FinQA-v0", split="eval"))  # the spec names finenvs.tasks.qa.debate:debate_round
     held = wrong = 0
     for index in range(75, 150, 5):  # analytical questions of the eval split
         env.reset(options={"index": index})
@@ -130,7 +130,7 @@ def test_finqa_debate_argues_the_topics_mistake_and_holding_the_truth_scores_1_2
 
 
 def test_finqa_fabpp_scoring_splits_methodology_calculation_answer():
-    from finenvs.qa.methods import reference_structured_answer
+    from finenvs.tasks.qa.methods import reference_structured_answer
 
     for mode, bare_reward in (("answer", 1.0), ("fabpp", 0.4)):
         env = gym.make("FinQA-v0", split="eval", analysis_score=mode)

@@ -61,7 +61,7 @@ def test_text_env_shows_the_counter_argument_and_the_first_answer_then_scores_th
     env = gym.make("FinQA-text-v0", split="eval", debate=True)
     prompt, info = env.reset(options={"index": 80})
     assert CHALLENGE not in prompt and info["debate"] == {"turn": 1, "turns": 2} and info["n_decisions"] == 2
-    from finenvs.qa.methods import reference_structured_answer
+    from finenvs.tasks.qa.methods import reference_structured_answer
 
     right = reference_structured_answer(env.unwrapped.item)  # method, intermediates and answer, as JSON text
     prompt2, reward, terminated, truncated, info = env.step(right)
@@ -155,7 +155,7 @@ def test_a_changed_debate_record_is_not_reproduced(tmp_path):
 # ------------------------------------------------------------------------------------------- MCP
 def test_mcp_serves_the_challenge_as_the_next_observation_and_scores_the_final_commit(tmp_path):
     from finenvs.evaluation.mcp_server import McpEpisode
-    from finenvs.qa.methods import reference_structured_answer
+    from finenvs.tasks.qa.methods import reference_structured_answer
 
     spec = task_of("FinQA-v0").plan(Selection(split="eval", instances=(80,)))[0]
     spec = dataclasses.replace(spec, env_kwargs={**spec.env_kwargs, "debate": True})

@@ -13,15 +13,17 @@ import pytest
 from gymnasium.envs.registration import EnvSpec
 from gymnasium.utils.env_checker import check_env
 
-from finenvs.baselines.deltahedge import (
+from finenvs.data.synthetic import TRADING_DAYS_PER_YEAR
+from finenvs.errors import WindowError
+from finenvs.pricing import bsm_greeks, bsm_price
+from finenvs.tasks.deltahedge.baselines import (
     DELTAHEDGE_POLICIES,
     BSDeltaHedge,
     NoHedge,
     RandomHedge,
     run_hedge_episodes,
 )
-from finenvs.data.synthetic import TRADING_DAYS_PER_YEAR
-from finenvs.envs.deltahedge import (
+from finenvs.tasks.deltahedge.env import (
     DELTA,
     HEDGE,
     OBS_NAMES,
@@ -36,8 +38,6 @@ from finenvs.envs.deltahedge import (
     observe,
     transition,
 )
-from finenvs.errors import WindowError
-from finenvs.pricing import bsm_greeks, bsm_price
 from helpers import perturb_after
 
 T30 = 30 / TRADING_DAYS_PER_YEAR
@@ -102,7 +102,7 @@ def test_check_env_passes(kwargs, action_type):
 
 
 def test_check_env_with_render_modes():
-    # a spec lets check_env make the env in each render mode (finenvs.registration registers the id)
+    # a spec lets check_env make the env in each render mode (import finenvs registers the id)
     kwargs = {"action_type": "discrete", "maturity_days": 3}
     spec = EnvSpec("FinDeltaHedge-v0", entry_point=FinDeltaHedgeEnv, kwargs=kwargs, order_enforce=False,
                    disable_env_checker=True)

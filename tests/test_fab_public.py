@@ -21,10 +21,10 @@ import gymnasium as gym
 import pytest
 
 import finenvs  # noqa: F401  (registers FinQA-v0)
-from finenvs.baselines.qa import QA_POLICIES, Reference, ScriptedQAChatAgent, run_qa
 from finenvs.data.manifest import load_manifest, verify_entry
-from finenvs.envs import qa as qa_env
-from finenvs.qa import fab_public as fab
+from finenvs.tasks.qa import env as qa_env
+from finenvs.tasks.qa import fab_public as fab
+from finenvs.tasks.qa.baselines import QA_POLICIES, Reference, ScriptedQAChatAgent, run_qa
 from finenvs.tasks.qa.spec import SPLIT_SIZES
 from tests.hostile import floods
 

@@ -28,7 +28,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import finenvs  # noqa: F401  (registers FinQA-v0 and FinQA-text-v0)
-from finenvs.baselines.qa import (
+from finenvs.data.asof import AsOfView
+from finenvs.data.catalog import default_catalog
+from finenvs.data.schema import PriceSeries
+from finenvs.scoring.qa import score_part
+from finenvs.tasks.qa import analysis, knowledge
+from finenvs.tasks.qa.baselines import (
     MALFORMED,
     QA_POLICIES,
     FirstNumber,
@@ -37,10 +42,7 @@ from finenvs.baselines.qa import (
     run_qa,
     summarise,
 )
-from finenvs.data.asof import AsOfView
-from finenvs.data.catalog import default_catalog
-from finenvs.data.schema import PriceSeries
-from finenvs.envs.qa import (
+from finenvs.tasks.qa.env import (
     EVAL_ANALYSIS_SEEDS,
     EVAL_KNOWLEDGE_SEEDS,
     MAX_ANSWER_CHARS,
@@ -48,10 +50,8 @@ from finenvs.envs.qa import (
     TRAIN_SEED_START,
     FinQAEnv,
 )
-from finenvs.qa import analysis, knowledge
-from finenvs.scoring.qa import score_part
+from finenvs.tasks.qa.tools import MAX_EXPONENT, MAX_EXPRESSION, evaluate
 from finenvs.tools import ToolBox
-from finenvs.tools.qa import MAX_EXPONENT, MAX_EXPRESSION, evaluate
 from finenvs.xbrl.corpus import Corpus, shipped_corpus, shipped_xbrl_dir
 
 QA_TOOL_NAMES = ["calculate", "get_prices", "list_filings", "get_rate", "resolve_filing", "search_concepts",
@@ -125,7 +125,7 @@ def test_spec_kwargs_round_trip():
     spec = gym.spec("FinQA-v0")
     assert json.loads(spec.to_json())["kwargs"] == {"section": "all", "split": "eval", "as_of": "2026-03-31"}
     again = EnvSpec.from_json(spec.to_json())
-    assert again == spec and again.entry_point == "finenvs.envs.qa:FinQAEnv"
+    assert again == spec and again.entry_point == "finenvs.tasks.qa.env:FinQAEnv"
     made = gym.make(again).unwrapped
     assert isinstance(made, FinQAEnv)
     assert (made.section, made.split, made.as_of) == ("all", "eval", knowledge.DEFAULT_AS_OF)
@@ -620,7 +620,7 @@ def test_evaluate_refuses_integer_overflow_with_value_error(tools, expression):
 
 
 def test_evaluate_cannot_run_away():
-    code = ("from finenvs.tools.qa import evaluate\n"
+    code = ("from finenvs.tasks.qa.tools import evaluate\n"
             "try:\n    evaluate('((10**1000)**1000)**100')\nexcept ValueError:\n    print('refused')\n")
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=10)

@@ -13,8 +13,8 @@ from statsmodels.tsa.stattools import adfuller, coint
 import finenvs  # noqa: F401  (registers the envs)
 from finenvs.data.schema import PriceSeries, check_ohlcv
 from finenvs.data.synthetic_pairs import PairsSpec, simulate_pairs
-from finenvs.envs.hedging import DEFAULT_UNIVERSE, FinHedgingEnv
-from finenvs.envs.hedging_core import (
+from finenvs.errors import DataError, UnknownSymbolError, WindowError
+from finenvs.tasks.hedging.core import (
     MAX_CALENDAR_GAP,
     OBS_BOUND,
     Universe,
@@ -25,7 +25,7 @@ from finenvs.envs.hedging_core import (
     pair_statistics,
     unordered_pairs,
 )
-from finenvs.errors import DataError, UnknownSymbolError, WindowError
+from finenvs.tasks.hedging.env import DEFAULT_UNIVERSE, FinHedgingEnv
 
 
 def _ar1(x: np.ndarray) -> float:

@@ -13,11 +13,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import finenvs  # noqa: F401  (registers the envs)
-from finenvs.baselines.hedging import OracleBestPair, RandomPairs, ZScorePairs, replay_rule
 from finenvs.baselines.registry import make_policy
-from finenvs.envs.hedging import DEFAULT_UNIVERSE, FinHedgingEnv
-from finenvs.envs.hedging_core import CLOSE, HOLD, LONG_SHORT, SHORT_LONG
 from finenvs.evaluation.episodes import run_episode
+from finenvs.tasks.hedging.baselines import OracleBestPair, RandomPairs, ZScorePairs, replay_rule
+from finenvs.tasks.hedging.core import CLOSE, HOLD, LONG_SHORT, SHORT_LONG
+from finenvs.tasks.hedging.env import DEFAULT_UNIVERSE, FinHedgingEnv
 from helpers import perturb_after
 
 SMALL = {"window": 1, "pair_lookback": 3, "lookbacks": (2,), "leg_days": 1}  # history of 3 days

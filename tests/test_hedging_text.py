@@ -13,9 +13,6 @@ import pandas as pd
 import pytest
 
 import finenvs  # noqa: F401  (registers the envs)
-from finenvs.baselines.agents import ScriptedPairsAgent
-from finenvs.envs.hedging import DEFAULT_UNIVERSE
-from finenvs.envs.hedging_core import ACTION_NAMES, HOLD
 from finenvs.evaluation.llm import RunConfig, run_episode
 from finenvs.evaluation.session import (
     EpisodeSpec,
@@ -23,6 +20,9 @@ from finenvs.evaluation.session import (
     read_trajectories,
     replay_episode,
 )
+from finenvs.tasks.hedging.agent import ScriptedPairsAgent
+from finenvs.tasks.hedging.core import ACTION_NAMES, HOLD
+from finenvs.tasks.hedging.env import DEFAULT_UNIVERSE
 from finenvs.text.protocol import MAX_PROMPT_CHARS
 from finenvs.tools import COMMIT_TOOL, ToolBox
 from helpers import perturb_after

@@ -14,10 +14,7 @@ import numpy as np
 import pytest
 
 import finenvs  # noqa: F401  (registers the envs)
-from finenvs.baselines.report import TemplateReportWriter
 from finenvs.data.schema import PriceSeries
-from finenvs.envs.report import FinReportEnv
-from finenvs.envs.report_core import metric_display
 from finenvs.evaluation.endpoints import EndpointError
 from finenvs.evaluation.judge import (
     JUDGE_FILE,
@@ -33,6 +30,9 @@ from finenvs.evaluation.judge import (
 from finenvs.evaluation.llm import RunConfig, run_llm
 from finenvs.evaluation.score import score_run
 from finenvs.tasks import task_of
+from finenvs.tasks.report.baselines import TemplateReportWriter
+from finenvs.tasks.report.core import metric_display
+from finenvs.tasks.report.env import FinReportEnv
 from finenvs.tasks.report.judge import checklist
 from finenvs.text.chat import ChatReply, json_quoted
 from helpers import perturb_after
@@ -418,7 +418,7 @@ def test_cli_score_runs_the_judge_against_an_endpoint(tmp_path, capsys):
 
 # ------------------------------------------------------------------------------ FinQA-v0
 def test_finqa_checklist_is_the_qualitative_rubric_or_the_truth_and_its_mistake():
-    from finenvs.qa.fab_public import FabItem
+    from finenvs.tasks.qa.fab_public import FabItem
     from finenvs.tasks.qa.judge import checklist
 
     env = gym.make("FinQA-v0", split="fab_public")

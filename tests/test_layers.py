@@ -4,11 +4,16 @@ Every module of the distribution is read with :mod:`ast` (nothing is imported), 
 of a ``finenvs`` module counts: at the top level, inside a function or under ``TYPE_CHECKING``. A
 string naming a module (the task specs' lazy ``"module:attr"`` references) is not an import.
 
-Two rules, checked over the whole module graph:
+Three rules, checked over the whole module graph:
 
 * no cycle: no two modules import each other, directly or through others (a package's
   ``__init__`` counts as a module, so ``from finenvs.tools import X`` inside a tool module is a cycle);
-* no edge against :data:`LAYERS`: a module imports only modules of its own tier or of lower tiers.
+* no edge against :data:`LAYERS`: a module imports only modules of its own tier or of lower tiers;
+* generic code knows no family: a module of a family folder (``finenvs/tasks/<family>/``) is imported only
+  by modules of a family folder and by ``finenvs`` itself (which registers the shipped families); the rest
+  reach a family through its registered spec (:func:`finenvs.tasks.task_of`).
+
+A task spec holds real objects (classes and functions), so the imports that build it are edges like any.
 """
 
 from __future__ import annotations
@@ -36,18 +41,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # leaves: error types; the shipped-data package (its __init__ holds no code)
     ("finenvs.errors", "finenvs.envs_data"),
     # pure shared pieces: metrics, text protocols and chat types, option pricing
-    ("finenvs.scoring", "finenvs.text", "finenvs.pricing"),
+    ("finenvs.scoring", "finenvs.text", "finenvs.pricing", "finenvs.charts"),
     # the data layer: manifest, catalog, date lock, documents, chains, splits, synthetic markets (it parses no
     # XBRL: whoever verifies the corpus passes the XBRL layer's row counters)
     ("finenvs.data",),
     # the XBRL library: file parsing, taxonomy, corpora, calculation checks, audit instances
     ("finenvs.xbrl",),
-    # question banks, built from the data layer and the XBRL corpus
-    ("finenvs.qa",),
     # date-locked tools and the tool registry
     ("finenvs.tools",),
-    # tasks/envs: env cores and shells, task specs, multi-agent shells, registration
-    ("finenvs.envs", "finenvs.tasks", "finenvs.multiagent", "finenvs.registration", "finenvs"),
+    # task families (finenvs/tasks/<family>/: core, env, protocol, tools, agents, baselines, bench section,
+    # judge, spec), the spec and registry they declare themselves with, multi-agent shells, and the top-level
+    # package that registers the shipped families
+    ("finenvs.tasks", "finenvs.multiagent", "finenvs"),
     # on top of tasks/envs
     ("finenvs.wrappers", "finenvs.baselines"),
     # runner, endpoints, MCP/A2A, score, bench, scorecard
@@ -140,6 +145,34 @@ def tier_of(module: str) -> int | None:
     return best
 
 
+def family_of_module(module: str) -> str | None:
+    """The family folder a module belongs to (``finenvs.tasks.trading.env`` -> ``trading``), or None."""
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[:2] == ["finenvs", "tasks"] and (ROOT / "finenvs" / "tasks" / parts[2]).is_dir():
+        return parts[2]
+    return None
+
+
+def generic_imports_of_families(all_edges: tuple[Edge, ...] | list[Edge]) -> list[Edge]:
+    """Edges from generic code into a family. Not generic: a family folder, the top-level package (it registers
+    the shipped families) and the offline build scripts of the shipped data (``finenvs.envs_data.*``: each
+    builds one family's files)."""
+    return [e for e in all_edges if family_of_module(e.imported) is not None
+            and family_of_module(e.importer) is None and e.importer != "finenvs"
+            and not e.importer.startswith("finenvs.envs_data.") and not is_shim(e.importer)]
+
+
+def is_shim(module: str) -> bool:
+    """A module kept at an old import path: nothing but a docstring, imports and ``__all__``."""
+    path, _ = modules()[module]
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return bool(body) and all(isinstance(node, (ast.Import, ast.ImportFrom)) or (
+        isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__all__"])
+        for node in body)
+
+
 def layer_violations(all_edges: tuple[Edge, ...] | list[Edge]) -> list[Edge]:
     """Edges from a module to a module of a higher tier."""
     return [e for e in all_edges if (tier_of(e.importer) or 0) < (tier_of(e.imported) or 0)]
@@ -196,7 +229,8 @@ def test_the_check_sees_every_module_and_their_imports():
             "finenvs.scoring.metrics", "finenvs.envs_data"} <= set(known)
     pairs = {(e.importer, e.imported) for e in edges()}
     assert ("finenvs.tools.market", "finenvs.tools.registry") in pairs  # top level
-    assert ("finenvs.evaluation.bench", "finenvs.envs.rendering") in pairs  # inside a function
+    assert ("finenvs.evaluation.bench", "finenvs.tasks.rendering") in pairs  # inside a function
+    assert ("finenvs.tasks.trading.spec", "finenvs.tasks.trading.env") in pairs  # a spec's real objects
 
 
 def test_every_module_has_a_layer():
@@ -211,14 +245,14 @@ def test_an_upward_import_inside_a_function_is_caught():
         "from finenvs.errors import FinEnvsError\n"
         "from . import registry\n"
         "def tool(ctx):\n"
-        "    from finenvs.envs.hedging_core import df_tstat\n"
+        "    from finenvs.tasks.hedging.core import df_tstat\n"
         "    return df_tstat(np.zeros(3))\n"
     )
     found = [Edge("finenvs.tools.example", m, ROOT / "finenvs/tools/example.py", line)
              for m, line in imports_of("finenvs.tools.example", source, False, known)]
     assert [(e.imported, e.line) for e in found] == [
-        ("finenvs.errors", 2), ("finenvs.tools.registry", 3), ("finenvs.envs.hedging_core", 5)]
-    assert [e.imported for e in layer_violations(found)] == ["finenvs.envs.hedging_core"]
+        ("finenvs.errors", 2), ("finenvs.tools.registry", 3), ("finenvs.tasks.hedging.core", 5)]
+    assert [e.imported for e in layer_violations(found)] == ["finenvs.tasks.hedging.core"]
 
 
 def test_mutual_imports_are_a_cycle():
@@ -232,11 +266,11 @@ def test_the_layer_order_is_the_designed_one():
     order = [tier_of(m) for m in ("finenvs.scoring", "finenvs.data", "finenvs.tools", "finenvs.tasks.spec",
                                   "finenvs.evaluation.bench", "finenvs.cli")]
     assert order == sorted(order) and len(set(order)) == len(order)
-    assert tier_of("finenvs.envs.options") == tier_of("finenvs.tasks.options.spec")
+    assert tier_of("finenvs.tasks.options.env") == tier_of("finenvs.tasks.options.spec")
     assert tier_of("finenvs.text.protocol") < tier_of("finenvs.tools.registry")
     assert tier_of("finenvs.pricing.bsm") < tier_of("finenvs.data.chains")
-    assert tier_of("finenvs.envs.trading") < tier_of("finenvs.wrappers.text") < tier_of("finenvs.evaluation.llm")
-    assert tier_of("finenvs.envs.trading") < tier_of("finenvs.baselines.trading") < tier_of("finenvs.evaluation.bench")
+    assert tier_of("finenvs.tasks.trading.env") < tier_of("finenvs.wrappers.text") < tier_of("finenvs.evaluation.llm")
+    assert tier_of("finenvs.tasks.trading.env") == tier_of("finenvs.tasks.trading.baselines") < tier_of("finenvs.evaluation.bench")
     assert tier_of("finenvs.envs_data") < tier_of("finenvs.data.manifest") < tier_of("finenvs.envs_data.build_xbrl")
 
 
@@ -244,6 +278,20 @@ def test_the_layer_order_is_the_designed_one():
 def test_no_import_against_the_layer_order():
     found = [e for e in layer_violations(edges())]
     assert not found, "imports against the layer order (LAYERS):\n" + "\n".join(e.where() for e in found)
+
+
+def test_generic_code_imports_no_family():
+    found = generic_imports_of_families(edges())
+    assert not found, "generic code importing a family folder:\n" + "\n".join(e.where() for e in found)
+
+
+def test_a_generic_import_of_a_family_is_caught():
+    path = ROOT / "x.py"
+    made_up = [Edge("finenvs.evaluation.bench", "finenvs.tasks.report.quality", path, 1),
+               Edge("finenvs.tasks.report.spec", "finenvs.tasks.trading.spec", path, 1),
+               Edge("finenvs", "finenvs.tasks.report.spec", path, 1),
+               Edge("finenvs.evaluation.bench", "finenvs.tasks.registry", path, 1)]
+    assert [e.imported for e in generic_imports_of_families(made_up)] == ["finenvs.tasks.report.quality"]
 
 
 def test_no_import_cycle():

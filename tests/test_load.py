@@ -445,11 +445,11 @@ def test_hostile_mcp_calls_leave_the_server_answering(tmp_path, n_wire):
     import anyio
     from mcp import Client
 
-    from finenvs.baselines.agents import ScriptedTradingAgent
-    from finenvs.envs.trading_text import TRADING_PROTOCOL
     from finenvs.evaluation.llm import drive_mcp_episode
     from finenvs.evaluation.mcp_server import McpEpisode, build_server, serve
     from finenvs.evaluation.session import EpisodeSpec
+    from finenvs.tasks.trading.agent import ScriptedTradingAgent
+    from finenvs.tasks.trading.protocol import TRADING_PROTOCOL
 
     episode = McpEpisode(EpisodeSpec(0, "FinTrading-v0", {"symbol": "TSLA", "split": "eval"}, 0), out=tmp_path,
                          name="hostile")

@@ -20,13 +20,13 @@ from gymnasium.utils.env_checker import check_env
 from scipy.special import ndtr
 
 import finenvs  # noqa: F401  (registers the envs)
-from finenvs.baselines.options import KEYWORD_STUFFED, TemplateRule
 from finenvs.data.asof import AsOfView
 from finenvs.data.chains import synthetic_chain
 from finenvs.data.schema import PriceSeries
-from finenvs.envs.options import MAX_ANSWER_CHARS, FinOptionsEnv, answer_schema, public_task
-from finenvs.envs.options_bank import load_bank, load_bank_document
-from finenvs.envs.options_core import (
+from finenvs.pricing import Leg, Position, PricingError, bsm_greeks, bsm_price
+from finenvs.tasks.options.bank import load_bank, load_bank_document
+from finenvs.tasks.options.baselines import KEYWORD_STUFFED, TemplateRule
+from finenvs.tasks.options.core import (
     GREEK_FLOORS,
     KINDS,
     TEMPLATE_NAMES,
@@ -40,8 +40,8 @@ from finenvs.envs.options_core import (
     reference_legs,
     score_answer,
 )
-from finenvs.envs.options_tasks import ASK, make_task
-from finenvs.pricing import Leg, Position, PricingError, bsm_greeks, bsm_price
+from finenvs.tasks.options.env import MAX_ANSWER_CHARS, FinOptionsEnv, answer_schema, public_task
+from finenvs.tasks.options.instances import ASK, make_task
 from finenvs.text.protocol import PrintableText
 
 GIVEN_KINDS = ("pricing", "greeks", "attribution", "sizing")
@@ -1028,7 +1028,7 @@ def test_structure_without_the_right_figures_earns_almost_nothing():
     (wrong_numbers) score under 20 on the generated tasks and the bank; the engine's own answer stays at 100."""
     from types import SimpleNamespace
 
-    from finenvs.baselines.options import run_options_bench
+    from finenvs.tasks.options.baselines import run_options_bench
 
     section = run_options_bench(SimpleNamespace(split="eval", seed=0), n_generated=12)
     for name in ("keyword_stuffer", "leg_copier", "wrong_numbers"):

@@ -17,25 +17,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import finenvs  # noqa: F401  (registers the envs)
-from finenvs.baselines.deltahedge import (
+from finenvs.pricing import bsm_greeks
+from finenvs.tasks.deltahedge.baselines import (
     BSDeltaHedge,
     ScriptedDeltaHedgeAgent,
     bench_markdown,
     run_bench,
     run_hedge_episodes,
 )
-from finenvs.baselines.deltahedge import print_episode as print_hedge_episode
-from finenvs.baselines.options import (
+from finenvs.tasks.deltahedge.baselines import print_episode as print_hedge_episode
+from finenvs.tasks.deltahedge.env import hedge_action, hedge_ratio
+from finenvs.tasks.options.baselines import (
     OPTIONS_POLICIES,
     ScriptedOptionsAgent,
     options_markdown,
     run_options_bench,
 )
-from finenvs.baselines.options import print_episode as print_options_episode
-from finenvs.envs.deltahedge import hedge_action, hedge_ratio
-from finenvs.envs.options import OPTIONS_PROTOCOL, public_task
-from finenvs.envs.options_core import engine_numbers, reference_answer, reference_legs
-from finenvs.pricing import bsm_greeks
+from finenvs.tasks.options.baselines import print_episode as print_options_episode
+from finenvs.tasks.options.core import engine_numbers, reference_answer, reference_legs
+from finenvs.tasks.options.env import OPTIONS_PROTOCOL, public_task
 from finenvs.tasks.options.spec import BANK_IDS, GENERATED_TASKS
 from finenvs.text.protocol import MAX_PROMPT_CHARS
 from helpers import perturb_after
@@ -476,10 +476,10 @@ def test_bench_functions_of_both_modules():
 
 
 def test_run_output_lines_and_records():
-    from finenvs.baselines.deltahedge import run_output as hedge_output
-    from finenvs.baselines.options import run_output as options_output
     from finenvs.baselines.registry import make_policy
     from finenvs.evaluation.episodes import play_episode
+    from finenvs.tasks.deltahedge.baselines import run_output as hedge_output
+    from finenvs.tasks.options.baselines import run_output as options_output
 
     env = gym.make("FinOptions-v0", split="eval", action_mode="text")
     result = play_episode(env, make_policy("keyword_stuffer", "FinOptions-v0", env), seed=2, policy_name="ks")

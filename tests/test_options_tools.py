@@ -14,10 +14,10 @@ import pytest
 
 import finenvs  # noqa: F401  (registers the envs)
 from finenvs.data.asof import AsOfView
-from finenvs.envs.options_core import engine_numbers, parse_leg
 from finenvs.evaluation.session import EpisodeSession, make_text_env, replay_episode
 from finenvs.pricing import bsm_greeks, bsm_price, implied_vol, parity_gap
 from finenvs.tasks import EpisodeSpec, task_of
+from finenvs.tasks.options.core import engine_numbers, parse_leg
 from finenvs.tools import COMMIT_TOOL, TOOLSETS, ToolBox
 from finenvs.tools.registry import MAX_ERROR_CHARS, MIN_MAX_CHARS
 from finenvs.tools.risk import MAX_SCENARIOS, RISK_TOOLS

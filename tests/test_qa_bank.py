@@ -1,6 +1,6 @@
 """FinQA-v0's question banks checked from the outside.
 
-* Analytical bank (:mod:`finenvs.qa.analysis`): every topic's answer is recomputed from
+* Analytical bank (:mod:`finenvs.tasks.qa.analysis`): every topic's answer is recomputed from
   ``item.inputs`` by an independent route (root finding, linear replication, payoff grids,
   simulated income statements and cash flows), never by the builder's formulas.
 * The 18 published FAB++ questions reproduce at seed 0 with the corrected answers of the shipped
@@ -8,7 +8,7 @@
 * Anti-memorisation: fresh seeds give fresh questions, never the published one; generation is
   deterministic; bad seeds and topics are refused.
 * Every question scores 1.0 when answered with its own truth, written as a person would.
-* Knowledge bank (:mod:`finenvs.qa.knowledge`): every truth is recomputed from the raw shipped
+* Knowledge bank (:mod:`finenvs.tasks.qa.knowledge`): every truth is recomputed from the raw shipped
   files (prices parquet, XBRL facts, filing dates), and the bank is date-locked: changing
   anything after ``as_of`` (prices x3, a later XBRL bundle, later filings) changes no item.
 """
@@ -31,8 +31,8 @@ from finenvs.data.asof import AsOfView
 from finenvs.data.documents import FilingStore, decision_time_utc, filing_available_utc
 from finenvs.data.manifest import read_table
 from finenvs.data.schema import PriceSeries
-from finenvs.qa import analysis, knowledge
 from finenvs.scoring.qa import score_answer
+from finenvs.tasks.qa import analysis, knowledge
 from finenvs.xbrl.corpus import Corpus, shipped_corpus
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Methodology / calculation / answer scoring (:mod:`finenvs.qa.methods`) and the debate (:mod:`finenvs.qa.debate`).
+"""Methodology / calculation / answer scoring (:mod:`finenvs.tasks.qa.methods`) and the debate (:mod:`finenvs.tasks.qa.debate`).
 
 * Every topic's key intermediates are recomputed here from ``item.inputs`` by hand-written formulas,
   so a wrong intermediate in the rubric fails a test.
@@ -19,9 +19,9 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from finenvs.qa import analysis, debate, methods
-from finenvs.qa.items import QAItem
 from finenvs.scoring.qa import Part, score_part
+from finenvs.tasks.qa import analysis, debate, methods
+from finenvs.tasks.qa.items import QAItem
 from tests.hostile import floods, hostile_text
 
 TOPICS = list(analysis.TOPICS)

@@ -15,10 +15,10 @@ from gymnasium.utils.env_checker import check_env
 
 import finenvs  # noqa: F401  (registers FinReport-v0)
 from finenvs.baselines.registry import make_policy
-from finenvs.baselines.report import REPORT_POLICIES, TemplateReportWriter
 from finenvs.data.schema import PriceSeries
-from finenvs.envs.report import FinReportEnv
-from finenvs.envs.report_core import (
+from finenvs.evaluation.episodes import run_episode
+from finenvs.tasks.report.baselines import REPORT_POLICIES, TemplateReportWriter
+from finenvs.tasks.report.core import (
     BUY,
     HOLD,
     METRIC_NAMES,
@@ -33,7 +33,7 @@ from finenvs.envs.report_core import (
     week_start_row,
     weekly_metrics,
 )
-from finenvs.evaluation.episodes import run_episode
+from finenvs.tasks.report.env import FinReportEnv
 from finenvs.tools import ToolBox
 from finenvs.tools.indicators import macd, rsi, sma
 from helpers import herculean_buy_and_hold, perturb_after
@@ -450,7 +450,7 @@ def _facts_bits(facts) -> tuple:
 def test_report_facts_and_template_reports_are_future_invariant(cut):
     """What a report is checked against (levels, moving averages, indicator lines, peers' returns, value pools),
     the template writer's report and its quality card: unchanged by any change to bars after the cut."""
-    from finenvs.baselines.report import TemplateReportWriter
+    from finenvs.tasks.report.baselines import TemplateReportWriter
 
     runs = []
     for env in (FinReportEnv(symbol="AAPL", split="eval", action_mode="report"),

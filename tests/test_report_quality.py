@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import finenvs  # noqa: F401
-from finenvs.baselines.report import TemplateReportWriter, llm_judge
 from finenvs.data.catalog import default_catalog
-from finenvs.envs.report_core import RATINGS
-from finenvs.envs.report_quality import DIMENSIONS, score_report
-from finenvs.envs.report_text import MAX_REPORT_CHARS, SECTIONS, dates_in, numbers_in, parse_report
+from finenvs.tasks.report.baselines import TemplateReportWriter, llm_judge
+from finenvs.tasks.report.core import RATINGS
+from finenvs.tasks.report.protocol import MAX_REPORT_CHARS, SECTIONS, dates_in, numbers_in, parse_report
+from finenvs.tasks.report.quality import DIMENSIONS, score_report
 from finenvs.text.chat import json_quoted
 
 OPPOSITE = {"BUY": "SELL", "SELL": "BUY", "STRONG_BUY": "STRONG_SELL", "STRONG_SELL": "STRONG_BUY"}
@@ -695,7 +695,7 @@ def test_template_writer_states_the_52_week_levels_of_a_year_of_bars(episodes, s
 
 
 def test_price_pages_cover_the_year_under_a_small_cap():
-    from finenvs.baselines.report import YEAR_BARS, merge_price_pages, next_price_page
+    from finenvs.tasks.report.baselines import YEAR_BARS, merge_price_pages, next_price_page
     from finenvs.tools import ToolBox
 
     env = _env("AAPL")

@@ -440,8 +440,8 @@ def test_a_family_with_an_rl_spec_declared_in_this_file_trains_through_finenvs_t
 
     toy = TaskSpec(
         family="toyrl", env_id="FinToyRL-v0", text_env_id="FinToyRL-text-v0", description="A toy market.",
-        entry_point=ToyMarket, kwargs={}, plan=lambda selection: [], episode_metrics=lambda env, r, infos: {},
-        run_metrics=lambda episodes: {}, columns=(), scripted_agent="", baselines={"long_when_up": (LongWhenUp, "")},
+        env=ToyMarket, kwargs={}, plan=lambda selection: [], episode_metrics=lambda env, r, infos: {},
+        run_metrics=lambda episodes: {}, columns=(), scripted_agent=object, baselines={"long_when_up": (LongWhenUp, "")},
         bench=BenchSection(title="Toy", suites=()),
         rl=RLSpec(eval_episodes="fixed", episode_scores=lambda first, last: {"final": last["equity"]},
                   run_scores=lambda episodes: {"best_final": max(e["final"] for e in episodes)},

@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from finenvs.baselines.agents import ScriptedTradingAgent
 from finenvs.cli import main
 from finenvs.evaluation import seal
 from finenvs.evaluation.llm import RunConfig, run_llm, run_llm_async
@@ -32,6 +31,7 @@ from finenvs.evaluation.session import (
     run_identity,
     write_run_json,
 )
+from finenvs.tasks.trading.agent import ScriptedTradingAgent
 from finenvs.text.chat import ChatReply, ToolCall, current_turn, first_prompt
 
 TRAJECTORY = "trajectories.jsonl"

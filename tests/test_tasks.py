@@ -39,7 +39,7 @@ from finenvs.tasks import (
 )
 from finenvs.text.chat import ChatReply, ScriptedChatAgent
 from finenvs.text.protocol import PrintableText, TextProtocol
-from finenvs.tools import Tool, register_tools
+from finenvs.tools import Tool
 
 SPECS = {t.family: t for t in tasks()}
 FAMILIES = list(SPECS)
@@ -379,21 +379,22 @@ def toy_plan(selection: Selection):
                        selection)
 
 
+TOY_TOOLS = (Tool("get_number", "The number shown now.", {"type": "object", "properties": {},
+                                                          "additionalProperties": False},
+                  lambda ctx: {"number": ctx.env.target}),)
+
 TOY = TaskSpec(
     family="toy", env_id="FinToy-v0", text_env_id="FinToy-text-v0", description="Say the number shown.",
-    entry_point=ToyEnv, kwargs={"split": "eval"}, plan=toy_plan,
+    env=ToyEnv, kwargs={"split": "eval"}, plan=toy_plan,
     episode_metrics=lambda env, reset, infos: {"label": "toy", "score": sum(i["correct"] for i in infos)},
     run_metrics=lambda eps: {"score": sum(e["score"] for e in eps) / len(eps)},
     columns=(Column("score", "Score"),), scripted_agent=ToyAgent, baselines={"echo": (Echo, "says the number")},
-    tools="toy", bench=BenchSection(title="Toy", suites=("toy",)),
+    tools=TOY_TOOLS, bench=BenchSection(title="Toy", suites=("toy",)),
 )
 
 
 @pytest.fixture()
 def toy():
-    register_tools("toy", (Tool("get_number", "The number shown now.", {"type": "object", "properties": {},
-                                                                           "additionalProperties": False},
-                                lambda ctx: {"number": ctx.env.target}),))
     register_task(TOY)
     yield TOY
     unregister_task("toy")

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import finenvs
-from finenvs.envs.trading_core import BUY, HOLD, SELL
-from finenvs.envs.trading_text import TRADING_PROTOCOL as P
+from finenvs.tasks.trading.core import BUY, HOLD, SELL
+from finenvs.tasks.trading.protocol import TRADING_PROTOCOL as P
 from finenvs.text.protocol import MAX_ACTION_CHARS, MAX_PROMPT_CHARS
 from finenvs.wrappers import PrintableText, TextInterface
 
@@ -155,7 +155,7 @@ def test_text_variant_passes_check_env(text_env):
 
 
 def test_text_variant_is_registered_and_serialisable():
-    assert finenvs.registration.text_variant("FinTrading-v0") == "FinTrading-text-v0"
+    assert finenvs.tasks.text_variant("FinTrading-v0") == "FinTrading-text-v0"
     spec = gym.spec("FinTrading-text-v0")
     assert gym.envs.registration.EnvSpec.from_json(spec.to_json()) == spec
     env = gym.make("FinTrading-text-v0", symbol="AAPL", split="live", fee_bps=0.0, history=2)

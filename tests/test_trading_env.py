@@ -13,8 +13,9 @@ import pytest
 from gymnasium.envs.registration import EnvSpec
 from gymnasium.utils.env_checker import check_env
 
-from finenvs.envs.trading import FinTradingEnv
-from finenvs.envs.trading_core import (
+from finenvs.errors import UnknownSymbolError, WindowError
+from finenvs.scoring import herculean_metrics
+from finenvs.tasks.trading.core import (
     BUY,
     DSR_MIN_VARIANCE,
     HOLD,
@@ -27,8 +28,7 @@ from finenvs.envs.trading_core import (
     observe,
     transition,
 )
-from finenvs.errors import UnknownSymbolError, WindowError
-from finenvs.scoring import herculean_metrics
+from finenvs.tasks.trading.env import FinTradingEnv
 from finenvs.wrappers import EpisodeMetrics
 from helpers import herculean_buy_and_hold, perturb_after
 
@@ -241,8 +241,8 @@ def test_sharpe_conventions_are_named_and_mean_what_they_say():
     """SR (all days) is the Sharpe of every day's return of the wealth path; SR (H, non-zero days) drops the
     zero-return days of HERCULEAN's equity series — for a rarely-invested strategy the two differ by about
     1 / sqrt(time in market)."""
-    from finenvs.baselines.trading import Momentum
     from finenvs.scoring import SHARPE_CONVENTIONS, SHARPE_LABELS
+    from finenvs.tasks.trading.baselines import Momentum
 
     env = EpisodeMetrics(gym.make("FinTrading-v0", symbol="MSFT", split="eval"))
     obs, info = env.reset(seed=0)

@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
-from finenvs.envs import trading_vector
-from finenvs.envs.trading import FinTradingEnv
-from finenvs.envs.trading_core import BUY, HOLD, RUIN_LOG_RETURN, SELL
-from finenvs.envs.trading_vector import STEP_INFO_KEYS, FinTradingVectorEnv
+from finenvs.tasks.trading import vector as trading_vector
+from finenvs.tasks.trading.core import BUY, HOLD, RUIN_LOG_RETURN, SELL
+from finenvs.tasks.trading.env import FinTradingEnv
+from finenvs.tasks.trading.vector import STEP_INFO_KEYS, FinTradingVectorEnv
 from helpers import perturb_after
 
 MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
@@ -696,7 +696,7 @@ def test_pickle_and_deepcopy_continue_identically(monkeypatch, variant):
 @pytest.fixture(scope="module")
 def sb3():
     pytest.importorskip("stable_baselines3", reason="needs finenvs[rl]")
-    from finenvs.wrappers.sb3 import to_sb3
+    from finenvs.tasks.trading.sb3 import to_sb3
 
     return to_sb3
 
@@ -852,5 +852,5 @@ def test_make_vec_passes_the_autoreset_mode_and_the_spec_stays_json():
     venv = gym.make_vec("FinTrading-v0", 2, autoreset_mode="same_step", episode_length=5)
     assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     spec = gym.spec("FinTrading-v0")
-    assert spec.vector_entry_point == "finenvs.envs.trading_vector:FinTradingVectorEnv"
+    assert spec.vector_entry_point == "finenvs.tasks.trading.vector:FinTradingVectorEnv"
     assert gym.envs.registration.EnvSpec.from_json(spec.to_json()).vector_entry_point == spec.vector_entry_point

@@ -15,7 +15,7 @@ import pytest
 
 import finenvs  # noqa: F401  (registers the envs)
 import finenvs.data.catalog as catalog_module
-import finenvs.envs.trading_core as trading_core
+import finenvs.tasks.trading.core as trading_core
 from finenvs.data import load_prices
 from finenvs.data.schema import PRICE_MAX, PRICE_MIN
 from finenvs.errors import DataError

@@ -48,12 +48,12 @@ class Debate(gym.Wrapper):
     def __init__(self, env: gym.Env, builder: Callable[[Any], DebateRound] | None = None) -> None:
         super().__init__(env)
         if builder is None:
-            from finenvs.tasks import load, task_of
+            from finenvs.tasks import task_of
 
             spec = task_of(env.spec.id if env.spec is not None else type(env.unwrapped).__name__)
             if spec.debate is None:
                 raise ValueError(f"{spec.env_id} has no debate round (its task spec names no debate builder)")
-            builder = load(spec.debate)
+            builder = spec.debate
         self._builder = builder
         if isinstance(env.observation_space, gym.spaces.Text):
             self.observation_space = PrintableText(env.observation_space.max_length + COUNTER_CHARS)

@@ -289,7 +289,7 @@ def make_text_env(base_id: str, *, history: int = DEFAULT_HISTORY, tool_max_char
 
     task = task_of(base_id)
     env = gym.make(base_id, **{**task.text_kwargs, **env_kwargs})
-    return TextInterface(env, history=history, tool_max_chars=tool_max_chars, toolset=task.tools, tools=tools,
+    return TextInterface(env, history=history, tool_max_chars=tool_max_chars, toolset=task.toolset, tools=tools,
                          debate=debate, python=python)
 
 

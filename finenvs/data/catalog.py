@@ -271,10 +271,6 @@ def catalog_problems(path: Path, manifest: Manifest) -> list[str]:
     return _check_catalog(path, manifest)[1]
 
 
-def _is_valid_catalog(path: Path, manifest: Manifest) -> bool:
-    return not catalog_problems(path, manifest)
-
-
 def verify_catalog(manifest: Manifest | None = None, directory: Path | None = None) -> VerifyResult:
     """Check the built catalog of ``manifest`` table by table (``finenvs data verify``).
 

@@ -19,7 +19,7 @@ import dataclasses
 import os
 from typing import Any
 
-from finenvs.tasks import load, task_of
+from finenvs.tasks import task_of
 
 #: The openai client's default endpoint, used when ``--model`` is given with no URL and no ``OPENAI_BASE_URL``.
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
@@ -88,7 +88,7 @@ def agent_from_record(env_id: str, recorded: dict[str, Any], *, timeout: float |
 
         return A2AChatAgent(recorded["url"], timeout=timeout or recorded.get("timeout", 60.0),
                             name=recorded.get("name"))
-    cls = load(task_of(env_id).scripted_agent)
+    cls = task_of(env_id).scripted_agent
     if kind == "scripted" and dataclasses.is_dataclass(cls):
         keys = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in recorded.items() if k in keys})

@@ -25,7 +25,7 @@ from finenvs.evaluation.agent_runs import SCRIPTED, BenchAgent, agents_markdown,
 from finenvs.evaluation.episodes import EpisodeResult, run_episode
 from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resolve_weights
 from finenvs.scoring.presets import SHARPE_CONVENTIONS, SHARPE_LABELS
-from finenvs.tasks import Selection, TaskSpec, load, task_of, tasks
+from finenvs.tasks import Selection, TaskSpec, task_of, tasks
 from finenvs.text.markdown import md_text
 
 #: The label of the offline scripted agents' rows (each family's, through its text interface and tools).
@@ -496,8 +496,8 @@ def _plots(card: Scorecard) -> list[Path]:
     """Equity/drawdown per (env, symbol), a Sharpe heatmap per env and the pairs spread: compressed PNGs."""
     if not _matplotlib():
         return []
-    from finenvs.envs.rendering import drawdown_path
     from finenvs.evaluation.scorecard_html import figure, outside_legend, save_png
+    from finenvs.tasks.rendering import drawdown_path
 
     written = []
     by_key: dict[tuple[str, str], list[EpisodeResult]] = {}
@@ -556,8 +556,8 @@ def _matplotlib() -> bool:
 
 def _spread_plot(card: Scorecard, env_id: str, rows: list[EpisodeResult]) -> Path:
     """One panel per policy: its pair's log price ratio with entries and exits."""
-    from finenvs.envs.rendering import draw_spread
     from finenvs.evaluation.scorecard_html import figure, save_png
+    from finenvs.tasks.rendering import draw_spread
 
     rows = sorted(rows, key=lambda r: (r.oracle, r.policy))
     fig = figure(9, 1.9 * max(1, len(rows)) + 0.6)
@@ -759,7 +759,7 @@ def generic_markdown(task: TaskSpec, section: dict[str, Any]) -> list[str]:
 
 
 def _section_markdown(task: TaskSpec, section: dict[str, Any]) -> list[str]:
-    return load(task.bench.markdown)(section) if task.bench.markdown else generic_markdown(task, section)
+    return task.bench.markdown(section) if task.bench.markdown else generic_markdown(task, section)
 
 
 def herculean_baselines(specs: list[TaskSpec], agent_runs: list[dict[str, Any]], splits: tuple[str, ...],
@@ -894,7 +894,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
         if config.progress:
             bar.write(f"finenvs bench: {task.bench.title} section ({task.env_id})")
         try:
-            sections[task.family] = load(task.bench.run)(config) if task.bench.run else generic_section(task, config)
+            sections[task.family] = task.bench.run(config) if task.bench.run else generic_section(task, config)
         except Exception as exc:  # reported, never dropped
             errors.append({"env": task.env_id, "symbol": "-", "policy": "-", "error": f"{type(exc).__name__}: {exc}"})
     agent_runs = _run_agents(bench_agents, specs, config, run_dir / "agents", errors, catalog)
@@ -964,7 +964,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
         card.files += [str(p) for p in _plots(card)]
         for task in specs:
             if task.bench.plots and task.family in sections:
-                card.files += [str(p) for p in load(task.bench.plots)(sections[task.family], run_dir)]
+                card.files += [str(p) for p in task.bench.plots(sections[task.family], run_dir)]
         from finenvs.evaluation.scorecard_html import aggregate_plot
 
         card.files += [str(p) for p in aggregate_plot(card)]
@@ -1210,7 +1210,7 @@ def terminal_table(card: Scorecard) -> str:
         section = card.sections.get(task.family)
         if section is not None:
             out.append("")
-            terminal = load(task.bench.terminal) if task.bench.terminal else None
+            terminal = task.bench.terminal
             out += terminal(section) if terminal else [ln for ln in _section_markdown(task, section) if ln]
         runs = [r for r in card.agents if r["family"] == task.family]
         if runs:

@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from finenvs.envs.trading_text import TRADING_PROTOCOL
 from finenvs.errors import DataError, UnknownSymbolError, shown
 from finenvs.evaluation.session import EnvPool, jsonable, make_base_env, read_trajectories, replay_episode
 from finenvs.scoring.presets import SHARPE_CONVENTIONS, SHARPE_LABELS
 from finenvs.tasks import EpisodeSpec
 from finenvs.tasks.common import MARKET_COLUMNS
+from finenvs.tasks.trading.protocol import TRADING_PROTOCOL
 from finenvs.tasks.trading.spec import ENV_ID
 from finenvs.text.safe_json import JSONLimitError, loads
 

@@ -52,7 +52,7 @@ from finenvs.evaluation.session import (
     same_number,
     write_json_atomic,
 )
-from finenvs.tasks import EpisodeSpec, load, task_of
+from finenvs.tasks import EpisodeSpec, task_of
 from finenvs.text.chat import json_quoted
 
 JUDGE_FILE = "judge.json"
@@ -223,7 +223,7 @@ async def judge_decision(agent: Any, task_line: tuple[str, str], check: dict[str
 async def _judge_episode(spec: EpisodeSpec, label: str, steps: list[dict[str, Any]], agent: Any,
                          max_items: int) -> dict[str, Any]:
     task = task_of(spec.env_id)
-    make_checklist = load(task.judge)
+    make_checklist = task.judge
     env = make_base_env(spec)
     decisions: list[dict[str, Any]] = []
     error = None

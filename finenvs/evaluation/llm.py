@@ -7,7 +7,7 @@ Everything is recorded (:mod:`finenvs.evaluation.session`) and ``finenvs score
 RUN_DIR`` re-scores a run offline from its recorded actions::
 
     from finenvs.evaluation.llm import RunConfig, run_llm
-    from finenvs.baselines.agents import ScriptedTradingAgent
+    from finenvs.tasks.trading.agent import ScriptedTradingAgent
     from finenvs.evaluation.endpoints import OpenAIChatAgent
 
     config = RunConfig(env_id="FinTrading-v0", symbols=["TSLA", "AAPL"], split="eval")
@@ -65,8 +65,7 @@ from finenvs.evaluation.session import (
     run_metadata,
     write_run_json,
 )
-from finenvs.registration import env_arguments
-from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, task_of
+from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, env_arguments, task_of
 from finenvs.tasks import tasks as _tasks
 from finenvs.text import safe_json
 from finenvs.text.chat import ChatAgent, ChatReply, ToolCall
@@ -839,7 +838,7 @@ def run_llm(config: RunConfig, agent: ChatAgent, **kwargs: Any) -> RunSummary:
     Args:
         config: Episodes and loop limits.
         agent: :class:`~finenvs.evaluation.endpoints.OpenAIChatAgent`, the offline
-            :class:`~finenvs.baselines.agents.ScriptedTradingAgent`, or any object
+            :class:`~finenvs.tasks.trading.agent.ScriptedTradingAgent`, or any object
             with ``name``, ``describe()`` and ``async complete(messages, tools)``.
         out: Parent folder of new runs (default ``finenvs-runs``).
         name: Run folder name (default: UTC timestamp).

@@ -35,17 +35,12 @@ from __future__ import annotations
 
 import base64
 import html
-import io
-import math
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-#: Resolution of the scorecard charts (a 9-inch-wide chart is 900 px: sharp at the page's width).
-CHART_DPI = 100
-#: Colours of a chart's palette PNG.
-CHART_COLOURS = 256
+from finenvs.charts import CHART_DPI, bars, figure, have_matplotlib, outside_legend, save_png
 
 _CSS = """
 *{box-sizing:border-box}
@@ -261,135 +256,16 @@ def write_html(markdown: str, path: Path, title: str = "finenvs scorecard", *,
     return path
 
 
-# ----------------------------------------------------------------------------- charts
-def figure(width: float, height: float) -> Any:
-    """A matplotlib figure on the Agg canvas (no pyplot state) with constrained layout."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), dpi=CHART_DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def outside_legend(ax: Any, *, below: bool = False, ncol: int = 1) -> None:
-    """The axes' legend outside the data: to the right (top-aligned), or centred below the axes."""
-    if below:
-        ax.legend(fontsize=8, ncol=ncol, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
-    else:
-        ax.legend(fontsize=8, ncol=ncol, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
-                  frameon=False)
-
-
-def save_png(fig: Any, path: Path) -> Path:
-    """Write ``fig`` as a palette PNG (:data:`CHART_COLOURS` colours, optimised): the page embeds it as is.
-
-    The legend outside the axes is kept (``bbox_inches="tight"``). Without Pillow the figure is saved as
-    matplotlib writes it.
-    """
-    path = Path(path)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=CHART_DPI, bbox_inches="tight", pad_inches=0.08)
-    try:
-        from PIL import Image
-    except ImportError:  # matplotlib depends on Pillow; kept for a stripped install
-        path.write_bytes(buffer.getvalue())
-        return path
-    with Image.open(io.BytesIO(buffer.getvalue())) as image:
-        palette = image.convert("RGB").quantize(colors=CHART_COLOURS, method=Image.Quantize.MEDIANCUT,
-                                                dither=Image.Dither.NONE)
-        palette.save(path, format="PNG", optimize=True)
-    return path
-
-
-def _bars(ax: Any, groups: list[str], series: dict[str, list[float]], ylabel: str) -> None:
-    import numpy as np
-
-    n = max(1, len(series))
-    width = 0.8 / n
-    x = np.arange(len(groups))
-    for k, (name, values) in enumerate(series.items()):
-        vals = [0.0 if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in values]
-        bars = ax.bar(x + (k - (n - 1) / 2) * width, vals, width, label=name)
-        for b, v in zip(bars, values, strict=True):
-            if v is not None and not (isinstance(v, float) and math.isnan(v)):
-                ax.text(b.get_x() + b.get_width() / 2, b.get_height() + 1, f"{v:.0f}", ha="center", fontsize=7)
-    ax.set_xticks(x, groups)
-    ax.set_ylim(0, 110)
-    ax.set_ylabel(ylabel)
-    outside_legend(ax)
-
-
-def _matplotlib() -> bool:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def options_plot(section: dict[str, Any], folder: Path) -> list[Path]:
-    """FinOptions-v0's section chart: the four scored dimensions per baseline (its spec's ``bench.plots``)."""
-    if not _matplotlib():
-        return []
-    fig = figure(9, 4)
-    ax = fig.subplots()
-    dims = ("pnl", "greeks", "strategy", "risk")
-    _bars(ax, ["P&L", "Greeks", "Strategy", "Risk"],
-          {name: [s["dimensions"][d] for d in dims] for name, s in section["options"].items()},
-          "% of the dimension's weight earned")
-    ax.set_title("FinOptions-v0: the four scored dimensions (generated tasks)", fontsize=11)
-    path = Path(folder) / "options_dimensions.png"
-    return [save_png(fig, path)]
-
-
-def audit_plot(section: dict[str, Any], folder: Path) -> list[Path]:
-    """FinAudit-v0's section chart: the answer classes of each baseline (its spec's ``bench.plots``)."""
-    if not _matplotlib():
-        return []
-    fig = figure(9, 3)
-    ax = fig.subplots()
-    names = list(section["policies"])
-    left = [0.0] * len(names)
-    colours = {"ACC": "#2da44e", "SER": "#8c959f", "EER": "#d4a72c", "CER": "#cf222e"}
-    for key, colour in colours.items():
-        vals = [100 * section["policies"][n][key] for n in names]
-        ax.barh(names, vals, left=left, color=colour, label=key)
-        left = [a + b for a, b in zip(left, vals, strict=True)]
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("% of answers (ACC + SER + EER + CER = 100)")
-    ax.set_title(f"FinAudit-v0: answer classes over {section['n']} eval instances", fontsize=11)
-    outside_legend(ax, below=True, ncol=4)
-    path = Path(folder) / "audit_breakdown.png"
-    return [save_png(fig, path)]
-
-
-def qa_plot(section: dict[str, Any], folder: Path) -> list[Path]:
-    """FinQA-v0's section chart: the score by topic of each baseline (its spec's ``bench.plots``)."""
-    if not _matplotlib():
-        return []
-    policies = section["policies"]
-    topics = sorted({t for s in policies.values() for t in s["topics"]})
-    fig = figure(max(9, 0.45 * len(topics) + 3), 4.5)
-    ax = fig.subplots()
-    _bars(ax, topics, {n: [s["topics"].get(t, {}).get("score") for t in topics] for n, s in policies.items()},
-          "score 0-100")
-    ax.tick_params(axis="x", labelrotation=60, labelsize=7)
-    ax.set_title("FinQA-v0: score by topic (eval split)", fontsize=11)
-    path = Path(folder) / "qa_topics.png"
-    return [save_png(fig, path)]
-
-
 def aggregate_plot(card: Any) -> list[Path]:
     """The FAB++ section aggregate by profile and agent."""
-    if not card.aggregate or not _matplotlib():
+    if not card.aggregate or not have_matplotlib():
         return []
     from finenvs.scoring.aggregate import SECTION_NAMES
 
     names = list(card.aggregate["weights"])
     fig = figure(9, 4)
     ax = fig.subplots()
-    _bars(ax, [SECTION_NAMES.get(n, n) for n in names] + ["Overall"],
+    bars(ax, [SECTION_NAMES.get(n, n) for n in names] + ["Overall"],
           {p: [rec["sections"][n]["score"] for n in names] + [rec["overall"]]
            for p, rec in card.aggregate["profiles"].items()}, "score 0-100")
     ax.set_title("FAB++ section aggregate by profile and agent", fontsize=11)
@@ -397,5 +273,4 @@ def aggregate_plot(card: Any) -> list[Path]:
     return [save_png(fig, path)]
 
 
-__all__ = ["CHART_DPI", "aggregate_plot", "audit_plot", "figure", "markdown_to_html", "options_plot",
-           "outside_legend", "qa_plot", "save_png", "write_html"]
+__all__ = ["CHART_DPI", "aggregate_plot", "figure", "markdown_to_html", "outside_legend", "save_png", "write_html"]

@@ -535,7 +535,7 @@ def make_text_env(spec: EpisodeSpec, *, history: int = DEFAULT_HISTORY, tool_max
     kwargs: dict[str, Any] = {**toolbox_kwargs, **wrapper_kwargs}
     if tool_max_chars is not None:
         kwargs["tool_max_chars"] = tool_max_chars
-    return TextInterface(base, history=history, toolset=task.tools, **kwargs)
+    return TextInterface(base, history=history, toolset=task.toolset, **kwargs)
 
 
 def make_base_env(spec: EpisodeSpec) -> gym.Env:

@@ -693,9 +693,9 @@ def windows_markdown(result: Mapping[str, Any]) -> list[str]:
 def windows_plot(result: Mapping[str, Any], out_dir: Path | str) -> list[Path]:
     """``windows_<env>.png``: per policy the per-window CR (box and points) with the mean and its interval, and,
     beside it, the per-window difference to the reference. Returns [] without matplotlib (``finenvs[plot]``)."""
-    from finenvs.evaluation.scorecard_html import _matplotlib, figure, outside_legend, save_png
+    from finenvs.charts import figure, have_matplotlib, outside_legend, save_png
 
-    if not _matplotlib():
+    if not have_matplotlib():
         return []
     policies = list(result["policies"])
     ref = result.get("reference")

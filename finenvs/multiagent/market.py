@@ -14,7 +14,6 @@ from gymnasium.error import ResetNeeded
 from finenvs.data.calendar import DEFAULT_CALENDAR, check_calendar
 from finenvs.data.splits import session_window, split_bounds
 from finenvs.data.synthetic import SyntheticSpec, simulate
-from finenvs.envs.validation import check_render_mode, fee_fraction
 from finenvs.multiagent._shell import (
     DATASET,
     DEFAULT_STEPS,
@@ -39,6 +38,7 @@ from finenvs.multiagent.market_core import (
     target_positions,
     transition,
 )
+from finenvs.tasks.validation import check_render_mode, fee_fraction
 
 _POSITION_NAMES = {-1: "SHORT", 0: "FLAT", 1: "LONG"}
 

@@ -14,7 +14,6 @@ from gymnasium.error import ResetNeeded
 from finenvs.data.calendar import DEFAULT_CALENDAR, check_calendar
 from finenvs.data.splits import session_window, split_bounds
 from finenvs.data.synthetic_pairs import PairsSpec, simulate_pairs
-from finenvs.envs.validation import check_render_mode, fee_fraction
 from finenvs.multiagent._shell import (
     DATASET,
     DEFAULT_STEPS,
@@ -36,6 +35,7 @@ from finenvs.multiagent.pairs_core import (
     pairs_observe,
     pairs_transition,
 )
+from finenvs.tasks.validation import check_render_mode, fee_fraction
 
 DEFAULT_SYMBOLS = ("QQQ", "SPY")
 _POSITION_NAMES = {-1: "SHORT", 0: "FLAT", 1: "LONG"}
@@ -167,7 +167,7 @@ class PairsMarketEnv(MarketShell):
             self.symbols = self._synthetic.symbols()
         elif exogenous == "real":
             from finenvs.data.catalog import default_catalog
-            from finenvs.envs.hedging_core import Universe, check_calendars
+            from finenvs.data.universe import Universe, check_calendars
 
             symbols = tuple(symbols)
             if len(symbols) != N_LEGS:

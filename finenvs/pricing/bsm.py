@@ -27,10 +27,16 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import ndtr
 
 from finenvs.errors import FinEnvsError
+
+
+def ndtr(x: Any) -> Any:
+    """The standard normal CDF (:func:`scipy.special.ndtr`), imported on first use: scipy costs ~0.3 s and
+    sets warning filters, and ``import finenvs`` (which declares the options families) stays free of both."""
+    from scipy.special import ndtr as _ndtr
+
+    return _ndtr(x)
 
 KINDS = ("call", "put")
 DAYS_PER_YEAR = 365.0
@@ -165,6 +171,8 @@ def implied_vol(price: Any, S: Any, K: Any, T: Any, r: Any, q: Any, kind: Any = 
         a, b = IV_BOUNDS
         if gap(a) > 0 or gap(b) < 0:
             raise PricingError(f"{kind_i} price {p!r} implies a volatility outside {IV_BOUNDS} per year")
+        from scipy.optimize import brentq
+
         out[idx] = brentq(gap, a, b, xtol=tol, rtol=4 * np.finfo(float).eps, maxiter=500)
     return _out(out)
 

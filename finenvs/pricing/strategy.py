@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr
 
-from finenvs.pricing.bsm import PricingError, bsm_greeks
+from finenvs.pricing.bsm import PricingError, bsm_greeks, ndtr
 
 LEG_KINDS = ("call", "put", "stock")
 SIDES = ("long", "short")

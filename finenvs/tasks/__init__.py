@@ -1,25 +1,24 @@
-"""Task families: one :class:`TaskSpec` per family, registered here when ``import finenvs`` runs.
+"""Task families: one :class:`TaskSpec` per family, each in its own folder ``finenvs/tasks/<family>/``.
 
-Each family is a folder ``finenvs/tasks/<family>/`` whose ``spec.py`` builds its
-``SPEC``; the one line per family in :data:`BUILTIN` registers it. Generic code
-(CLI, runner, MCP, A2A, score, bench, scorecard, conformance tests) reads the
-specs through :func:`tasks` and :func:`task_of` and never branches on a family.
+A family folder holds all of the family: its pure core, Gymnasium env, text
+protocol, tools, scripted agent and baselines, bench section, judge and the
+``spec.py`` that declares its ``SPEC``. ``import finenvs`` registers the shipped
+families (one line each in :data:`finenvs.BUILTIN`). Generic code (CLI, runner,
+MCP, A2A, score, bench, scorecard, conformance tests) reads the specs through
+:func:`tasks` and :func:`task_of` and never imports a family's folder.
 """
 
-from finenvs.tasks.registry import env_ids, register_task, task, task_of, tasks, unregister_task
-from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan, load
+from finenvs.tasks.registry import (
+    env_arguments,
+    env_ids,
+    register_task,
+    task,
+    task_of,
+    tasks,
+    text_variant,
+    unregister_task,
+)
+from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, RLSpec, Selection, TaskSpec, finish_plan
 
-#: The shipped families, in the order tables list them.
-BUILTIN = ("trading", "hedging", "report", "audit", "qa", "options", "deltahedge")
-
-
-def register_builtin() -> None:
-    """Register the shipped families (idempotent)."""
-    for family in BUILTIN:
-        spec = load(f"finenvs.tasks.{family}.spec:SPEC")
-        if spec.family not in {s.family for s in tasks()}:
-            register_task(spec)
-
-
-__all__ = ["BUILTIN", "BenchSection", "Column", "EpisodeSpec", "Selection", "TaskSpec", "env_ids", "finish_plan",
-           "load", "register_builtin", "register_task", "task", "task_of", "tasks", "unregister_task"]
+__all__ = ["BenchSection", "Column", "EpisodeSpec", "RLSpec", "Selection", "TaskSpec", "env_arguments", "env_ids",
+           "finish_plan", "register_task", "task", "task_of", "tasks", "text_variant", "unregister_task"]

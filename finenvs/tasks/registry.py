@@ -18,6 +18,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 from finenvs.tasks.spec import TaskSpec
+from finenvs.tools.registry import TOOLSETS, register_tools
 
 TEXT_ENTRY_POINT = "finenvs.wrappers.text:make_text_env"
 
@@ -39,6 +40,8 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
     if replace:
         unregister_task(spec.family)
     _TASKS[spec.family] = spec
+    if spec.tools is not None:
+        register_tools(spec.family, spec.tools)
     for env_id in spec.ids:
         gym.registry.pop(env_id, None)
     gym.register(id=spec.env_id, entry_point=spec.entry_point, vector_entry_point=spec.vector_entry_point,
@@ -52,6 +55,8 @@ def unregister_task(family: str) -> None:
     """Remove a family and its gymnasium ids (tests that declare a family of their own clean up with it)."""
     spec = _TASKS.pop(family, None)
     if spec is not None:
+        if spec.tools is not None:
+            TOOLSETS.pop(spec.family, None)
         for env_id in spec.ids:
             gym.registry.pop(env_id, None)
 
@@ -94,4 +99,22 @@ def env_ids(*, text: bool = False) -> list[str]:
     return [i for s in _TASKS.values() for i in (s.ids if text else (s.env_id,))]
 
 
-__all__ = ["TEXT_ENTRY_POINT", "env_ids", "register_task", "task", "task_of", "tasks", "unregister_task"]
+def text_variant(env_id: str) -> str:
+    """The registered text variant of a base env id."""
+    return task_of(env_id).text_env_id
+
+
+def env_arguments(env_id: str) -> tuple[frozenset[str], bool]:
+    """The constructor arguments of the env registered as ``env_id``, and whether it takes any keyword
+    (a ``**kwargs`` parameter)."""
+    import inspect
+
+    from gymnasium.envs.registration import load_env_creator
+
+    entry = gym.spec(env_id).entry_point  # "module:Class", or the class itself (a family declared in code)
+    params = inspect.signature(entry if callable(entry) else load_env_creator(entry)).parameters
+    return frozenset(params), any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+__all__ = ["TEXT_ENTRY_POINT", "env_arguments", "env_ids", "register_task", "task", "task_of", "tasks", "text_variant",
+           "unregister_task"]

@@ -13,34 +13,25 @@ scorecard and the conformance tests iterate over :func:`finenvs.tasks.tasks`; no
 of them branches on a family name. A new family is one module that builds a
 ``TaskSpec`` and calls :func:`finenvs.tasks.register_task`.
 
-Everything here is light (no data, pandas or duckdb): callables that need heavy
-modules name them as ``"module:attribute"`` strings, loaded on first use by
-:func:`load`.
+A spec holds real objects (classes and functions), so an editor follows them and
+the layer test counts them as imports. The modules a family's objects live in
+import their heavy libraries (pandas, duckdb, matplotlib) inside the functions
+that need them, so declaring a family stays light.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from finenvs.tools.registry import Tool
 
 #: What the metrics of a debated episode keep of its ``info["debate"]`` (:class:`finenvs.wrappers.debate.Debate`).
 DEBATE_RECORD = ("outcome", "multiplier", "first_score", "final_score", "debated_score", "max_score", "mistake")
-
-
-def load(target: Any) -> Any:
-    """``"package.module:attr"`` -> the attribute (imported on first use); anything else is returned as is."""
-    if not isinstance(target, str):
-        return target
-    module, _, attr = target.partition(":")
-    if not attr:
-        raise ValueError(f"{target!r} is not 'module:attribute'")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 @dataclass(frozen=True)
@@ -137,11 +128,11 @@ class BenchSection:
         market_tables: The baselines play every bench symbol (or the universe) and fill the per-symbol
             CR/SR/MDD tables and equity charts.
         universe: The family's ``symbols`` are one episode's universe (``--universe``), not one episode each.
-        run: ``"module:function"`` ``(config) -> dict``: the family's own baseline section (None, without
-            ``market_tables``: every baseline over the family's plan, in one generic table).
-        markdown: ``"module:function"`` ``(section dict) -> list[str]`` rendering ``run``'s result.
-        terminal: ``"module:function"`` ``(section dict) -> list[str]``: terminal lines (default: ``markdown``).
-        plots: ``"module:function"`` ``(section dict, folder) -> list[Path]``: the section's charts.
+        run: ``(config) -> dict``: the family's own baseline section (None, without ``market_tables``: every
+            baseline over the family's plan, in one generic table).
+        markdown: ``(section dict) -> list[str]`` rendering ``run``'s result.
+        terminal: ``(section dict) -> list[str]``: terminal lines (default: ``markdown``).
+        plots: ``(section dict, folder) -> list[Path]``: the section's charts.
         live: The family has a live regime of its own (False: its live split asks the eval items again).
         herculean: The HERCULEAN workflow this family is (Table 2/3 layout); None if it is not one of the four.
         herculean_columns: The columns of its HERCULEAN table (default: ``columns``).
@@ -161,10 +152,10 @@ class BenchSection:
     suites: tuple[str, ...]
     market_tables: bool = False
     universe: bool = False
-    run: str | None = None
-    markdown: str | None = None
-    terminal: str | None = None
-    plots: str | None = None
+    run: Callable[[Any], dict[str, Any]] | None = None
+    markdown: Callable[[dict[str, Any]], list[str]] | None = None
+    terminal: Callable[[dict[str, Any]], list[str]] | None = None
+    plots: Callable[[dict[str, Any], Path], list[Path]] | None = None
     live: bool = True
     herculean: str | None = None
     herculean_columns: tuple[Column, ...] = ()
@@ -207,11 +198,11 @@ class RLSpec:
     """
 
     train_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    synthetic: Callable[[dict[str, Any] | None], dict[str, Any]] | str | None = None
+    synthetic: Callable[[dict[str, Any] | None], dict[str, Any]] | None = None
     eval_episodes: str = "seeded"
-    wealth: Callable[[dict[str, Any], dict[str, Any]], float] | str | None = None
-    episode_scores: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | str | None = None
-    run_scores: Callable[[list[dict[str, Any]]], dict[str, Any]] | str | None = None
+    wealth: Callable[[dict[str, Any], dict[str, Any]], float] | None = None
+    episode_scores: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    run_scores: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
     columns: tuple[Column, ...] = ()
     build_hints: Mapping[str, str] = field(default_factory=dict)
 
@@ -222,21 +213,32 @@ class RLSpec:
     def synthetic_kwargs(self, market: dict[str, Any] | None) -> dict[str, Any]:
         if self.synthetic is None:
             return {"source": "synthetic"} if market is None else {"source": "synthetic", "synthetic": dict(market)}
-        return load(self.synthetic)(market)
+        return self.synthetic(market)
 
     def wealth_of(self, reset_info: dict[str, Any], info: dict[str, Any]) -> float:
-        return float(info["equity"]) if self.wealth is None else float(load(self.wealth)(reset_info, info))
+        return float(info["equity"]) if self.wealth is None else float(self.wealth(reset_info, info))
 
     def scores_of_episode(self, reset_info: dict[str, Any], last_info: dict[str, Any]) -> dict[str, Any]:
-        return {} if self.episode_scores is None else dict(load(self.episode_scores)(reset_info, last_info))
+        return {} if self.episode_scores is None else dict(self.episode_scores(reset_info, last_info))
 
     def scores_of_run(self, episodes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        return {} if self.run_scores is None else dict(load(self.run_scores)(list(episodes)))
+        return {} if self.run_scores is None else dict(self.run_scores(list(episodes)))
 
     def hint(self, message: str) -> str:
         """``message`` with the hints whose text it contains appended in parentheses."""
         hints = [hint for text, hint in self.build_hints.items() if text in message]
         return f"{message} ({'; '.join(hints)})" if hints else message
+
+
+def _import_path(obj: Any) -> Any:
+    """``"module:Qualname"`` of a class importable by that path (gymnasium serialises only such entry points);
+    a class it cannot find there (declared inside a function, or in ``__main__``) is returned itself."""
+    import sys
+
+    found: Any = sys.modules.get(obj.__module__)
+    for part in obj.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return f"{obj.__module__}:{obj.__qualname__}" if found is obj and obj.__module__ != "__main__" else obj
 
 
 EpisodeMetricsFn = Callable[[Any, dict[str, Any], list[dict[str, Any]]], dict[str, Any]]
@@ -252,33 +254,34 @@ class TaskSpec:
         env_id: Base env id (``"FinTrading-v0"``).
         text_env_id: Its text variant (``"FinTrading-text-v0"``), built by the one text wrapper.
         description: One line for ``finenvs list`` and the docs tables.
-        entry_point: ``"module:Class"`` of the base env.
+        env: The base env's class (gymnasium registers it by its import path, :attr:`entry_point`).
         kwargs: Registry defaults of the base env (JSON-serialisable).
         plan: ``(selection) -> list[EpisodeSpec]``: the episodes a run covers (env ids are ``env_id``).
         episode_metrics: ``(env.unwrapped, reset_info, step_infos) -> dict``: an episode's metrics, JSON-able,
             with a ``"label"`` (symbol, task id, ...). Computed from the env's own infos, live and on replay.
         run_metrics: ``(episode metrics list) -> dict``: the run's headline metrics.
         columns: Columns of ``run_metrics`` that tables show (the first is the family's main score).
-        scripted_agent: ``"module:Class"`` of the offline chat agent (tools, then a committed answer).
-        baselines: ``"module:NAME"`` of ``{policy: (class, description)}`` for the base env.
-        tools: Name of the family's toolset in :data:`finenvs.tools.TOOLSETS` (None: commit only).
+        scripted_agent: The offline chat agent's class (tools, then a committed answer).
+        baselines: ``{policy: (class, description)}`` for the base env.
+        tools: The family's tools (registered as its toolset in :data:`finenvs.tools.TOOLSETS` under the
+            family's name; None: the commit tool only).
         text_kwargs: Base env arguments of the text variant (a text action mode).
-        vector_entry_point: ``gym.make_vec`` entry point, if the family has a batched env.
+        vector_env: The class ``gym.make_vec`` builds, if the family has a batched env.
         run_options: ``finenvs run`` flags the family accepts beyond ``--split/--seed``
             (``symbol``, ``symbols``, ``start``, ``end``, ``fee_bps``, ``fill``, ``instance``, ...).
-        judge: ``"module:function"`` ``(env, env_action) -> dict``: the rubric checklist a judge model verifies
+        judge: ``(env, env_action) -> dict``: the rubric checklist a judge model verifies
             for one decision (``{"text", "items": [{"id", "claim", "expect"}]}``), anchored in the facts the env
             computed for it; reported beside the family's deterministic score, never replacing it (None: no judge).
         max_tool_calls: Tool calls an agent may make per decision (the family's limit; ``finenvs llm
             --max-tool-calls`` overrides it).
-        run_printer: ``"module:function"`` ``(env, result, flags) -> (lines, record)``: what ``finenvs run``
+        run_printer: ``(env, result, flags) -> (lines, record)``: what ``finenvs run``
             prints and its ``--json`` record (None: the family's columns); ``result`` is
             :func:`finenvs.evaluation.episodes.play_episode`'s, ``flags`` the run flags given.
         bench: The family's place in ``finenvs bench``.
         default_decision: ``"default"`` (an invalid reply takes the protocol's documented default) or
             ``"fail"`` (HERCULEAN's rule applies when asked for).
         rl: What the stable-baselines3 baselines need (``finenvs train``); None: the family has none.
-        debate: ``"module:function"`` ``(unwrapped env) -> DebateRound``: the counter-argument of FAB++'s
+        debate: ``(unwrapped env) -> DebateRound``: the counter-argument of FAB++'s
             adversarial debate for the current task and what counts as a correct answer
             (:class:`finenvs.wrappers.debate.Debate`; None: the family has no debate round).
     """
@@ -287,39 +290,54 @@ class TaskSpec:
     env_id: str
     text_env_id: str
     description: str
-    entry_point: str
+    env: type
     kwargs: Mapping[str, Any]
     plan: Callable[[Selection], list[EpisodeSpec]]
-    episode_metrics: EpisodeMetricsFn | str
-    run_metrics: RunMetricsFn | str
+    episode_metrics: EpisodeMetricsFn
+    run_metrics: RunMetricsFn
     columns: tuple[Column, ...]
-    scripted_agent: str
-    baselines: str
+    scripted_agent: type
+    baselines: Mapping[str, tuple[type, str]]
     bench: BenchSection
-    tools: str | None = None
+    tools: Sequence[Tool] | None = None
     text_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    vector_entry_point: str | None = None
+    vector_env: type | None = None
     run_options: tuple[str, ...] = ()
-    run_printer: str | None = None
-    judge: str | None = None
+    run_printer: Callable[[Any, dict[str, Any], dict[str, Any]], tuple[list[str], dict[str, Any]]] | None = None
+    judge: Callable[[Any, Any], dict[str, Any]] | None = None
     max_tool_calls: int = 8
     rl: RLSpec | None = None
-    debate: str | None = None
+    debate: Callable[[Any], Any] | None = None
 
     @property
     def ids(self) -> tuple[str, str]:
         return self.env_id, self.text_env_id
 
+    @property
+    def entry_point(self) -> Any:
+        """The base env's gymnasium entry point: ``"module:Class"`` (so ``gymnasium.spec(id).to_json()`` works),
+        or the class itself when it cannot be imported by that path."""
+        return _import_path(self.env)
+
+    @property
+    def vector_entry_point(self) -> Any:
+        return None if self.vector_env is None else _import_path(self.vector_env)
+
+    @property
+    def toolset(self) -> str | None:
+        """The name of the family's toolset in :data:`finenvs.tools.TOOLSETS` (None: the commit tool only)."""
+        return None if self.tools is None else self.family
+
     def load_baselines(self) -> dict[str, tuple[type, str]]:
-        return dict(load(self.baselines))
+        return dict(self.baselines)
 
     def make_scripted_agent(self, **kwargs: Any) -> Any:
-        return load(self.scripted_agent)(**kwargs)
+        return self.scripted_agent(**kwargs)
 
     def metrics_of_episode(self, env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
         """The family's episode metrics; a debated episode (FAB++'s debate) adds ``"debate"``: its outcome,
         multiplier, first and final score and the debated score."""
-        metrics = load(self.episode_metrics)(env, reset_info, infos)
+        metrics = self.episode_metrics(env, reset_info, infos)
         debate = infos[-1].get("debate") if infos else None
         if isinstance(debate, dict) and "multiplier" in debate:
             metrics = {**metrics, "debate": {k: debate.get(k) for k in DEBATE_RECORD}}
@@ -329,7 +347,7 @@ class TaskSpec:
         """The family's run metrics; debated episodes add the mean multiplier (overall and per section), the
         outcomes and the mean debated score on the 0-100 scale, beside the plain scores (never replacing them)."""
         episodes = list(episodes)
-        out = load(self.run_metrics)(episodes)
+        out = self.run_metrics(episodes)
         debated = [e for e in episodes if isinstance(e.get("debate"), dict)]
         if debated:
             sections: dict[str, list[float]] = {}
@@ -347,4 +365,4 @@ class TaskSpec:
 
 
 __all__ = ["DEBATE_RECORD", "RL_EVAL_EPISODES", "BenchSection", "Column", "EpisodeSpec", "RLSpec", "Selection", "TaskSpec",
-           "finish_plan", "load"]
+           "finish_plan"]

@@ -14,18 +14,13 @@ Typical use::
 See :mod:`finenvs.tools.registry` for the call contract and
 :mod:`finenvs.tools.market` for the market tools.
 
-Importing this package registers every family's tools: the tool modules imported
-below call :func:`~finenvs.tools.registry.register_tools`, and :class:`ToolBox`
-only looks families up in :data:`TOOLSETS` (the registry never imports a tool module).
+A family's tools live in its folder (``finenvs/tasks/<family>/``) or here when
+several families share them (market, option pricing, risk, XBRL facts); the task
+spec names the family's tools and :func:`finenvs.tasks.register_task` registers
+them as its toolset in :data:`TOOLSETS`. The registry never imports a tool module.
 """
 
-from finenvs.tools.market import MARKET_TOOLS  # noqa: E402,I001  (registers the market tools)
-from finenvs.tools.pairs import PAIR_TOOLS  # noqa: E402,I001  (registers the pairs tools)
-from finenvs.tools.report import REPORT_TOOLS  # noqa: E402,I001  (registers the report tools)
-from finenvs.tools.audit import AUDIT_TOOLS  # noqa: E402,I001  (registers the audit tools)
-from finenvs.tools.qa import QA_TOOLS  # noqa: E402,I001  (registers the FinQA tools)
-from finenvs.tools.options import DELTAHEDGE_TOOLS  # noqa: E402,I001  (registers the options tools)
-from finenvs.tools.risk import RISK_TOOLS  # noqa: E402,I001  (registers the risk tools, also into "options")
+from finenvs.tools.market import MARKET_TOOLS
 from finenvs.tools.registry import (
     COMMIT_TOOL,
     DEFAULT_MAX_CHARS,
@@ -39,23 +34,17 @@ from finenvs.tools.registry import (
     register_tools,
     validate_arguments,
 )
+from finenvs.tools.risk import RISK_TOOLS  # registers the "risk" toolset
 
 #: The toolset of a closed-book text env (``tools="none"``): no tool but the commit tool every ToolBox adds.
 CLOSED_BOOK_TOOLSET = "none"
 register_tools(CLOSED_BOOK_TOOLSET, ())
-OPTIONS_TOOLS = TOOLSETS["options"]  # the options tools with the risk tools
 
 __all__ = [
     "CLOSED_BOOK_TOOLSET",
     "COMMIT_TOOL",
     "DEFAULT_MAX_CHARS",
     "MARKET_TOOLS",
-    "PAIR_TOOLS",
-    "REPORT_TOOLS",
-    "AUDIT_TOOLS",
-    "QA_TOOLS",
-    "OPTIONS_TOOLS",
-    "DELTAHEDGE_TOOLS",
     "RISK_TOOLS",
     "TOOLSETS",
     "Tool",

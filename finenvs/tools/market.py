@@ -16,7 +16,7 @@ import numpy as np
 
 from finenvs.data.asof import AsOfView
 from finenvs.tools import indicators as ind
-from finenvs.tools.registry import Tool, ToolContext, json_size, register_tools
+from finenvs.tools.registry import Tool, ToolContext, json_size
 
 PRICE_DECIMALS = 4
 #: Newest news item older than this (calendar days before the clock): the note says the days after are not covered.
@@ -416,7 +416,6 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     ),
 )
 
-register_tools("trading", MARKET_TOOLS)
 
 __all__ = ["MARKET_TOOLS", "filing_coverage", "get_filing_section", "get_indicators", "get_news", "get_prices",
            "get_rate", "get_state", "list_filings", "list_news", "news_coverage"]

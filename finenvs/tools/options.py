@@ -1,12 +1,12 @@
 """Options tools (FinOptions-v0) and delta-hedging tools (FinDeltaHedge-v0).
 
 Toolset ``"options"``: ``get_task`` (the public task, the env's
-:meth:`~finenvs.envs.options.FinOptionsEnv.public_task`: market, template, outlook, budget,
+:meth:`~finenvs.tasks.options.env.FinOptionsEnv.public_task`: market, template, outlook, budget,
 contracts, what is asked, the given legs; never a bank item's published answer,
 reference position, errata or notes), ``get_quotes`` (the contracts on offer,
 filtered and paged to fit the size cap) and ``analyze_position`` (the pricing
 engine's numbers for a position built from the contracts on offer, from the env's
-:meth:`~finenvs.envs.options.FinOptionsEnv.position_numbers`: the scorer's own
+:meth:`~finenvs.tasks.options.env.FinOptionsEnv.position_numbers`: the scorer's own
 engine, so for a bank item that states per-leg Greeks in its question it sums those).
 
 It also has ``bs_price_greeks`` (Black-Scholes-Merton price and Greeks of any call or put,
@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from finenvs.tools.registry import Tool, ToolContext, json_size, register_tools
+from finenvs.tools.registry import Tool, ToolContext, json_size
 
 #: Quote columns of ``get_quotes`` rows.
 QUOTE_COLUMNS = ("type", "strike", "expiry", "days", "premium", "iv")
@@ -344,8 +344,6 @@ DELTAHEDGE_TOOLS: tuple[Tool, ...] = (
 )
 
 OPTIONS_TOOLS = (*OPTIONS_TOOLS, *PRICING_TOOLS)
-register_tools("options", OPTIONS_TOOLS)  # finenvs.tools.risk adds its risk tools to this toolset
-register_tools("deltahedge", DELTAHEDGE_TOOLS)
 
 __all__ = ["DELTAHEDGE_TOOLS", "GREEK_OUTPUTS", "OPTIONS_TOOLS", "PRICING_TOOLS", "analyze_position", "bs_greeks",
            "bs_price_greeks", "get_hedge_state", "get_quotes", "get_task", "implied_vol", "iv_surface"]

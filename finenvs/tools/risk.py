@@ -6,8 +6,8 @@ alone as the ``"risk"`` toolset. A position is the legs ``analyze_position`` tak
 (contracts on offer in the current task, plus stock), times ``contracts``.
 
 Every number comes from the scorer's engine: Greeks from the env's
-:meth:`~finenvs.envs.options.FinOptionsEnv.position_numbers`
-(:func:`~finenvs.envs.options_core.engine_numbers`), revaluations from
+:meth:`~finenvs.tasks.options.env.FinOptionsEnv.position_numbers`
+(:func:`~finenvs.tasks.options.core.engine_numbers`), revaluations from
 :func:`finenvs.pricing.bsm_price` at each contract's quoted implied vol, days to
 expiry and the task's rate and dividend yield, as the scorer prices them.
 
@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from finenvs.tools.options import _LEG, OPTIONS_TOOLS, _finite, _task
+from finenvs.tools.options import _LEG, _finite, _task
 from finenvs.tools.registry import Tool, ToolContext, register_tools
 
 #: Greeks ``portfolio_greeks`` sums (engine units: vega per vol point, theta per calendar day, rho per rate point).
@@ -273,7 +273,6 @@ RISK_TOOLS: tuple[Tool, ...] = (
 )
 
 register_tools("risk", RISK_TOOLS)
-register_tools("options", (*OPTIONS_TOOLS, *RISK_TOOLS))
 
 __all__ = ["MAX_PATHS", "MAX_SCENARIOS", "RISK_TOOLS", "VAR_METHODS", "portfolio_greeks", "stress_test",
            "value_at_risk"]

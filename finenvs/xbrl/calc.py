@@ -168,9 +168,6 @@ class FilingFacts:
     def has_period(self, start: str | None, end: str) -> bool:
         return (start, end) in self._periods
 
-    def contexts_for(self, start: str | None, end: str) -> list[Context]:
-        return [c for c in self.filing.contexts.values() if not c.dimensions and (c.start, c.end) == (start, end)]
-
     def facts(self, concept: str, start: str | None, end: str, dims: tuple = ()) -> list[Fact]:
         return list(self._index.get((concept, start, end, dims), ()))
 

@@ -292,10 +292,5 @@ def _format_like(value: float, decimals: int | None) -> str:
     return repr(float(value))
 
 
-def period_label(start: str | None, end: str) -> str:
-    """``end`` for an instant, ``start to end`` for a duration."""
-    return end if start is None else f"{start} to {end}"
-
-
 def finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from finenvs.tasks.audit.baselines import (
+    AUDIT_POLICIES,
+    ScriptedAuditAgent,
+    audit_markdown,
+    run_audit_bench,
+    run_output,
+)
+from finenvs.tasks.audit.bench import audit_plot
+from finenvs.tasks.audit.env import FinAuditEnv
 from finenvs.tasks.common import indexed_plan
 from finenvs.tasks.spec import BenchSection, Column, TaskSpec
+from finenvs.tools.xbrl import AUDIT_TOOLS
 
 ENV_ID = "FinAudit-v0"
 #: Instances of each split (FinAudit-v0 generates 20 per error kind from the shipped filings).
@@ -34,23 +44,23 @@ SPEC = TaskSpec(
     text_env_id="FinAudit-text-v0",
     description="One XBRL audit instance of a real SEC filing; JSON {reported_value, calculated_value}; "
     "ACC/SER/EER/CER.",
-    entry_point="finenvs.envs.audit:FinAuditEnv",
+    env=FinAuditEnv,
     kwargs={"split": "eval", "corpus": None, "tasks_file": None},
     plan=indexed_plan(ENV_ID, SPLIT_SIZES, "instances"),
     episode_metrics=episode_metrics,
     run_metrics=run_metrics,
     columns=(Column("ACC", "ACC %", 100.0, 1), Column("SER", "SER %", 100.0, 1), Column("EER", "EER %", 100.0, 1),
              Column("CER", "CER %", 100.0, 1)),
-    scripted_agent="finenvs.baselines.audit:ScriptedAuditAgent",
-    baselines="finenvs.baselines.audit:AUDIT_POLICIES",
-    tools="audit",
+    scripted_agent=ScriptedAuditAgent,
+    baselines=AUDIT_POLICIES,
+    tools=AUDIT_TOOLS,
     run_options=("instance",),
     # a concept's reported fact, its children's facts (one call each) and, when a child has none, its own
     # children: up to 18 calls on the eval instances (21 on train)
     max_tool_calls=24,
-    run_printer="finenvs.baselines.audit:run_output",
+    run_printer=run_output,
     bench=BenchSection(title="Auditing", suites=("herculean",), herculean="Auditing", live=False,
-                       herculean_per_label=False, plots="finenvs.evaluation.scorecard_html:audit_plot",
-                       run="finenvs.baselines.audit:run_audit_bench",
-                       markdown="finenvs.baselines.audit:audit_markdown"),
+                       herculean_per_label=False, plots=audit_plot,
+                       run=run_audit_bench,
+                       markdown=audit_markdown),
 )

@@ -6,7 +6,16 @@ import math
 from typing import Any
 
 from finenvs.tasks.common import mean
+from finenvs.tasks.deltahedge.baselines import (
+    DELTAHEDGE_POLICIES,
+    ScriptedDeltaHedgeAgent,
+    bench_markdown,
+    run_bench,
+    run_output,
+)
+from finenvs.tasks.deltahedge.env import FinDeltaHedgeEnv
 from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, RLSpec, Selection, TaskSpec, finish_plan
+from finenvs.tools.options import DELTAHEDGE_TOOLS
 
 ENV_ID = "FinDeltaHedge-v0"
 #: GBM paths of an agent run (30 daily decisions each); the bench's baselines hedge 200.
@@ -84,7 +93,7 @@ SPEC = TaskSpec(
     text_env_id="FinDeltaHedge-text-v0",
     description="Short one option, choose the hedge ratio each step until expiry; reward -(hedging P&L error)^2; "
     "costs.",
-    entry_point="finenvs.envs.deltahedge:FinDeltaHedgeEnv",
+    env=FinDeltaHedgeEnv,
     kwargs={"option": "call", "moneyness": 1.0, "maturity_days": 30, "steps_per_day": 1, "source": "gbm",
             "sigma": 0.2, "cost_bps": 0.0, "action_type": "box"},
     plan=plan,
@@ -92,13 +101,13 @@ SPEC = TaskSpec(
     run_metrics=run_metrics,
     columns=(Column("mse", "MSE", digits=4), Column("rmse", "RMSE", digits=4), Column("mean_error", "Mean error",
                                                                                        digits=4)),
-    scripted_agent="finenvs.baselines.deltahedge:ScriptedDeltaHedgeAgent",
-    baselines="finenvs.baselines.deltahedge:DELTAHEDGE_POLICIES",
-    tools="deltahedge",
+    scripted_agent=ScriptedDeltaHedgeAgent,
+    baselines=DELTAHEDGE_POLICIES,
+    tools=DELTAHEDGE_TOOLS,
     run_options=("symbol",),
-    run_printer="finenvs.baselines.deltahedge:run_output",
-    bench=BenchSection(title="Delta hedging", suites=("fabpp",), run="finenvs.baselines.deltahedge:run_bench",
-                       markdown="finenvs.baselines.deltahedge:bench_markdown", closed_book=True),
+    run_printer=run_output,
+    bench=BenchSection(title="Delta hedging", suites=("fabpp",), run=run_bench,
+                       markdown=bench_markdown, closed_book=True),
     rl=RLSpec(synthetic=rl_synthetic, wealth=rl_wealth, episode_scores=rl_episode_scores, run_scores=rl_run_scores,
               columns=(Column("hedging_error_pct_rmse", "hedge err RMSE %"),),
               build_hints={"maturity_days": 'maturity_days <= 20 fits every split: env_kwargs={"maturity_days": 20}'}),

@@ -9,7 +9,12 @@ from finenvs.tasks.common import (
     MARKET_COLUMNS,
     market_episode_metrics,
     market_run_metrics,
+    market_run_output,
 )
+from finenvs.tasks.hedging.agent import ScriptedPairsAgent
+from finenvs.tasks.hedging.baselines import HEDGING_POLICIES
+from finenvs.tasks.hedging.env import FinHedgingEnv
+from finenvs.tasks.hedging.tools import HEDGING_TOOLS
 from finenvs.tasks.spec import BenchSection, EpisodeSpec, RLSpec, Selection, TaskSpec, finish_plan
 
 ENV_ID = "FinHedging-v0"
@@ -47,17 +52,17 @@ SPEC = TaskSpec(
     text_env_id="FinHedging-text-v0",
     description="Choose an ordered pair of 8 stocks on day 1, then trade it dollar-neutral daily; 5 bp per leg; "
     "CR/SR/MDD.",
-    entry_point="finenvs.envs.hedging:FinHedgingEnv",
+    env=FinHedgingEnv,
     kwargs={"symbols": None, "split": "default", "fee_bps": 5.0, "invalid_action": "hold", "source": "real",
             "dataset": "core"},
     plan=plan,
     episode_metrics=episode_metrics,
     run_metrics=market_run_metrics,
     columns=MARKET_COLUMNS,
-    scripted_agent="finenvs.baselines.agents:ScriptedPairsAgent",
-    baselines="finenvs.baselines.hedging:HEDGING_POLICIES",
-    tools="hedging",
-    run_printer="finenvs.tasks.common:market_run_output",
+    scripted_agent=ScriptedPairsAgent,
+    baselines=HEDGING_POLICIES,
+    tools=HEDGING_TOOLS,
+    run_printer=market_run_output,
     run_options=("symbols", "start", "end", "fee_bps", "chart"),
     bench=BenchSection(title="Hedging", suites=("herculean",), market_tables=True, universe=True, herculean="Hedging",
                        herculean_per_label=False,

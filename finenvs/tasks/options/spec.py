@@ -5,7 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from finenvs.tasks.common import mean
+from finenvs.tasks.options.baselines import (
+    OPTIONS_POLICIES,
+    ScriptedOptionsAgent,
+    options_markdown,
+    run_options_bench,
+    run_output,
+)
+from finenvs.tasks.options.bench import options_plot
+from finenvs.tasks.options.debate import debate_round
+from finenvs.tasks.options.env import FinOptionsEnv
 from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan
+from finenvs.tools.options import OPTIONS_TOOLS
+from finenvs.tools.risk import RISK_TOOLS
 
 ENV_ID = "FinOptions-v0"
 #: Generated tasks of an agent run (seeds 0..N-1 of the split), then the FAB++ bank's items.
@@ -56,7 +68,7 @@ SPEC = TaskSpec(
     text_env_id="FinOptions-text-v0",
     description="One options task per episode (pricing, Greeks, strategy, P&L attribution, sizing) scored 0-100 "
     "by the engine.",
-    entry_point="finenvs.envs.options:FinOptionsEnv",
+    env=FinOptionsEnv,
     kwargs={"kinds": None, "source": "real", "chain": "generated", "split": "train", "bank": None,
             "hold_to_expiry": False},
     text_kwargs={"action_mode": "text"},
@@ -65,16 +77,16 @@ SPEC = TaskSpec(
     run_metrics=run_metrics,
     columns=(Column("score", "Score"), Column("pnl", "P&L %", digits=1), Column("greeks", "Greeks %", digits=1),
              Column("strategy", "Strategy %", digits=1), Column("risk", "Risk %", digits=1)),
-    scripted_agent="finenvs.baselines.options:ScriptedOptionsAgent",
-    baselines="finenvs.baselines.options:OPTIONS_POLICIES",
-    tools="options",
+    scripted_agent=ScriptedOptionsAgent,
+    baselines=OPTIONS_POLICIES,
+    tools=(*OPTIONS_TOOLS, *RISK_TOOLS),
     run_options=("instance",),
-    run_printer="finenvs.baselines.options:run_output",
-    debate="finenvs.envs.options_debate:debate_round",
+    run_printer=run_output,
+    debate=debate_round,
     bench=BenchSection(title="Options", suites=("fabpp",), fabpp_sections=("options",),
-                       plots="finenvs.evaluation.scorecard_html:options_plot",
+                       plots=options_plot,
                        profiles={"reference": "engine_reference", "naive": "keyword_stuffer", "random": "random"},
                        closed_book=True,
-                       run="finenvs.baselines.options:run_options_bench",
-                       markdown="finenvs.baselines.options:options_markdown"),
+                       run=run_options_bench,
+                       markdown=options_markdown),
 )

@@ -6,7 +6,7 @@
   not contradict it). The judge's agreement over them (``judge.json``'s ``agree``) is the answer's
   qualitative rubric score, reported apart from the deterministic reward, never mixed into it.
 * Any other question: one positive claim per part with the truth computed in code, and one negative claim
-  with the value of the topic's documented common mistake (:mod:`finenvs.qa.debate`) — the same calibration
+  with the value of the topic's documented common mistake (:mod:`finenvs.tasks.qa.debate`) — the same calibration
   FinReport-v0's checklist gives a judge.
 
 Everything here is the item's own data: nothing is read past the question's date.
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from finenvs.qa.debate import format_claim, mistake, part_label
-from finenvs.qa.fab_public import FabItem, answer_text
+from finenvs.tasks.qa.debate import format_claim, mistake, part_label
+from finenvs.tasks.qa.fab_public import FabItem, answer_text
 
 #: Claims listed at most (the judge's request stays small).
 MAX_ITEMS = 15

@@ -5,6 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from finenvs.tasks.common import indexed_plan, mean
+from finenvs.tasks.qa.baselines import QA_POLICIES, ScriptedQAChatAgent, qa_markdown, run_output, run_qa_bench
+from finenvs.tasks.qa.bench import qa_plot
+from finenvs.tasks.qa.debate import debate_round
+from finenvs.tasks.qa.env import FinQAEnv
+from finenvs.tasks.qa.judge import checklist
+from finenvs.tasks.qa.tools import QA_TOOLS
 from finenvs.tasks.spec import BenchSection, Column, TaskSpec
 
 ENV_ID = "FinQA-v0"
@@ -37,21 +43,21 @@ SPEC = TaskSpec(
     text_env_id="FinQA-text-v0",
     description="One finance question (knowledge at a date, or analytical reasoning); text answer scored per "
     "part by code.",
-    entry_point="finenvs.envs.qa:FinQAEnv",
+    env=FinQAEnv,
     kwargs={"section": "all", "split": "eval", "as_of": "2026-03-31"},
     plan=indexed_plan(ENV_ID, SPLIT_SIZES, "questions"),
     episode_metrics=episode_metrics,
     run_metrics=run_metrics,
     columns=(Column("knowledge", "Knowledge"), Column("analysis", "Analysis"), Column("score", "Score")),
-    scripted_agent="finenvs.baselines.qa:ScriptedQAChatAgent",
-    baselines="finenvs.baselines.qa:QA_POLICIES",
-    tools="qa",
+    scripted_agent=ScriptedQAChatAgent,
+    baselines=QA_POLICIES,
+    tools=QA_TOOLS,
     run_options=("instance", "topic"),
-    run_printer="finenvs.baselines.qa:run_output",
-    debate="finenvs.qa.debate:debate_round",
-    judge="finenvs.tasks.qa.judge:checklist",
+    run_printer=run_output,
+    debate=debate_round,
+    judge=checklist,
     bench=BenchSection(title="Knowledge and Analysis", suites=("fabpp",), fabpp_sections=("knowledge", "analysis"),
-                       live=False, plots="finenvs.evaluation.scorecard_html:qa_plot",
+                       live=False, plots=qa_plot,
                        profiles={"reference": "scripted_agent", "naive": "first_number", "random": "random"},
-                       run="finenvs.baselines.qa:run_qa_bench", markdown="finenvs.baselines.qa:qa_markdown"),
+                       run=run_qa_bench, markdown=qa_markdown),
 )

@@ -2,7 +2,7 @@
 
 :func:`checklist` is the family's ``TaskSpec.judge``: called at the report's
 date, before the env steps the report, it turns the facts the env computed for
-that week (:meth:`~finenvs.envs.report.FinReportEnv.facts`, the 16 weekly
+that week (:meth:`~finenvs.tasks.report.env.FinReportEnv.facts`, the 16 weekly
 metrics, the news and filings public by the close) into 8-15 one-sentence
 claims about the report. Each claim can be checked against the report text
 alone, and each says what a faithful report makes of it:
@@ -17,7 +17,7 @@ alone, and each says what a faithful report makes of it:
   date not among those public).
 
 A judge's verdicts are reported beside the deterministic quality score
-(:mod:`finenvs.envs.report_quality`), never replacing it. Everything read is
+(:mod:`finenvs.tasks.report.quality`), never replacing it. Everything read is
 visible at the report close: the facts and metrics come from rows dated on or
 before it, news and filings through the env's as-of view.
 """
@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from finenvs.envs.report_core import metric_display
-from finenvs.envs.report_text import decode_report
+from finenvs.tasks.report.core import metric_display
+from finenvs.tasks.report.protocol import decode_report
 
 #: News window of the headline item (days back from the report close; the template writer's window).
 NEWS_DAYS = 7

@@ -15,6 +15,10 @@ from finenvs.tasks.common import (
     mean,
     symbol_plan,
 )
+from finenvs.tasks.report.baselines import REPORT_POLICIES, ScriptedReportAgent
+from finenvs.tasks.report.env import FinReportEnv
+from finenvs.tasks.report.judge import checklist
+from finenvs.tasks.report.tools import REPORT_TOOLSET
 from finenvs.tasks.spec import BenchSection, Column, TaskSpec
 from finenvs.tasks.trading.spec import HERCULEAN_SYMBOLS
 
@@ -95,7 +99,7 @@ SPEC = TaskSpec(
     text_env_id="FinReport-text-v0",
     description="One research report (or rating) per week on one stock; ratings traded daily (CR/SR/MDD); "
     "report quality 0-10.",
-    entry_point="finenvs.envs.report:FinReportEnv",
+    env=FinReportEnv,
     kwargs={"symbol": None, "split": "train", "action_mode": "rating", "position_map": "herculean", "fee_bps": 5.0,
             "dataset": "core"},
     text_kwargs={"action_mode": "report"},
@@ -103,12 +107,12 @@ SPEC = TaskSpec(
     episode_metrics=episode_metrics,
     run_metrics=run_metrics,
     columns=(*MARKET_COLUMNS[:3], Column("quality", "Quality (0-10)"), *MARKET_COLUMNS[3:]),
-    scripted_agent="finenvs.baselines.report:ScriptedReportAgent",
-    baselines="finenvs.baselines.report:REPORT_POLICIES",
-    tools="report",
+    scripted_agent=ScriptedReportAgent,
+    baselines=REPORT_POLICIES,
+    tools=REPORT_TOOLSET,
     run_options=("symbol", "start", "end", "fee_bps", "chart", "reports"),
-    run_printer="finenvs.tasks.report.spec:run_output",
-    judge="finenvs.tasks.report.judge:checklist",
+    run_printer=run_output,
+    judge=checklist,
     bench=BenchSection(title="Market Insights", suites=("herculean",), market_tables=True,
                        herculean="Market Insights", herculean_baseline="buy_and_hold",
         herculean_labels=HERCULEAN_SYMBOLS,

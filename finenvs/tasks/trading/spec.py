@@ -7,9 +7,15 @@ from finenvs.tasks.common import (
     MARKET_COLUMNS,
     market_episode_metrics,
     market_run_metrics,
+    market_run_output,
     symbol_plan,
 )
 from finenvs.tasks.spec import BenchSection, RLSpec, TaskSpec
+from finenvs.tasks.trading.agent import ScriptedTradingAgent
+from finenvs.tasks.trading.baselines import TRADING_POLICIES
+from finenvs.tasks.trading.env import FinTradingEnv
+from finenvs.tasks.trading.vector import FinTradingVectorEnv
+from finenvs.tools.market import MARKET_TOOLS
 
 ENV_ID = "FinTrading-v0"
 #: The four stocks of HERCULEAN's Table 2 and 3 (its Trading workflow): the default plan of an agent run.
@@ -36,18 +42,18 @@ SPEC = TaskSpec(
     env_id=ENV_ID,
     text_env_id="FinTrading-text-v0",
     description="One asset, daily SELL/HOLD/BUY target position; 5 bp fees; CR/SR/MDD (standard and herculean).",
-    entry_point="finenvs.envs.trading:FinTradingEnv",
-    vector_entry_point="finenvs.envs.trading_vector:FinTradingVectorEnv",
+    env=FinTradingEnv,
+    vector_env=FinTradingVectorEnv,
     kwargs={"symbol": None, "split": "default", "window": 30, "fee_bps": 5.0, "allow_short": True, "fill": "close",
             "reward": "log_return", "source": "real", "dataset": "core"},
     plan=symbol_plan(ENV_ID, HERCULEAN_SYMBOLS),
     episode_metrics=market_episode_metrics,
     run_metrics=market_run_metrics,
     columns=MARKET_COLUMNS,
-    scripted_agent="finenvs.baselines.agents:ScriptedTradingAgent",
-    baselines="finenvs.baselines.trading:TRADING_POLICIES",
-    tools="trading",
-    run_printer="finenvs.tasks.common:market_run_output",
+    scripted_agent=ScriptedTradingAgent,
+    baselines=TRADING_POLICIES,
+    tools=MARKET_TOOLS,
+    run_printer=market_run_output,
     run_options=("symbol", "start", "end", "fee_bps", "fill", "chart"),
     bench=BenchSection(
         title="Trading", suites=("herculean",), market_tables=True, herculean="Trading",

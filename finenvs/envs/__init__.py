@@ -1,1 +1,0 @@
-"""Environment cores and their Gymnasium shells."""

@@ -1,0 +1,1132 @@
+"""FinDeltaHedge-v0: hedge a short European option by trading its underlying (the "Deep Hedging" setting).
+
+The module holds a small pure core and the Gymnasium shell that calls it:
+
+* :func:`simulate_path` draws a spot path on the rebalancing grid (GBM, Heston, Merton)
+  from the generator passed in;
+* :func:`make_episode` prices the option along a path once per reset (Black-Scholes
+  value and delta at every grid point, the payoff at expiry) into an immutable
+  :class:`HedgeEpisode`;
+* :func:`observe` and :func:`transition` read only that episode and a
+  :class:`HedgeState` tuple, so the accounting is testable with hand-made paths.
+
+Time convention
+    Year fractions here are *trading* days / 252 (``TRADING_DAYS_PER_YEAR``) for the
+    simulation and for pricing alike: an option of ``maturity_days`` trading days
+    has ``T = maturity_days / 252`` years and a rebalancing step lasts
+    ``1 / (252 * steps_per_day)`` years. This differs from :mod:`finenvs.pricing`,
+    whose ``T`` is calendar days / 365, so this module passes ``T`` to
+    :func:`~finenvs.pricing.bsm_price` / :func:`~finenvs.pricing.bsm_greeks` itself.
+
+Book (the agent is short one option and hedges it with ``h`` shares)
+    Write ``S_t`` for the spot at grid point ``t``, ``V_t`` for the option's
+    Black-Scholes value at the pricing vol (``V_n`` = the payoff at expiry) and
+    ``B_t`` for cash. The book's value is ``Pi_t = B_t + h_t S_t - V_t``.
+
+    * Reset: the option is sold at its Black-Scholes price, ``B_0 = V_0``, ``h = 0``,
+      so ``Pi_0 = 0``.
+    * Step ``t -> t+1`` with action ``h'``: buy ``h' - h`` shares at ``S_t`` paying
+      ``cost = cost_bps / 10^4 * |h' - h| * S_t``; the cash left after the trade
+      earns ``expm1(r dt)`` and the shares a dividend ``h' S_t expm1(q dt)``.
+    * Step P&L ``= Pi_{t+1} - Pi_t = h' (S_{t+1} - S_t) + dividend + interest
+      - (V_{t+1} - V_t) - cost``.
+    * Final hedging error ``= Pi_n = B_n + h S_n - payoff``: the hedge is marked
+      at ``S_n``, not liquidated (no closing cost); 0 for a perfect hedge. It is the
+      sum of the step P&Ls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from finenvs.data.asof import LookAheadCounter, to_day
+from finenvs.data.chains import realised_vol
+from finenvs.data.splits import DEFAULT_SPLIT, resolve_split, split_bounds
+from finenvs.data.synthetic import (
+    TRADING_DAYS_PER_YEAR,
+    GBMParams,
+    HestonParams,
+    MertonParams,
+    SyntheticSpec,
+)
+from finenvs.errors import UnknownSymbolError, WindowError, shown
+from finenvs.pricing import bsm_greeks
+from finenvs.tasks.validation import check_choice, check_render_mode
+from finenvs.text import safe_json
+from finenvs.text.protocol import AnswerProtocol, ParsedAction, TextProtocol, reply_problem
+
+OPTIONS = ("call", "put")
+SOURCES = ("gbm", "heston", "merton", "real")
+ACTION_TYPES = ("box", "discrete")
+RESET_OPTIONS = ("symbol", "start")
+#: Largest absolute hedge ratio (shares per option) an action can set.
+MAX_HEDGE = 1.5
+#: Daily log returns before a real window that its pricing vol is estimated from.
+VOL_WINDOW = 60
+#: Observation layout, one name per index.
+OBS_NAMES = ("log_moneyness", "time_to_expiry", "vol_sqrt_tau", "hedge", "option_value", "delta")
+LOG_MONEYNESS, TIME_TO_EXPIRY, VOL_SQRT_TAU, HEDGE, OPTION_VALUE, DELTA = range(len(OBS_NAMES))
+#: Clip bounds of the observation entries that have no natural bound.
+LOG_MONEYNESS_BOUND = 10.0
+VOL_SQRT_TAU_BOUND = 10.0
+OPTION_VALUE_BOUND = 10.0
+#: model_params keys each synthetic model accepts (mu and sigma come from their own arguments).
+MODEL_PARAM_KEYS: dict[str, tuple[str, ...]] = {
+    "gbm": (),
+    "heston": ("v0", "kappa", "theta", "xi", "rho"),
+    "merton": ("jump_intensity", "jump_mean", "jump_std"),
+    "real": (),
+}
+
+
+# ---------------------------------------------------------------------------- pure core
+def simulate_path(
+    model: str, params: Any, spot: float, n_steps: int, dt: float, rng: np.random.Generator
+) -> np.ndarray:
+    """Spot at the ``n_steps + 1`` points of a grid of step ``dt`` years, starting at ``spot``.
+
+    Args:
+        model: ``"gbm"``, ``"heston"`` (full-truncation Euler) or ``"merton"``
+            (compensated log-normal jumps), with the dynamics documented in
+            :mod:`finenvs.data.synthetic`.
+        params: The model's :class:`~finenvs.data.synthetic.GBMParams`,
+            :class:`~finenvs.data.synthetic.HestonParams` or :class:`~finenvs.data.synthetic.MertonParams`.
+        spot: Spot at grid point 0 (> 0).
+        n_steps: Number of steps (>= 1).
+        dt: Step length in years.
+        rng: The only source of randomness.
+
+    Returns:
+        A read-only float64 array of shape ``(n_steps + 1,)``.
+    """
+    p = params
+    sqrt_dt = math.sqrt(dt)
+    if model == "gbm":
+        z = rng.standard_normal(n_steps)
+        inc = (p.mu - 0.5 * p.sigma**2) * dt + p.sigma * sqrt_dt * z
+    elif model == "merton":
+        z = rng.standard_normal(n_steps)
+        n_jumps = rng.poisson(p.jump_intensity * dt, n_steps)
+        jumps = n_jumps * p.jump_mean + np.sqrt(n_jumps) * p.jump_std * rng.standard_normal(n_steps)
+        k = math.exp(p.jump_mean + 0.5 * p.jump_std**2) - 1.0
+        inc = (p.mu - p.jump_intensity * k - 0.5 * p.sigma**2) * dt + p.sigma * sqrt_dt * z + jumps
+    elif model == "heston":
+        z = rng.standard_normal((2, n_steps))
+        z1 = z[0].tolist()
+        z2 = (p.rho * z[0] + math.sqrt(1.0 - p.rho**2) * z[1]).tolist()
+        out = [0.0] * n_steps
+        v = p.v0
+        for i in range(n_steps):
+            vp = v if v > 0.0 else 0.0
+            sv = math.sqrt(vp * dt)
+            out[i] = (p.mu - 0.5 * vp) * dt + sv * z1[i]
+            v = v + p.kappa * (p.theta - vp) * dt + p.xi * sv * z2[i]
+        inc = np.asarray(out)
+    else:
+        raise ValueError(f"model={model!r}; valid models: ['gbm', 'heston', 'merton']")
+    path = spot * np.exp(np.concatenate(([0.0], np.cumsum(inc))))
+    path[0] = spot
+    path.setflags(write=False)
+    return path
+
+
+@dataclass(frozen=True, eq=False)
+class HedgeEpisode:
+    """Constants of one episode: the path, the option priced along it, and the book's parameters.
+
+    Built once per reset by :func:`make_episode`. Grid point ``t`` has spot
+    ``spots[t]``, option value ``values[t]`` (Black-Scholes at ``pricing_vol``;
+    ``values[n_steps]`` is the payoff) and Black-Scholes delta ``deltas[t]``
+    (``deltas[n_steps]`` is the payoff's delta: 1/0 for a call, -1/0 for a put).
+    ``obs_rows[t]`` is the observation at grid point ``t`` with a zero hedge.
+    Entry ``t`` of every array depends on ``spots[t]`` and the constants only.
+
+    Attributes:
+        option: ``"call"`` or ``"put"``.
+        strike: Strike ``K``.
+        spot0: Spot at the start (the scale of rewards and ``hedging_error_pct``).
+        pricing_vol: Annual volatility the option is priced and delta-ed at.
+        maturity: Years to expiry at the start (trading days / 252).
+        dt: Years per step.
+        n_steps: Rebalancing steps until expiry.
+        fee: Cost as a fraction of traded notional (``cost_bps / 10^4``).
+        interest_growth: ``expm1(r dt)``: interest per unit of cash per step.
+        dividend_growth: ``expm1(q dt)``: dividend per unit of share value per step.
+        pnl_scale: ``100 / spot0``: step P&L to percent of the initial spot.
+        reward_scale: Multiplies the squared percent P&L.
+        spots, values, deltas: Per grid point, as tuples of floats (fast scalar reads).
+        obs_rows: ``(n_steps + 1, 6)`` float32, read-only.
+        dates: Trading dates of the grid points (real paths), else None.
+    """
+
+    option: str
+    strike: float
+    spot0: float
+    pricing_vol: float
+    maturity: float
+    dt: float
+    n_steps: int
+    fee: float
+    interest_growth: float
+    dividend_growth: float
+    pnl_scale: float
+    reward_scale: float
+    spots: tuple[float, ...]
+    values: tuple[float, ...]
+    deltas: tuple[float, ...]
+    obs_rows: np.ndarray
+    dates: tuple[str, ...] | None = None
+
+    @property
+    def premium(self) -> float:
+        """The Black-Scholes price the option was sold at."""
+        return self.values[0]
+
+    @property
+    def payoff(self) -> float:
+        """The option's payoff at expiry."""
+        return self.values[-1]
+
+
+def make_episode(
+    spots: np.ndarray,
+    *,
+    option: str,
+    strike: float,
+    dt: float,
+    r: float,
+    q: float,
+    pricing_vol: float,
+    fee: float,
+    reward_scale: float = 1.0,
+    dates: tuple[str, ...] | None = None,
+) -> HedgeEpisode:
+    """Price the option along ``spots`` (grid step ``dt`` years, expiry at the last point)."""
+    spots = np.asarray(spots, dtype=np.float64)
+    n = spots.shape[0] - 1
+    if n < 1:
+        raise ValueError(f"a path needs at least 2 points (one step); got {spots.shape[0]}")
+    tau = (n - np.arange(n + 1)) * dt
+    greeks = bsm_greeks(spots[:n], strike, tau[:n], r, q, pricing_vol, option)
+    values = np.empty(n + 1)
+    deltas = np.empty(n + 1)
+    values[:n] = greeks["price"]
+    deltas[:n] = greeks["delta"]
+    s_t = spots[n]
+    if option == "call":
+        values[n] = max(s_t - strike, 0.0)
+        deltas[n] = 1.0 if s_t > strike else 0.0
+    else:
+        values[n] = max(strike - s_t, 0.0)
+        deltas[n] = -1.0 if s_t < strike else 0.0
+    spot0 = float(spots[0])
+    rows = np.zeros((n + 1, len(OBS_NAMES)), dtype=np.float64)
+    rows[:, LOG_MONEYNESS] = np.clip(np.log(spots / strike), -LOG_MONEYNESS_BOUND, LOG_MONEYNESS_BOUND)
+    rows[:, TIME_TO_EXPIRY] = tau
+    rows[:, VOL_SQRT_TAU] = np.clip(pricing_vol * np.sqrt(tau), 0.0, VOL_SQRT_TAU_BOUND)
+    rows[:, OPTION_VALUE] = np.clip(values / spot0, 0.0, OPTION_VALUE_BOUND)
+    rows[:, DELTA] = np.clip(deltas, -1.0, 1.0)
+    obs_rows = rows.astype(np.float32)
+    obs_rows.setflags(write=False)
+    return HedgeEpisode(
+        option=option,
+        strike=float(strike),
+        spot0=spot0,
+        pricing_vol=float(pricing_vol),
+        maturity=float(tau[0]),
+        dt=float(dt),
+        n_steps=n,
+        fee=float(fee),
+        interest_growth=math.expm1(r * dt),
+        dividend_growth=math.expm1(q * dt),
+        pnl_scale=100.0 / spot0,
+        reward_scale=float(reward_scale),
+        spots=tuple(spots.tolist()),
+        values=tuple(values.tolist()),
+        deltas=tuple(deltas.tolist()),
+        obs_rows=obs_rows,
+        dates=dates,
+    )
+
+
+class HedgeState(NamedTuple):
+    """Everything that changes during an episode (``transition`` returns plain tuples in this order).
+
+    Attributes:
+        t: Current grid point (0 at the start, ``n_steps`` at expiry).
+        hedge: Shares per option held (set at the previous step; 0 at the start).
+        cash: Cash, premium included.
+        pnl: Cumulative hedging P&L (the book's value ``cash + hedge * S_t - V_t``, up to rounding).
+        costs: Cumulative transaction costs.
+    """
+
+    t: int
+    hedge: float
+    cash: float
+    pnl: float = 0.0
+    costs: float = 0.0
+
+
+def initial_state(ep: HedgeEpisode) -> tuple:
+    """The option just sold: premium in cash, no shares."""
+    return (0, 0.0, ep.values[0], 0.0, 0.0)
+
+
+def observe(ep: HedgeEpisode, state: tuple) -> np.ndarray:
+    """Observation at grid point ``state.t`` (a fresh float32 array; see ``OBS_NAMES``)."""
+    obs = ep.obs_rows[state[0]].copy()
+    obs[HEDGE] = state[1]
+    return obs
+
+
+def transition(ep: HedgeEpisode, state: tuple, hedge: float) -> tuple[tuple, tuple[float, float, float]]:
+    """Rebalance to ``hedge`` shares at grid point ``t`` and move to ``t + 1`` (see the module doc).
+
+    ``hedge`` must be validated and ``state.t < ep.n_steps``.
+
+    Returns:
+        ``(new_state, (reward, step_pnl, cost))``: the state as a :class:`HedgeState`-ordered
+        tuple; reward ``= -(step_pnl * 100 / spot0)^2 * reward_scale``.
+    """
+    t, held, cash, pnl, costs = state
+    s = ep.spots[t]
+    s1 = ep.spots[t + 1]
+    trade = hedge - held
+    cost = ep.fee * abs(trade) * s
+    cash = cash - trade * s - cost
+    interest = cash * ep.interest_growth
+    dividend = hedge * s * ep.dividend_growth
+    cash += interest + dividend
+    step_pnl = hedge * (s1 - s) + dividend + interest - (ep.values[t + 1] - ep.values[t]) - cost
+    x = step_pnl * ep.pnl_scale
+    return (t + 1, hedge, cash, pnl + step_pnl, costs + cost), (-x * x * ep.reward_scale, step_pnl, cost)
+
+
+def hedging_error(ep: HedgeEpisode, state: tuple) -> float:
+    """The book's value ``cash + hedge * S_t - V_t`` at grid point ``state.t`` (V_n is the payoff)."""
+    t = state[0]
+    return state[2] + state[1] * ep.spots[t] - ep.values[t]
+
+
+def hedge_ratio(action: float) -> float:
+    """The hedge ratio a normalised box action ``a`` in [-1, 1] sets: ``1.5 * a``, rounded to float32.
+
+    Hedge ratios are float32 values, the precision of the observation that reports them.
+    """
+    return float(np.float32(action * MAX_HEDGE))
+
+
+def hedge_action(hedge: float) -> np.ndarray:
+    """The normalised box action for the hedge ratio ``hedge`` in [-1.5, 1.5]: ``[hedge / 1.5]`` as float32.
+
+    The inverse of :func:`hedge_ratio`: ``hedge`` is rounded to float32 first, so
+    a float64 ratio and its float32 observation give the same action. A ratio the
+    env set maps back to an action that sets it again exactly (holding the hedge
+    never trades), and so do most float32 ratios (all with a mantissa below 1.5,
+    e.g. 0.25, 0.5, 0.53); the others land one float32 step away.
+    """
+    return np.array([float(np.float32(hedge)) / MAX_HEDGE], dtype=np.float32)
+
+
+# ---------------------------------------------------------------------------- text protocol
+_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
+#: ``Hedge: 0.53`` lines (also ``Hedge ratio``, ``Action``, ``Answer``, ``Decision``, ``Final ...``); the value is
+#: the token after the colon. Written without overlapping repeats so it runs in linear time on any reply.
+_HEDGE_LINE = re.compile(r"^[ \t>*_#`-]*(?:final[ \t]+)?(?:hedge(?:[ \t]+ratio)?|action|answer|decision)"
+                         r"[ \t*_`]*[:=][ \t*_`\"']*(\S+)", re.IGNORECASE | re.MULTILINE)
+_TOKEN_STRIP = ".,;:!*_`'\")"
+#: Longest number token read (a longer one is refused, not converted).
+MAX_NUMBER_CHARS = 40
+
+
+@dataclass(frozen=True)
+class HedgeProtocol(TextProtocol):
+    """The text protocol of FinDeltaHedge-v0: a reply states the hedge ratio, a number in [-1.5, 1.5].
+
+    Read, first match wins: a JSON object (alone or in a ```json block) with
+    ``"hedge"`` (or ``"action"``); lines ``Hedge: 0.53`` (or ``Hedge ratio``,
+    ``Action``, ``Answer``, ``Decision``, ``Final ...``; several that disagree
+    are ambiguous); a reply that is one number; a ``commit_action`` call
+    ``{"hedge": 0.53}``. The value becomes the env's action
+    (:meth:`action_of`: the normalised action ``hedge / 1.5`` as a float32 array
+    of shape (1,), see :func:`hedge_action`, or the nearest bin for
+    ``action_type="discrete"``). A value outside [-1.5, 1.5], NaN, infinite,
+    huge, not a number, or no value at all is invalid with the reason; the env's
+    :meth:`FinDeltaHedgeEnv.text_action` then keeps the hedge held (no trade,
+    no cost). Never raises.
+
+    Attributes:
+        bins: The hedge ratio of each discrete action (None for the box space).
+    """
+
+    bins: tuple[float, ...] | None = None
+
+    def action_of(self, hedge: float) -> Any:
+        """The env action that sets ``hedge`` shares per option (see :func:`hedge_action`)."""
+        if self.bins is None:
+            return hedge_action(hedge)
+        return int(np.argmin(np.abs(np.asarray(self.bins) - hedge)))
+
+    def decode(self, value: Any) -> Any:
+        """The env action a trajectory recorded (a list of one float, or a bin index)."""
+        if self.bins is not None or value is None:
+            return value
+        return np.array(value if isinstance(value, (list, tuple)) else [value], dtype=np.float32)
+
+    def commit_schema(self) -> dict[str, Any]:
+        return {"type": "object",
+                "properties": {"hedge": {"type": "number", "minimum": -MAX_HEDGE, "maximum": MAX_HEDGE,
+                                         "description": "Shares of the underlying to hold per option sold."},
+                               "reasoning": {"type": "string", "description": "Optional: why (not scored)."}},
+                "required": ["hedge"], "additionalProperties": False}
+
+    def read_value(self, value: Any, via: str, reasoning: str = "") -> ParsedAction:
+        """The hedge ratio ``value`` (a number or its text) as a parsed action, or invalid with the reason."""
+        if isinstance(value, str):
+            token = value.strip()
+            if len(token) > MAX_NUMBER_CHARS:
+                return self.invalid(f"the hedge {token[:MAX_NUMBER_CHARS]!r}... is not a number of at most "
+                                    f"{MAX_NUMBER_CHARS} characters")
+            try:
+                hedge = float(token)
+            except ValueError:
+                return self.invalid(f"the hedge {token!r} is not a number")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                hedge = float(value)
+            except OverflowError:
+                return self.invalid("the hedge is a huge integer, outside [-1.5, 1.5]")
+        else:
+            return self.invalid(f"the hedge must be a number in [-{MAX_HEDGE}, {MAX_HEDGE}]; got "
+                                f"{type(value).__name__} {str(value)[:MAX_NUMBER_CHARS]!r}")
+        if not math.isfinite(hedge):
+            return self.invalid(f"the hedge {hedge} is not a finite number")
+        if abs(hedge) > MAX_HEDGE:
+            return self.invalid(f"the hedge {hedge:.6g} is outside [-{MAX_HEDGE}, {MAX_HEDGE}]")
+        return ParsedAction(self.action_of(hedge), f"HEDGE {hedge:+.4f}", None, via, reasoning)
+
+    def parse_commit(self, arguments: Any) -> ParsedAction:
+        arguments, problem = AnswerProtocol.commit_arguments(arguments)
+        if problem is not None:
+            return self.invalid(problem)
+        keys = {k.lower(): k for k in arguments if isinstance(k, str)}
+        key = keys.get("hedge", keys.get("action"))
+        if key is None:
+            return self.invalid(f"commit_action needs a number 'hedge' in [-{MAX_HEDGE}, {MAX_HEDGE}]")
+        reasoning = arguments.get("reasoning", "")
+        return self.read_value(arguments[key], "tool", reasoning[: self.max_chars] if isinstance(reasoning, str) else "")
+
+    def parse_text(self, text: Any) -> ParsedAction:
+        problem = reply_problem(text, self.max_chars)
+        if problem is not None:
+            return self.invalid(problem)
+        stripped = text.strip()
+        whole = _FENCE.fullmatch(stripped)
+        candidate = whole.group(1) if whole else stripped
+        not_json = None
+        if candidate.startswith("{"):
+            obj, not_json = safe_json.try_loads(candidate, allow_non_finite=True)
+            if isinstance(obj, dict):
+                keys = {k.lower(): k for k in obj if isinstance(k, str)}
+                key = keys.get("hedge", keys.get("action"))
+                if key is None:
+                    return self.invalid("JSON reply without a 'hedge' field")
+                reasoning = obj.get("reasoning", "")
+                return self.read_value(obj[key], "json", reasoning if isinstance(reasoning, str) else "")
+        tokens = [t.rstrip(_TOKEN_STRIP) for t in _HEDGE_LINE.findall(text)]
+        if tokens:
+            parsed = [self.read_value(t, "marker") for t in tokens]
+            if len({p.name for p in parsed}) > 1:
+                shown = sorted({t[:12] for t in tokens})[:5]
+                return self.invalid(f"ambiguous: hedge lines {shown} disagree")
+            return parsed[0]
+        bare = stripped.strip(" *_`'\"!;,()").rstrip(".")
+        if re.fullmatch(r"[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?", bare):
+            return self.read_value(bare, "word")
+        why = f" (the reply starts like JSON but is not: {not_json})" if not_json else ""
+        return self.invalid(f"no hedge ratio found{why}; end the reply with a line 'Hedge: <{self.hint}>'")
+
+
+def hedge_protocol(option: str, cost_bps: float, bins: tuple[float, ...] | None = None) -> HedgeProtocol:
+    """The protocol of an env: the option hedged, its costs, and its action bins (see :class:`HedgeProtocol`)."""
+    return HedgeProtocol(
+        task="FinDeltaHedge-v0",
+        instructions=(
+            f"You are short one European {option} and hedge it with shares of its underlying until expiry. "
+            "At each step set the hedge ratio: the shares you hold per option over the next step, a number in "
+            f"[-{MAX_HEDGE}, {MAX_HEDGE}] (a short call is hedged with shares > 0, a short put with shares < 0). "
+            "The aim is a book (premium, hedge gains, interest and costs, minus the option's value) that ends as "
+            "close to 0 as possible: each step's reward is minus the squared step P&L in percent of the initial "
+            f"spot. Trading costs {cost_bps:g} bps of the notional traded. Black-Scholes delta hedging is the "
+            "classical answer."),
+        actions={"KEEP": None},
+        default="KEEP",
+        default_reason="KEEP holds the current hedge: no trade, no cost",
+        hint=f"hedge ratio in [-{MAX_HEDGE}, {MAX_HEDGE}]",
+        answer_note=(
+            'Commit with the commit_action tool ({"hedge": <number>}), or end your reply with one line '
+            f"'Hedge: <number>' (shares per option, in [-{MAX_HEDGE}, {MAX_HEDGE}]), or reply "
+            '{"hedge": <number>}. A reply without a readable hedge ratio in range counts as a format error and '
+            "keeps the hedge you hold (no trade, no cost)."),
+        bins=bins,
+    )
+
+
+@dataclass
+class HedgeView:
+    """What a hedging decision may read: the book at grid point ``step`` (``date`` on real paths)."""
+
+    step: int
+    date: str | None
+    counter: LookAheadCounter
+
+
+# ---------------------------------------------------------------------------- Gymnasium shell
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value: Any) -> bool:
+    numeric = isinstance(value, (int, float, np.integer, np.floating))
+    return numeric and not isinstance(value, (bool, np.bool_))
+
+
+def _is_scalar_array(value: Any, kinds: str) -> bool:
+    """A numpy array of one element (shape () or (1,)) whose dtype kind is in ``kinds``."""
+    return isinstance(value, np.ndarray) and value.dtype.kind in kinds and value.size == 1 and value.ndim <= 1
+
+
+def _finite(name: str, value: Any, rule: str = "a finite number", ok: Any = None) -> float:
+    if not _is_real(value) or not math.isfinite(float(value)) or (ok is not None and not ok(float(value))):
+        raise ValueError(f"{name}={value!r} must be {rule}")
+    return float(value)
+
+
+class FinDeltaHedgeEnv(gym.Env):
+    """Delta-hedge a short European option until expiry: each step, choose the hedge ratio.
+
+    ## Description
+    The "Deep Hedging" benchmark setting (Buehler et al., 2019). The agent has
+    sold one European call or put, strike ``K = moneyness * S_0``, expiring in
+    ``maturity_days`` trading days, at its Black-Scholes price. At each of
+    ``maturity_days * steps_per_day`` rebalancing times it sets how many shares
+    of the underlying to hold per option; the aim is a book whose value at expiry
+    (premium, hedge gains, costs and interest minus the payoff) is as close to 0
+    as possible. Black-Scholes delta hedging is the classical answer; it is exact
+    only in continuous time, without costs, under GBM at the pricing vol, so
+    rebalancing frequency, costs, stochastic volatility (Heston), jumps (Merton)
+    and real paths all leave an error for an agent to reduce.
+
+    Time is in trading days / 252 for the paths and the pricing alike (not the
+    calendar days / 365 of :mod:`finenvs.pricing`; see the module doc).
+
+    ## Data
+    ``source="gbm"`` (default), ``"heston"``, ``"merton"``: a fresh path on the
+    rebalancing grid from ``self.np_random`` every reset, starting at ``spot``,
+    with drift ``mu`` and:
+
+    | source | dynamics | pricing vol (the model's nominal vol) |
+    |---|---|---|
+    | ``gbm`` | GBM, volatility ``sigma`` | ``sigma`` |
+    | ``heston`` | Heston, ``v0 = theta = sigma^2`` unless ``model_params`` sets them; kappa 2, xi 0.5, rho -0.7 | ``sqrt(theta)`` |
+    | ``merton`` | GBM with diffusive vol ``sigma`` plus compensated log-normal jumps (1 a year, mean -0.05, sd 0.08) | ``sqrt(sigma^2 + lambda (m^2 + s^2))`` |
+
+    ``model_params`` overrides the Heston fields ``v0 kappa theta xi rho`` or
+    the Merton fields ``jump_intensity jump_mean jump_std`` (see
+    :mod:`finenvs.data.synthetic`).
+
+    ``source="real"``: ``maturity_days + 1`` consecutive daily closes of
+    ``symbol`` (default: one drawn each reset from the dataset's symbols) from
+    the shipped catalog (``dataset="core"``) or from ``data=`` (a CSV/Parquet
+    path or DataFrame in the finenvs schema). The window lies inside ``split``
+    (``"train"`` 2024-01-02..2025-12-31, ``"eval"`` 2026-01-02..2026-03-31,
+    ``"live"`` 2026-04-01..2026-05-01, or None for all the data), its first day
+    drawn uniformly from ``self.np_random``; ``reset(options={"start": date})``
+    starts it at the first trading day on or after ``date`` (any date with the
+    history and the days after it in the data, split or not), ``{"symbol": ...}``
+    chooses the symbol. ``S_0`` is the first day's close; the pricing vol is the
+    annualised realised volatility (``ddof=1``, x sqrt(252)) of the ``60`` daily
+    log returns of the 61 closes *before* the first day, so it never reads the
+    window. Closes are split- and dividend-adjusted, so keep ``q = 0``;
+    ``steps_per_day`` must be 1.
+
+    ## Action Space
+    ``action_type="box"`` (default): ``Box(-1, 1, (1,), float32)``, the hedge
+    ratio normalised: action ``a`` sets ``h = 1.5 * a`` shares per option (a
+    linear map of [-1, 1] onto the hedge range [-1.5, 1.5], rounded to float32;
+    a short call is hedged with h > 0, a short put with h < 0).
+    :func:`hedge_ratio` is the map and :func:`hedge_action` its inverse
+    (``[h / 1.5]`` as float32); ``info["hedge"]`` and observation index 3
+    report ``h``, not ``a``.
+    ``action_type="discrete"``: ``Discrete(n_bins)``, action ``k`` is the hedge
+    ratio ``np.linspace(-1.5, 1.5, n_bins)[k]`` (``env.hedge_bins``).
+    Anything outside the space (a value beyond the range, NaN, an array of the
+    wrong shape, a bool, a string) raises ``ValueError`` naming the valid range.
+    Text agents use ``FinDeltaHedge-text-v0``: a reply ``Hedge: 0.53``,
+    ``{"hedge": 0.53}`` or ``commit_action {"hedge": 0.53}`` is read by
+    ``env.text_protocol`` (:class:`HedgeProtocol`) into this space; an
+    unreadable or out-of-range reply keeps the hedge held (:meth:`text_action`).
+
+    ## Observation Space
+    ``Box(low, high, (6,), float32)``; ``env.obs_names()`` names the entries:
+
+    | index | content | bounds |
+    |---|---|---|
+    | 0 | ``log(S_t / K)`` | [-10, 10] (clipped) |
+    | 1 | time to expiry ``tau`` in years (trading days / 252) | [0, T] |
+    | 2 | pricing vol x sqrt(tau): the option's remaining total volatility | [0, 10] (clipped) |
+    | 3 | hedge ratio currently held (set by the previous action; 0 at the start) | [-1.5, 1.5] |
+    | 4 | option value ``V_t / S_0`` (Black-Scholes at the pricing vol; the payoff at expiry) | [0, 10] (clipped) |
+    | 5 | Black-Scholes delta of the option at the pricing vol (the payoff's delta at expiry): the hedge ratio of classical delta hedging | [-1, 1] |
+
+    Every entry is computed from ``S_t``, the strike, the time and the pricing
+    vol, i.e. from data visible at ``t``.
+
+    ## Rewards
+    Per step: ``-(step_pnl / S_0 * 100)^2 * reward_scale``, the squared hedging
+    P&L of the step in percent of the initial spot (gains and losses are both
+    penalised; the episode's rewards sum to minus the realised quadratic
+    variation of the book, in percent^2 of ``S_0``). The step P&L is
+    ``h (S_{t+1} - S_t) + dividends + interest - (V_{t+1} - V_t) - costs``
+    (module doc); the step P&Ls sum to the final ``info["hedging_error"]``.
+
+    ## Costs
+    ``cost_bps`` (default 0) basis points of traded notional, ``|Δh| S_t``,
+    at every rebalancing (the first one, from 0 shares, included). The hedge is
+    marked, not liquidated, at expiry. Cash earns ``r`` and shares pay the yield
+    ``q`` (both continuously compounded, per year).
+
+    ## Starting State
+    Short one option, premium ``V_0`` in cash, no shares, at grid point 0.
+
+    ## Episode End
+    ``terminated`` at expiry, after ``maturity_days * steps_per_day`` steps;
+    ``truncated`` is never set (the path always reaches expiry). The last info
+    adds ``hedging_error`` (currency units), ``hedging_error_pct`` (x 100 / S_0)
+    and ``payoff``.
+
+    ## Look-ahead Guarantee
+    The observation at step t depends only on spots up to t (and, for real
+    paths, the pricing vol from the 60 returns before the window); the reward
+    and info of step t -> t+1 on spots up to t+1. The text variant's prompt
+    (:meth:`text_state`) and tools (:mod:`finenvs.tools.options`) read grid
+    point t only. Tests replace every close after
+    a date and check everything up to it is unchanged, and change pre-window
+    closes to check the pricing vol reads them and nothing else.
+
+    ## Info
+    Every step: ``step``, ``spot``, ``hedge`` (held over the step just ended; 0
+    at reset), ``option_value``, ``pnl`` (cumulative), ``step_pnl``, ``cost``
+    (this step's), ``costs`` (cumulative); ``date`` on real paths. Reset adds
+    ``strike``, ``premium``, ``pricing_vol``, ``source``, ``n_steps``, ``maturity``
+    (years), and on real paths ``symbol``, ``start`` and ``expiry`` (dates).
+
+    ## Arguments
+    * ``option``: ``"call"`` (default) or ``"put"``.
+    * ``moneyness``: ``K / S_0`` (default 1.0, at the money; > 0).
+    * ``maturity_days``: trading days to expiry (default 30; >= 1).
+    * ``steps_per_day``: rebalancing steps per trading day (default 1; >= 1; 1 for real paths).
+    * ``source``: ``"gbm"`` (default), ``"heston"``, ``"merton"`` or ``"real"``.
+    * ``sigma``: annual volatility of the synthetic models (default 0.2; > 0), see Data.
+    * ``mu``: annual drift of the synthetic paths (default 0.0).
+    * ``r``, ``q``: risk-free rate and dividend yield (default 0.0 each).
+    * ``spot``: ``S_0`` of synthetic paths (default 100.0).
+    * ``model_params``: Heston/Merton overrides (see Data).
+    * ``cost_bps``: transaction cost in basis points of traded notional (default 0.0; >= 0).
+    * ``reward_scale``: multiplies the reward (default 1.0; > 0).
+    * ``action_type``: ``"box"`` (default) or ``"discrete"``; ``n_bins``: bins of the discrete
+      space (default 31; >= 2).
+    * ``symbol``, ``split`` (default: ``"train"`` on the shipped data, the whole series with ``data=``),
+      ``dataset`` (default ``"core"``), ``data``: real paths, see Data.
+    * ``render_mode``: None, ``"ansi"`` (a text line) or ``"rgb_array"`` (spot path
+      and hedge ratio against the BS delta; needs ``finenvs[plot]``).
+
+    ## Version History
+    * v0: initial release; the box action is the normalised ``[-1, 1]`` (hedge ratio ``1.5 * a``), as
+      Gymnasium's ``check_env`` asks, instead of the hedge ratio itself.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: Which baselines apply (see :mod:`finenvs.tasks.deltahedge.baselines`).
+    task_family = "deltahedge"
+
+    def __init__(
+        self,
+        option: str = "call",
+        *,
+        moneyness: float = 1.0,
+        maturity_days: int = 30,
+        steps_per_day: int = 1,
+        source: str = "gbm",
+        sigma: float = 0.2,
+        mu: float = 0.0,
+        r: float = 0.0,
+        q: float = 0.0,
+        spot: float = 100.0,
+        model_params: dict[str, float] | None = None,
+        cost_bps: float = 0.0,
+        reward_scale: float = 1.0,
+        action_type: str = "box",
+        n_bins: int = 31,
+        symbol: str | None = None,
+        split: str | None = DEFAULT_SPLIT,
+        dataset: str = "core",
+        data: Any = None,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        check_render_mode(render_mode, self.metadata)
+        check_choice("option", option, OPTIONS)
+        check_choice("source", source, SOURCES)
+        check_choice("action_type", action_type, ACTION_TYPES)
+        self.moneyness = _finite("moneyness", moneyness, "a finite number > 0", lambda v: v > 0)
+        for name, value in (("maturity_days", maturity_days), ("steps_per_day", steps_per_day)):
+            if not _is_int(value) or value < 1:
+                raise ValueError(f"{name}={value!r} must be an integer >= 1")
+        if not _is_int(n_bins) or n_bins < 2:
+            raise ValueError(f"n_bins={n_bins!r} must be an integer >= 2")
+        self.sigma = _finite("sigma", sigma, "a finite number > 0", lambda v: v > 0)
+        self.mu = _finite("mu", mu)
+        self.r = _finite("r", r)
+        self.q = _finite("q", q)
+        self.spot = _finite("spot", spot, "a finite number > 0", lambda v: v > 0)
+        self.cost_bps = _finite("cost_bps", cost_bps, "a finite number >= 0 (basis points)", lambda v: v >= 0)
+        self.reward_scale = _finite("reward_scale", reward_scale, "a finite number > 0", lambda v: v > 0)
+        if source == "real":
+            if steps_per_day != 1:
+                raise ValueError(
+                    f"steps_per_day={steps_per_day!r}: real paths are daily closes, "
+                    "so steps_per_day must be 1"
+                )
+            if model_params:
+                raise ValueError("model_params= is for the synthetic sources (heston, merton); source='real'")
+        elif data is not None:
+            raise ValueError(f"data= is for source='real'; source={source!r} paths are simulated")
+        elif symbol is not None:
+            raise ValueError(f"symbol= is for source='real'; source={source!r} paths are simulated")
+
+        self.option = option
+        self.source = source
+        self.maturity_days = int(maturity_days)
+        self.steps_per_day = int(steps_per_day)
+        self.n_steps = self.maturity_days * self.steps_per_day
+        self.dt = 1.0 / (TRADING_DAYS_PER_YEAR * self.steps_per_day)
+        self.maturity = self.n_steps * self.dt
+        self.action_type = action_type
+        self.n_bins = int(n_bins)
+        self.split = resolve_split(split, user_data=data is not None)
+        self.dataset = dataset
+        self.render_mode = render_mode
+        self._fee = self.cost_bps / 10_000.0
+        self._model_params, self._pricing_vol = self._synthetic_model(source, model_params or {})
+
+        bins = np.linspace(-MAX_HEDGE, MAX_HEDGE, self.n_bins)
+        bins.setflags(write=False)
+        self.hedge_bins = bins
+        self._bin_values = tuple(bins.tolist())
+        self._discrete = action_type == "discrete"
+        if self._discrete:
+            self.action_space: spaces.Space = spaces.Discrete(self.n_bins)
+        else:  # normalised: action a sets the hedge ratio MAX_HEDGE * a (hedge_ratio)
+            self.action_space = spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
+        #: How text agents state the hedge (``FinDeltaHedge-text-v0``; see :class:`HedgeProtocol`).
+        self.text_protocol = hedge_protocol(option, self.cost_bps, self._bin_values if self._discrete else None)
+        low = np.array([-LOG_MONEYNESS_BOUND, 0.0, 0.0, -MAX_HEDGE, 0.0, -1.0], dtype=np.float32)
+        high = np.array(
+            [LOG_MONEYNESS_BOUND, self.maturity, VOL_SQRT_TAU_BOUND, MAX_HEDGE, OPTION_VALUE_BOUND, 1.0],
+            dtype=np.float32,
+        )
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
+
+        # real paths: closes and date strings per symbol (plain arrays: the env pickles without a catalog)
+        self._closes: dict[str, np.ndarray] = {}
+        self._dates: dict[str, np.ndarray] = {}
+        self._starts: dict[str, tuple[int, int]] = {}  # symbol -> (first, last) valid start rows in the split
+        self._universe: tuple[str, ...] = ()
+        if source == "real":
+            self._load_real(symbol, data)
+
+        self._episode: HedgeEpisode | None = None
+        self._state: tuple | None = None
+        self._symbol: str | None = None
+        self._hedge_hist: list[float] = []
+        self._record = render_mode is not None
+        self._done = True
+        self._counter = LookAheadCounter()
+
+    # ------------------------------------------------------------------ setup
+    def _synthetic_model(self, source: str, overrides: dict[str, Any]) -> tuple[Any, float | None]:
+        """The model's parameter dataclass and its nominal (pricing) vol; (None, None) for real paths."""
+        if not isinstance(overrides, dict):
+            raise ValueError(f"model_params={overrides!r} must be a dict of parameter values")
+        valid = MODEL_PARAM_KEYS[source]
+        unknown = sorted(set(overrides) - set(valid))
+        if unknown:
+            hint = " (pass mu= and sigma= as arguments)" if {"mu", "sigma"} & set(unknown) else ""
+            raise ValueError(
+                f"unknown model_params {unknown} for source={source!r}; valid keys: {list(valid)}{hint}"
+            )
+        for key, value in overrides.items():
+            _finite(f"model_params[{key!r}]", value)
+        if source == "real":
+            return None, None
+        if source == "gbm":
+            params: Any = GBMParams(mu=self.mu, sigma=self.sigma)
+        elif source == "heston":
+            params = HestonParams(mu=self.mu, v0=self.sigma**2, theta=self.sigma**2)
+        else:
+            params = MertonParams(mu=self.mu, sigma=self.sigma)
+        params = dataclasses.replace(params, **{k: float(v) for k, v in overrides.items()})
+        spec = SyntheticSpec(model=source, params=params)
+        spec.validate()  # DataError (a ValueError) naming the parameter out of range
+        vol = spec.nominal_daily_vol() * math.sqrt(TRADING_DAYS_PER_YEAR)
+        if not vol > 0.0:
+            raise ValueError(f"source={source!r} has nominal vol {vol!r}; it must be > 0 to price the option")
+        return params, vol
+
+    def _load_real(self, symbol: str | None, data: Any) -> None:
+        if data is not None:
+            from finenvs.data.catalog import load_prices
+
+            loaded = load_prices(data, symbol=symbol)
+            if symbol is not None and symbol not in loaded:
+                raise UnknownSymbolError(
+                    f"unknown symbol {symbol!r} in the data passed with data=; "
+                    f"valid symbols: {sorted(loaded)}"
+                )
+            universe = [symbol] if symbol is not None else sorted(loaded)
+            series = {s: loaded[s] for s in universe}
+        else:
+            from finenvs.data.catalog import default_catalog
+
+            catalog = default_catalog()
+            universe = [symbol] if symbol is not None else catalog.symbols(self.dataset)
+            series = {s: catalog.series(s, self.dataset) for s in universe}
+        lo, hi = split_bounds(self.split)
+        for sym in universe:
+            s = series[sym]
+            self._closes[sym] = s.close
+            self._dates[sym] = s.dates
+            self._starts[sym] = self._split_starts(sym, lo, hi)
+        self._universe = tuple(universe)
+
+    def _split_starts(self, sym: str, lo: Any, hi: Any) -> tuple[int, int]:
+        """First and last start rows of windows inside ``[lo, hi]`` with the pricing vol's history."""
+        dates = self._dates[sym]
+        m = self.maturity_days
+        first = 0 if lo is None else int(np.searchsorted(dates, lo, side="left"))
+        last = len(dates) - 1 if hi is None else int(np.searchsorted(dates, hi, side="right")) - 1
+        first_start, last_start = max(first, VOL_WINDOW + 1), last - m
+        if first_start > last_start:
+            cover = f"{dates[0]}..{dates[-1]}" if len(dates) else "no rows"
+            raise WindowError(
+                f"{sym}: split {self.split!r} ({lo}..{hi}) holds no window of {m + 1} closes "
+                f"(maturity_days={m}) with {VOL_WINDOW + 1} closes of history before it (the pricing vol's "
+                f"{VOL_WINDOW} returns); the data covers {cover}. Use a longer split, split=None or a "
+                "shorter maturity_days"
+            )
+        return first_start, last_start
+
+    def _explicit_start(self, sym: str, start: Any) -> int:
+        dates = self._dates[sym]
+        day = to_day(start, name="start")
+        row = int(np.searchsorted(dates, day, side="left"))
+        earliest, latest = VOL_WINDOW + 1, len(dates) - 1 - self.maturity_days
+        if not earliest <= row <= latest:
+            valid = f"{dates[earliest]}..{dates[latest]}" if earliest <= latest else "none (series too short)"
+            raise WindowError(
+                f"{sym}: start {day} has {min(row, len(dates))} closes before it and "
+                f"{max(len(dates) - 1 - row, 0)} after; an episode needs {VOL_WINDOW + 1} before "
+                f"(the pricing vol's {VOL_WINDOW} returns) and maturity_days={self.maturity_days} after. "
+                f"Valid starts: {valid}"
+            )
+        return row
+
+    # ------------------------------------------------------------------ gym API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; valid options: {list(RESET_OPTIONS)}")
+        rng = self.np_random
+        if self.source == "real":
+            ep, extra = self._real_episode(options, rng)
+        else:
+            if options:
+                raise ValueError(f"reset options {sorted(options)} apply to source='real' only")
+            path = simulate_path(self.source, self._model_params, self.spot, self.n_steps, self.dt, rng)
+            ep = make_episode(
+                path, option=self.option, strike=self.moneyness * self.spot, dt=self.dt, r=self.r, q=self.q,
+                pricing_vol=self._pricing_vol, fee=self._fee, reward_scale=self.reward_scale,
+            )
+            extra = {}
+        self._episode = ep
+        self._state = initial_state(ep)
+        self._done = False
+        self._hedge_hist = [0.0]
+        self._counter = LookAheadCounter()
+        info = {
+            "step": 0,
+            "spot": ep.spots[0],
+            "hedge": 0.0,
+            "option_value": ep.values[0],
+            "pnl": 0.0,
+            "step_pnl": 0.0,
+            "cost": 0.0,
+            "costs": 0.0,
+            "strike": ep.strike,
+            "premium": ep.premium,
+            "pricing_vol": ep.pricing_vol,
+            "source": self.source,
+            "n_steps": ep.n_steps,
+            "maturity": ep.maturity,
+            **extra,
+        }
+        return observe(ep, self._state), info
+
+    def _real_episode(self, options: dict[str, Any], rng: np.random.Generator) -> tuple[HedgeEpisode, dict]:
+        sym = options.get("symbol")
+        if sym is None:
+            universe = self._universe
+            sym = universe[0] if len(universe) == 1 else universe[int(rng.integers(len(universe)))]
+        elif sym not in self._closes:
+            raise UnknownSymbolError(f"unknown symbol {sym!r}; this env's symbols: {list(self._universe)}")
+        if options.get("start") is not None:
+            row = self._explicit_start(sym, options["start"])
+        else:
+            first, last = self._starts[sym]
+            row = first + int(rng.integers(last - first + 1))
+        closes = self._closes[sym]
+        vol = realised_vol(closes[row - VOL_WINDOW - 1 : row], days=VOL_WINDOW)
+        dates = self._dates[sym]
+        if not (math.isfinite(vol) and vol > 0.0):
+            raise ValueError(
+                f"{sym}: the realised vol of the {VOL_WINDOW} returns before {dates[row]} is {vol!r}; "
+                "the option cannot be priced (flat or broken prices?)"
+            )
+        stop = row + self.maturity_days + 1
+        date_strings = tuple(np.datetime_as_string(dates[row:stop], unit="D").tolist())
+        window = closes[row:stop]
+        ep = make_episode(
+            window, option=self.option, strike=self.moneyness * float(window[0]), dt=self.dt, r=self.r,
+            q=self.q, pricing_vol=vol, fee=self._fee, reward_scale=self.reward_scale, dates=date_strings,
+        )
+        self._symbol = sym
+        first, last = date_strings[0], date_strings[-1]
+        return ep, {"symbol": sym, "start": first, "expiry": last, "date": first}
+
+    def hedge_of(self, action: Any) -> float:
+        """The hedge ratio an action sets: bin ``k``'s ratio, or ``1.5 * a`` for a box action ``a`` in [-1, 1].
+
+        Raises:
+            ValueError: the action is outside the space (the message names the valid range).
+        """
+        if self._discrete:
+            if _is_int(action):
+                k = int(action)
+            elif _is_scalar_array(action, "iu"):
+                k = int(action.reshape(-1)[0])
+            else:
+                k = None
+            if k is None or not 0 <= k < self.n_bins:
+                raise ValueError(
+                    f"invalid action {shown(action)}: FinDeltaHedge-v0 (action_type='discrete') takes an integer "
+                    f"in [0, {self.n_bins - 1}], bin k meaning hedge ratio "
+                    f"np.linspace(-1.5, 1.5, {self.n_bins})[k]"
+                )
+            return self._bin_values[k]
+        if _is_real(action):
+            try:
+                value = float(action)
+            except OverflowError:  # an integer beyond any float: out of range like any other
+                value = math.nan
+        elif _is_scalar_array(action, "fiu"):
+            value = float(action.reshape(-1)[0])
+        else:
+            value = math.nan
+        if not -1.0 <= value <= 1.0:  # NaN fails too
+            raise ValueError(
+                f"invalid action {shown(action)}: FinDeltaHedge-v0 (action_type='box') takes a normalised action "
+                f"in [-1, 1] (a float32 array of shape (1,)); action a sets the hedge ratio {MAX_HEDGE} * a "
+                "shares per option"
+            )
+        return hedge_ratio(value)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._done:
+            raise gym.error.ResetNeeded(
+                "call reset() before step()" if self._state is None
+                else "the episode has ended (the option expired); call reset() before step()"
+            )
+        hedge = self.hedge_of(action)
+        ep = self._episode
+        state, (reward, step_pnl, cost) = transition(ep, self._state, hedge)
+        self._state = state
+        t = state[0]
+        if self._record:
+            self._hedge_hist.append(hedge)
+        info = {
+            "step": t,
+            "spot": ep.spots[t],
+            "hedge": hedge,
+            "option_value": ep.values[t],
+            "pnl": state[3],
+            "step_pnl": step_pnl,
+            "cost": cost,
+            "costs": state[4],
+        }
+        if ep.dates is not None:
+            info["date"] = ep.dates[t]
+        terminated = t >= ep.n_steps
+        if terminated:
+            self._done = True
+            error = hedging_error(ep, state)
+            info["hedging_error"] = error
+            info["hedging_error_pct"] = error * ep.pnl_scale
+            info["payoff"] = ep.payoff
+        return observe(ep, state), reward, terminated, False, info
+
+    # ------------------------------------------------------------------ text interface
+    def text_action(self, parsed: ParsedAction) -> ParsedAction:
+        """A parsed reply as the step's action: an invalid one keeps the hedge held (no trade, no cost)."""
+        if self._state is None:
+            raise gym.error.ResetNeeded("call reset() before text_action()")
+        if parsed.valid:
+            return parsed
+        held = self._state[1]
+        return ParsedAction(self.text_protocol.action_of(held), f"KEEP {held:+.4f}", parsed.invalid, "default",
+                            parsed.reasoning)
+
+    def text_state(self) -> dict[str, str]:
+        """The book at the current step as prompt lines (only spots up to this step)."""
+        if self._state is None or self._episode is None:
+            raise gym.error.ResetNeeded("call reset() before text_state()")
+        ep, st = self._episode, self.state
+        t = st.t
+        out = {"Step": f"{t + 1} of {ep.n_steps} ({self.steps_per_day} per trading day)" if t < ep.n_steps
+               else f"expired after {ep.n_steps} steps"}
+        if ep.dates is not None:
+            out["Date"] = f"{ep.dates[t]} ({self._symbol})"
+        tau = (ep.n_steps - t) * ep.dt
+        out.update({
+            "Option": f"short one European {self.option}, strike {ep.strike:.4f}, sold at {ep.premium:.4f}",
+            "Spot": f"{ep.spots[t]:.4f} (initial {ep.spot0:.4f})",
+            "Time to expiry": f"{(ep.n_steps - t) / self.steps_per_day:g} trading days ({tau:.6f} years of 252 "
+                              "trading days)",
+            "Pricing vol": f"{ep.pricing_vol:.4%} a year",
+            "Option value": f"{ep.values[t]:.4f} (Black-Scholes at the pricing vol)",
+            "Black-Scholes delta": f"{ep.deltas[t]:+.4f}",
+            "Hedge held": f"{st.hedge:+.4f} shares per option",
+            "Book": f"P&L {st.pnl:+.4f}, costs so far {st.costs:.4f} ({self.cost_bps:g} bps of traded notional)",
+        })
+        return out
+
+    def as_of_view(self) -> HedgeView:
+        """The current step (the tools read the book at it; the counter is the episode's)."""
+        if self._state is None or self._episode is None:
+            raise gym.error.ResetNeeded("call reset() before as_of_view()")
+        t = self._state[0]
+        return HedgeView(t, self._episode.dates[t] if self._episode.dates is not None else None, self._counter)
+
+    # ------------------------------------------------------------------ extras
+    @property
+    def state(self) -> HedgeState | None:
+        """The current core state as a named tuple (None before reset)."""
+        return None if self._state is None else HedgeState(*self._state)
+
+    @property
+    def episode(self) -> HedgeEpisode | None:
+        """The current episode's constants (its whole path: for analysis and oracles, never for policies)."""
+        return self._episode
+
+    @property
+    def pricing_vol(self) -> float | None:
+        """The synthetic model's nominal vol, or the current real episode's realised vol."""
+        return self._episode.pricing_vol if self.source == "real" and self._episode else self._pricing_vol
+
+    @property
+    def universe(self) -> tuple[str, ...]:
+        """Symbols real episodes draw from (empty for synthetic sources)."""
+        return self._universe
+
+    @staticmethod
+    def obs_names() -> tuple[str, ...]:
+        return OBS_NAMES
+
+    def named_observation(self) -> dict[str, float]:
+        """The observation at the current step, by name (what the RL agents see; see ``OBS_NAMES``)."""
+        if self._state is None or self._episode is None:
+            raise gym.error.ResetNeeded("call reset() before named_observation()")
+        obs = observe(self._episode, tuple(self._state))
+        return {name: float(obs[i]) for i, name in enumerate(OBS_NAMES)}
+
+    def render(self) -> Any:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        if self._state is None or self._episode is None:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        ep, state = self._episode, self.state
+        t = state.t
+        where = f"{self._symbol} {ep.dates[t]} " if ep.dates is not None else ""
+        if self.render_mode == "ansi":
+            return (
+                f"{where}step {t}/{ep.n_steps} | spot {ep.spots[t]:.2f} (K {ep.strike:.2f}) | "
+                f"hedge {state.hedge:+.3f} (BS delta {ep.deltas[t]:+.3f}) | "
+                f"{self.option} value {ep.values[t]:.4f} | "
+                f"P&L {state.pnl:+.4f} | costs {state.costs:.4f}"
+            )
+        from finenvs.tasks.rendering import _figure, _rgb, legend_outside
+
+        fig, canvas = _figure(960, 560)
+        ax_spot, ax_hedge = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+        days = np.arange(t + 1) / self.steps_per_day
+        ax_spot.plot(days, ep.spots[: t + 1], color="#1f77b4", lw=1.2)
+        ax_spot.axhline(ep.strike, color="grey", lw=0.8, ls="--", label="strike")
+        ax_spot.set_xlim(0, self.maturity_days)
+        ax_spot.set_ylabel("spot")
+        legend_outside(ax_spot)
+        ax_spot.set_title(
+            f"short {self.option} K={ep.strike:.2f}, {where}{self.source}: "
+            f"P&L {state.pnl:+.4f}, costs {state.costs:.4f}",
+            fontsize=10,
+        )
+        held = self._hedge_hist[1 : t + 1]  # held[i]: the hedge set at grid point i, held to i + 1
+        held = held + held[-1:] if held else [0.0]
+        ax_hedge.step(days, held, where="post", color="#ff7f0e", lw=1.2, label="hedge held")
+        ax_hedge.plot(days, ep.deltas[: t + 1], color="#2ca02c", lw=1.0, ls=":", label="BS delta")
+        ax_hedge.set_ylabel("shares per option")
+        ax_hedge.set_xlabel("trading days")
+        legend_outside(ax_hedge)
+        return _rgb(fig, canvas)
+
+
+__all__ = [
+    "OBS_NAMES",
+    "FinDeltaHedgeEnv",
+    "HedgeEpisode",
+    "HedgeProtocol",
+    "HedgeState",
+    "HedgeView",
+    "hedge_action",
+    "hedge_ratio",
+    "hedge_protocol",
+    "hedging_error",
+    "initial_state",
+    "make_episode",
+    "observe",
+    "realised_vol",
+    "simulate_path",
+    "transition",
+]

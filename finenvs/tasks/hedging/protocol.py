@@ -1,0 +1,59 @@
+"""The text protocol of FinHedging-v0: two stages, one vocabulary, stage-checked.
+
+The vocabulary has the four trading words and one word per ordered pair of the
+universe, ``LONG/SHORT`` (``AAPL/MSFT``: LONG_SHORT is long AAPL, short MSFT;
+``AAPL-MSFT`` is accepted too). Words carry their stage: ``("pair", k)`` or
+``("trade", a)``. The env's :meth:`~finenvs.tasks.hedging.env.FinHedgingEnv.text_action`
+turns a parsed word into the integer action of the current stage; a word of the
+wrong stage is a format error with a documented default:
+
+* selection step: a trading word (a ``LONG_SHORT`` before any pair is chosen)
+  or an unreadable reply selects pair 0 (the first two symbols of the
+  universe); the book stays flat, so the default costs nothing until the agent
+  trades it;
+* trading steps: a pair word (the pair is already fixed) or an unreadable reply
+  is HOLD, which keeps the current exposure unchanged and trades nothing.
+"""
+
+from __future__ import annotations
+
+from finenvs.tasks.hedging.core import ACTION_NAMES, pair_list
+from finenvs.text.protocol import TextProtocol
+
+HEDGING_INSTRUCTIONS = """\
+You run a dollar-neutral pairs book on a universe of stocks, one decision per trading day at the close.
+First decision: choose one ordered pair LONG/SHORT of two different symbols (for example {example}); it is
+fixed for the rest of the episode. Every later decision is one of:
+- LONG_SHORT: long the pair's first symbol, short the second (half of equity on each leg),
+- SHORT_LONG: long the second, short the first,
+- HOLD: keep whatever position is open (or stay flat),
+- CLOSE: exit to flat.
+Share counts stay fixed while a position is held. Each entry and exit costs the fee on both legs'
+notional. You are scored on the equity curve: cumulative return, Sharpe ratio and maximum drawdown.
+You see data up to the current close only; asking for later data returns nothing new and is counted
+as a look-ahead attempt."""
+
+
+def hedging_protocol(symbols: tuple[str, ...] | list[str]) -> TextProtocol:
+    """The protocol of a universe (see module doc)."""
+    symbols = tuple(symbols)
+    actions: dict[str, tuple[str, int]] = {name: ("trade", a) for a, name in enumerate(ACTION_NAMES)}
+    synonyms: dict[str, str] = {"FLAT": "CLOSE", "EXIT": "CLOSE", "KEEP": "HOLD"}
+    for k, (i, j) in enumerate(pair_list(len(symbols))):
+        word = f"{symbols[i]}/{symbols[j]}".upper()
+        actions[word] = ("pair", k)
+        synonyms[f"{symbols[i]}-{symbols[j]}".upper()] = word
+    example = f"{symbols[0]}/{symbols[1]}"
+    return TextProtocol(
+        task="FinHedging-v0",
+        instructions=HEDGING_INSTRUCTIONS.format(example=example),
+        actions=actions,
+        synonyms=synonyms,
+        default="HOLD",
+        default_reason="HOLD trades nothing; on the first decision an unreadable reply selects "
+        f"{example} and stays flat",
+        hint=f"LONG/SHORT pair on the first decision, e.g. {example}; then LONG_SHORT|SHORT_LONG|HOLD|CLOSE",
+    )
+
+
+__all__ = ["HEDGING_INSTRUCTIONS", "hedging_protocol"]

@@ -1,0 +1,171 @@
+"""Audit tools (FinAudit-v0): resolve the filing bundle, search concepts, read facts, walk the
+calculation network and read concept metadata.
+
+Every tool reads through the episode's :class:`~finenvs.tasks.audit.env.AuditView`:
+the episode's own filing (as the agent is meant to see it) and filings released
+on or before the audit date. ``bundle`` defaults to the episode's filing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from finenvs.tools.registry import Tool, ToolContext
+
+_BUNDLE = {"type": "string", "description": "Bundle name from resolve_filing (default: this task's filing)."}
+_CONCEPT = {"type": "string", "minLength": 3, "maxLength": 300,
+            "description": "Concept as prefix:LocalName, e.g. us-gaap:Assets."}
+_PERIOD = {"type": "string", "maxLength": 40,
+           "description": "YYYY-MM-DD (instant) or 'YYYY-MM-DD to YYYY-MM-DD' (duration)."}
+
+
+def _view(ctx: ToolContext) -> Any:
+    view = ctx.view()
+    if not hasattr(view, "filing"):
+        raise ValueError("XBRL tools need a FinAudit-v0 episode")
+    return view
+
+
+def _known(filing: Any, concept: str) -> None:
+    if concept not in filing.concepts:
+        raise ValueError(f"{concept} is not in filing {filing.bundle}; use search_concepts to find its name")
+
+
+def resolve_filing(ctx: ToolContext, ticker: str | None = None, form: str | None = None) -> dict[str, Any]:
+    view = _view(ctx)
+    rows = []
+    for name in view.visible():
+        filing = view.get(name)
+        if ticker and filing.ticker.upper() != ticker.upper():
+            continue
+        if form and filing.form.upper().replace("-", "") != form.upper().replace("-", ""):
+            continue
+        rows.append({"bundle": name, "company": filing.company, "ticker": filing.ticker, "form": filing.form,
+                     "period_end": filing.period_end, "released": filing.filed, "facts": len(filing.facts),
+                     "calculation_roles": len(filing.calc_roles()), "this_task": name == view.bundle})
+    return {"as_of": view.as_of, "filings": rows,
+            "note": "only filings released on or before the audit date are listed"}
+
+
+def search_concepts(ctx: ToolContext, query: str = "", bundle: str | None = None, limit: int = 40) -> dict[str, Any]:
+    view = _view(ctx)
+    filing = view.get(bundle)
+    words = [w.lower() for w in query.replace(":", " ").split() if w]
+    with_facts = {f.concept for f in filing.facts if f.value is not None}
+    parents = {a.parent for a in filing.calculation}
+    hits = []
+    for name in filing.concepts:
+        label = filing.label(name)
+        hay = f"{name} {label}".lower()
+        if all(w in hay for w in words):
+            hits.append({"concept": name, "label": label, "has_facts": name in with_facts,
+                         "calculation_parent": name in parents})
+    hits.sort(key=lambda h: (not h["has_facts"], h["concept"]))
+    return {"bundle": filing.bundle, "query": query, "matches": len(hits), "concepts": hits[:limit]}
+
+
+def get_facts(ctx: ToolContext, concept: str, period: str | None = None, bundle: str | None = None,
+              dimensional: bool = False) -> dict[str, Any]:
+    from finenvs.xbrl.calc import parse_period
+
+    view = _view(ctx)
+    filing = view.get(bundle)
+    _known(filing, concept)
+    want = parse_period(period) if period else None
+    rows = []
+    for fact in filing.facts_of(concept):
+        context = filing.contexts[fact.context]
+        if want and (context.start, context.end) != want:
+            continue
+        if context.dimensions and not dimensional:
+            continue
+        unit = filing.units[fact.unit].measure if fact.unit else None
+        rows.append({"value": fact.value, "text": fact.text[:300], "decimals": "INF" if fact.decimals is None and
+                     fact.unit else fact.decimals, "unit": unit, "context": fact.context, "period": context.period,
+                     "dimensions": [f"{a}={m}" for a, m in context.dimensions], "nil": fact.nil})
+    return {"bundle": filing.bundle, "concept": concept, "label": filing.label(concept), "facts": rows,
+            "note": "non-dimensional contexts only; pass dimensional=true for the rest" if not dimensional else ""}
+
+
+def get_calculation(ctx: ToolContext, concept: str, role: str | None = None, bundle: str | None = None) -> dict[str, Any]:
+    view = _view(ctx)
+    filing = view.get(bundle)
+    _known(filing, concept)
+    children = {r: [{"child": c, "weight": w, "label": filing.label(c)} for c, w in kids]
+                for r, kids in filing.children(concept, role).items()}
+    parents = {r: [{"parent": p, "weight": w} for p, w in ps] for r, ps in filing.parents(concept, role).items()}
+    return {"bundle": filing.bundle, "concept": concept, "children": children, "parents": parents,
+            "role_titles": {r: filing.roles.get(r, "") for r in {*children, *parents}},
+            "rule": "parent = sum(weight * child) within one role, in the same period and unit"}
+
+
+def get_concept(ctx: ToolContext, concept: str, bundle: str | None = None) -> dict[str, Any]:
+    from finenvs.xbrl.calc import non_negative
+
+    view = _view(ctx)
+    filing = view.get(bundle)
+    _known(filing, concept)
+    info = filing.concept(concept)
+    keep, why = non_negative(filing, concept)
+    return {"bundle": filing.bundle, "concept": concept, "balance": info.balance, "period_type": info.period_type,
+            "datatype": info.datatype, "abstract": info.abstract, "metadata_source": info.source,
+            "labels": filing.labels.get(concept, {}), "non_negative": keep, "non_negative_reason": why,
+            "calculation_parent_in_roles": len(filing.children(concept)),
+            "calculation_child_in_roles": len(filing.parents(concept))}
+
+
+def get_taxonomy_calculation(ctx: ToolContext, concept: str) -> dict[str, Any]:
+    from finenvs.xbrl.corpus import taxonomy_calculations
+
+    _view(ctx)
+    rels = taxonomy_calculations().get(concept, [])
+    return {"concept": concept, "taxonomy": "US-GAAP 2025", "relationships": rels,
+            "note": "the standard taxonomy's formulas, for reference; the task's calculated value uses the "
+                    "filing's own calculation network"}
+
+
+AUDIT_TOOLS: tuple[Tool, ...] = (
+    Tool("resolve_filing",
+         "Filing bundles visible at the audit date (the task's own is marked this_task): company, ticker, form, "
+         "period end, release date, fact count.",
+         {"type": "object", "properties": {"ticker": {"type": "string", "maxLength": 12},
+                                           "form": {"type": "string", "maxLength": 12}},
+          "additionalProperties": False},
+         resolve_filing, summary="the filing bundles visible at the audit date"),
+    Tool("search_concepts",
+         "Concepts of a filing whose name or label contains every word of `query` (empty: all), facts first.",
+         {"type": "object", "properties": {"query": {"type": "string", "maxLength": 200}, "bundle": _BUNDLE,
+                                           "limit": {"type": "integer", "minimum": 1, "maximum": 200}},
+          "additionalProperties": False},
+         search_concepts, summary="search concepts by name or label"),
+    Tool("get_facts",
+         "The facts of a concept (optionally of one period): value, text, decimals, unit, context, period, "
+         "dimensions. Several facts of one period and unit are repeats that agree within their decimals; "
+         "the most precise one is the reported value.",
+         {"type": "object", "properties": {"concept": _CONCEPT, "period": _PERIOD, "bundle": _BUNDLE,
+                                           "dimensional": {"type": "boolean"}},
+          "required": ["concept"], "additionalProperties": False},
+         get_facts, summary="facts of a concept for a period"),
+    Tool("get_calculation",
+         "The concept's calculation children (with weights) and parents, per role, from the filing's "
+         "calculation linkbase.",
+         {"type": "object", "properties": {"concept": _CONCEPT, "role": {"type": "string", "maxLength": 300},
+                                           "bundle": _BUNDLE},
+          "required": ["concept"], "additionalProperties": False},
+         get_calculation, summary="calculation children and parents of a concept"),
+    Tool("get_concept",
+         "A concept's metadata: balance (debit/credit), period type, datatype, labels, whether the sign rule "
+         "treats it as non-negative and why.",
+         {"type": "object", "properties": {"concept": _CONCEPT, "bundle": _BUNDLE},
+          "required": ["concept"], "additionalProperties": False},
+         get_concept, summary="balance, period type and labels of a concept"),
+    Tool("get_taxonomy_calculation",
+         "The US-GAAP 2025 taxonomy's standard calculation relationships of a concept (reference only).",
+         {"type": "object", "properties": {"concept": _CONCEPT}, "required": ["concept"],
+          "additionalProperties": False},
+         get_taxonomy_calculation, summary="the standard taxonomy's formula for a concept"),
+)
+
+
+__all__ = ["AUDIT_TOOLS", "get_calculation", "get_concept", "get_facts", "get_taxonomy_calculation",
+           "resolve_filing", "search_concepts"]
