@@ -49,6 +49,28 @@ def test_subpackages_live_in_the_finenvs_namespace():
     assert out.strip() == "[]"  # no bare top-level names importable from outside the checkout
 
 
+#: The family folders of the source tree (``finenvs/tasks/<family>/``).
+FAMILY_FOLDERS = sorted(p.parent.name for p in (ROOT / "finenvs" / "tasks").glob("*/spec.py"))
+
+
+def test_every_family_folder_is_registered_packaged_and_documented():
+    import tomllib
+
+    import finenvs
+
+    assert len(FAMILY_FOLDERS) >= 7
+    assert sorted(spec.family for spec in finenvs.BUILTIN) == FAMILY_FOLDERS
+    for spec in finenvs.BUILTIN:  # each spec's objects come from its own folder
+        assert spec.env.__module__.startswith(f"finenvs.tasks.{spec.family}."), spec.family
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    missing = [f for f in FAMILY_FOLDERS if f"finenvs.tasks.{f}" not in packages]
+    assert not missing, f"add to pyproject.toml's [tool.setuptools] packages: {missing}"
+    nav = (ROOT / "mkdocs.yml").read_text()
+    undocumented = [f for f in FAMILY_FOLDERS if not (ROOT / "docs" / "envs" / f"{f}.md").is_file()
+                    or f"envs/{f}.md" not in nav]
+    assert not undocumented, f"write docs/envs/<family>.md and add it to mkdocs.yml's nav: {undocumented}"
+
+
 def test_wheel_ships_only_the_finenvs_package_with_its_data(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
@@ -72,6 +94,8 @@ def test_wheel_ships_only_the_finenvs_package_with_its_data(tmp_path):
         "finenvs/wrappers/__init__.py",
         "finenvs/baselines/__init__.py",
         "finenvs/scoring/__init__.py",
+        "finenvs/tasks/options/options_answer.schema.json",
+        *(f"finenvs/tasks/{family}/spec.py" for family in FAMILY_FOLDERS),
     ):
         assert required in names, required
     metadata = zipfile.ZipFile(wheel).read("finenvs-0.1.0.dist-info/METADATA").decode()

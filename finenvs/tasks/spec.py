@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from finenvs.tools.registry import CLOSED_BOOK_TOOLSET
+
 if TYPE_CHECKING:
     from finenvs.tools.registry import Tool
 
@@ -324,9 +326,10 @@ class TaskSpec:
         return None if self.vector_env is None else _import_path(self.vector_env)
 
     @property
-    def toolset(self) -> str | None:
-        """The name of the family's toolset in :data:`finenvs.tools.TOOLSETS` (None: the commit tool only)."""
-        return None if self.tools is None else self.family
+    def toolset(self) -> str:
+        """The name of the family's toolset in :data:`finenvs.tools.TOOLSETS` (a family without tools: the
+        closed-book toolset, the commit tool only)."""
+        return CLOSED_BOOK_TOOLSET if self.tools is None else self.family
 
     def load_baselines(self) -> dict[str, tuple[type, str]]:
         return dict(self.baselines)

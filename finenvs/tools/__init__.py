@@ -22,6 +22,7 @@ them as its toolset in :data:`TOOLSETS`. The registry never imports a tool modul
 
 from finenvs.tools.market import MARKET_TOOLS
 from finenvs.tools.registry import (
+    CLOSED_BOOK_TOOLSET,
     COMMIT_TOOL,
     DEFAULT_MAX_CHARS,
     TOOLSETS,
@@ -35,10 +36,6 @@ from finenvs.tools.registry import (
     validate_arguments,
 )
 from finenvs.tools.risk import RISK_TOOLS  # registers the "risk" toolset
-
-#: The toolset of a closed-book text env (``tools="none"``): no tool but the commit tool every ToolBox adds.
-CLOSED_BOOK_TOOLSET = "none"
-register_tools(CLOSED_BOOK_TOOLSET, ())
 
 __all__ = [
     "CLOSED_BOOK_TOOLSET",

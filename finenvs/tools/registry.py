@@ -271,6 +271,12 @@ def register_tools(family: str, tools: list[Tool] | tuple[Tool, ...]) -> None:
     TOOLSETS[family] = tuple(tools)
 
 
+#: The toolset of a closed-book text env (``tools="none"``), and of a family without tools: no tool but the
+#: commit tool every ToolBox adds.
+CLOSED_BOOK_TOOLSET = "none"
+register_tools(CLOSED_BOOK_TOOLSET, ())
+
+
 def json_size(data: Any) -> int:
     """Length of ``data``'s compact JSON (what the agent reads)."""
     return _json_size(data)
@@ -540,6 +546,7 @@ __all__ = [
     "MAX_ERROR_CHARS",
     "MIN_MAX_CHARS",
     "TOOLSETS",
+    "CLOSED_BOOK_TOOLSET",
     "Tool",
     "ToolBox",
     "ToolContext",
