@@ -160,9 +160,9 @@ def test_skills_export_writes_one_skill_per_family_from_its_spec(tmp_path, capsy
         text = (tmp_path / f"finenvs-{task.family}" / "SKILL.md").read_text()
         front = re.match(r"---\nname: (\S+)\ndescription: (.+)\n---\n", text)
         assert front and front.group(1) == f"finenvs-{task.family}" and json.loads(front.group(2))
-        from finenvs.tools import COMMIT_TOOL, TOOLSETS
+        from finenvs.tools import COMMIT_TOOL
 
-        for tool in [t.name for t in TOOLSETS.get(task.tools, ())] + [COMMIT_TOOL]:
+        for tool in [t.name for t in (task.tools or ())] + [COMMIT_TOOL]:
             assert f"`{tool}`" in text, (task.family, tool)
         assert f"finenvs harness --env {task.env_id}" in text and f"# {task.env_id}" in text
     assert main(["skills", "export", str(tmp_path), "--families", "nope"]) == 2

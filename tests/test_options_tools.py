@@ -389,7 +389,7 @@ def test_tools_see_only_the_current_task(box, task):
 # ---------------------------------------------------------------------------- tool modes
 @pytest.mark.parametrize("env_id", ["FinOptions-text-v0", "FinDeltaHedge-text-v0"])
 def test_tool_modes_of_the_text_envs(env_id):
-    family = task_of(env_id).tools
+    family = task_of(env_id).toolset
     full = gym.make(env_id)
     _, info = full.reset(seed=0)
     assert info["tools_mode"] == "fabpp" == full.tools_mode
