@@ -223,10 +223,9 @@ class TextInterface(gym.Wrapper):
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         parsed = self.parse(action)
-        return self.step_parsed(parsed, action_text=action if isinstance(action, str) else None)
+        return self.step_parsed(parsed)
 
-    def step_parsed(self, parsed: ParsedAction, *, action_text: str | None = None,
-                    resolve: bool = True) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def step_parsed(self, parsed: ParsedAction, *, resolve: bool = True) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Step with an already parsed action (the runner and MCP server parse replies themselves).
 
         ``resolve=False`` takes ``parsed.action`` as the env action itself (a replay of a recorded one).

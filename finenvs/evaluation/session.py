@@ -731,7 +731,7 @@ class EpisodeSession:
             raise RuntimeError("the episode has ended; reset a new session")
         prompt = self.prompt
         date = self.date
-        obs, reward, terminated, truncated, info = self.env.step_parsed(parsed, action_text=raw_text, resolve=resolve)
+        obs, reward, terminated, truncated, info = self.env.step_parsed(parsed, resolve=resolve)
         taken = getattr(self.env, "last_parsed", None) or parsed  # after the env's stage check, if it has one
         calls = self._pending
         self._pending = []

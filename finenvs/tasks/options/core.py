@@ -661,7 +661,7 @@ def _score_number(answer: dict[str, Any], name: str, truth: Any, rel: float, flo
     return 0.0, f"stated {stated_value:.6g}, engine {float(truth):.6g}"
 
 
-def score_answer(task: dict[str, Any], raw_answer: Any, *, structured: bool = False) -> ScoreCard:
+def score_answer(task: dict[str, Any], raw_answer: Any) -> ScoreCard:
     """Score an answer (text or dict) against the engine. Never raises on the answer's content."""
     items: list[ItemScore] = []
     ask = task["ask"]
