@@ -16,8 +16,9 @@ from finenvs.cli import main  # noqa: E402
 from finenvs.evaluation.confine import probe_bwrap  # noqa: E402
 from finenvs.evaluation.harness import DecisionGate, HarnessAgent, HarnessError, check_command, run_harness  # noqa: E402
 from finenvs.evaluation.llm import RunConfig  # noqa: E402
+from finenvs.evaluation.runlog import read_trajectories  # noqa: E402
 from finenvs.evaluation.score import score_run  # noqa: E402
-from finenvs.evaluation.session import EpisodeSession, read_trajectories  # noqa: E402
+from finenvs.evaluation.session import EpisodeSession  # noqa: E402
 from finenvs.tasks import Selection, task_of, tasks  # noqa: E402
 
 AGENT = Path(__file__).parent / "harness_agent.py"

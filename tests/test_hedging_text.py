@@ -17,12 +17,9 @@ from finenvs.baselines.agents import ScriptedPairsAgent
 from finenvs.envs.hedging import DEFAULT_UNIVERSE
 from finenvs.envs.hedging_core import ACTION_NAMES, HOLD
 from finenvs.evaluation.llm import RunConfig, run_episode
-from finenvs.evaluation.session import (
-    EpisodeSpec,
-    TrajectoryWriter,
-    read_trajectories,
-    replay_episode,
-)
+from finenvs.evaluation.replay import replay_episode
+from finenvs.evaluation.runlog import TrajectoryWriter, read_trajectories
+from finenvs.tasks import EpisodeSpec
 from finenvs.text.protocol import MAX_PROMPT_CHARS
 from finenvs.tools import COMMIT_TOOL, ToolBox
 from helpers import perturb_after

@@ -12,8 +12,8 @@ import pytest
 import finenvs  # noqa: F401
 from finenvs.data.catalog import default_catalog
 from finenvs.evaluation.llm import RunConfig, run_llm
+from finenvs.evaluation.runlog import read_trajectories
 from finenvs.evaluation.score import score_run
-from finenvs.evaluation.session import read_trajectories
 from finenvs.tasks import task_of
 
 END = "2026-04-30"

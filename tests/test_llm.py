@@ -17,8 +17,10 @@ from finenvs.baselines.agents import ScriptedTradingAgent
 from finenvs.envs.trading_text import TRADING_PROTOCOL
 from finenvs.evaluation.endpoints import EndpointError, OpenAIChatAgent
 from finenvs.evaluation.llm import PriceTable, RunConfig, decide, drive_mcp_episode, run_llm, run_llm_async
+from finenvs.evaluation.runlog import read_trajectories
 from finenvs.evaluation.score import score_run
-from finenvs.evaluation.session import EpisodeSession, EpisodeSpec, read_trajectories
+from finenvs.evaluation.session import EpisodeSession
+from finenvs.tasks import EpisodeSpec
 from finenvs.text.chat import ChatReply, ToolCall
 
 pytest.importorskip("openai")

@@ -16,8 +16,9 @@ from finenvs.baselines.agents import ScriptedTradingAgent  # noqa: E402
 from finenvs.envs.trading_text import TRADING_PROTOCOL  # noqa: E402
 from finenvs.evaluation.llm import drive_mcp_episode  # noqa: E402
 from finenvs.evaluation.mcp_server import McpEpisode, build_server  # noqa: E402
+from finenvs.evaluation.runlog import read_trajectories  # noqa: E402
 from finenvs.evaluation.score import score_run  # noqa: E402
-from finenvs.evaluation.session import EpisodeSpec, read_trajectories  # noqa: E402
+from finenvs.tasks import EpisodeSpec  # noqa: E402
 
 MARKET_TOOLS = {"get_state", "get_prices", "get_indicators", "list_news", "get_news", "list_filings",
                 "get_filing_section", "get_rate"}

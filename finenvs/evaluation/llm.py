@@ -3,7 +3,7 @@
 For every decision of every episode the runner sends the env's prompt, lets
 the agent call date-locked tools as often as the budget allows, and takes the
 decision it commits (a ``commit_action`` call, or a reply ending ``Action: X``).
-Everything is recorded (:mod:`finenvs.evaluation.session`) and ``finenvs score
+Everything is recorded (:mod:`finenvs.evaluation.runlog`) and ``finenvs score
 RUN_DIR`` re-scores a run offline from its recorded actions::
 
     from finenvs.evaluation.llm import RunConfig, run_llm
@@ -52,19 +52,19 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from finenvs.evaluation.endpoints import EndpointError, oversize_error
-from finenvs.evaluation.seal import load_or_create_key
-from finenvs.evaluation.session import (
-    EnvPool,
-    EpisodeSession,
-    ReplayMismatch,
+from finenvs.evaluation.envpool import EnvPool
+from finenvs.evaluation.integrity import open_run_to_resume
+from finenvs.evaluation.replay import ReplayMismatch
+from finenvs.evaluation.runlog import (
     RunFiles,
     TrajectoryWriter,
     jsonable,
-    open_run_to_resume,
     record_chain_head,
     run_metadata,
     write_run_json,
 )
+from finenvs.evaluation.seal import load_or_create_key
+from finenvs.evaluation.session import EpisodeSession
 from finenvs.registration import env_arguments
 from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, task_of
 from finenvs.tasks import tasks as _tasks

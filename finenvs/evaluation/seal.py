@@ -1,6 +1,6 @@
 """The per-user run key, and the keyed seals (HMAC-SHA256) of run folders.
 
-A run folder's unkeyed chain (:mod:`finenvs.evaluation.session`) shows that lines were deleted, moved or
+A run folder's unkeyed chain (:mod:`finenvs.evaluation.runlog`) shows that lines were deleted, moved or
 changed, but anyone who knows the format can recompute a sha256. The seals add what a recomputation cannot
 forge without the key:
 
@@ -29,7 +29,7 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from finenvs.errors import FinEnvsError
 
@@ -48,6 +48,17 @@ _SUFFIX_BYTES = len(b',"mac":""}') + 64
 
 #: Signature verdicts of a run folder (see :func:`seal_verdict` and ``finenvs score``).
 SIGNED, UNSIGNED_HERE, UNSIGNED, INVALID = "signed", "unsigned here", "unsigned", "invalid"
+
+
+class RunSeal(TypedDict):
+    """run.json's ``seal`` block (:func:`seal_run`)."""
+
+    algorithm: str
+    key_id: str
+    #: the key's MAC of the canonical JSON of the rest of run.json
+    mac: str
+    #: a short MAC of each top-level field (and of each field of ``integrity``): what a failed seal names
+    fields: dict[str, str]
 
 
 class RunKeyError(FinEnvsError, OSError):
@@ -216,6 +227,7 @@ __all__ = [
     "UNSIGNED",
     "UNSIGNED_HERE",
     "RunKeyError",
+    "RunSeal",
     "canonical",
     "changed_fields",
     "key_id",
