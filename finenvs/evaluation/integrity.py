@@ -13,6 +13,7 @@ holds and this machine's key signed it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from finenvs.evaluation.runlog import (
     RUN_FILE,
     SEALED_FORMAT,
     RunFiles,
+    RunMeta,
     chain_genesis,
     run_format,
     run_identity,
@@ -76,7 +78,7 @@ class ChainCheck:
 MACHINE_KEY: Any = object()
 
 
-def verify_chain(path: Path, meta: dict[str, Any], *, key: bytes | None | Any = MACHINE_KEY) -> ChainCheck:
+def verify_chain(path: Path, meta: Mapping[str, Any], *, key: bytes | None | Any = MACHINE_KEY) -> ChainCheck:
     """Check a trajectory file against its run.json: the identity digests, the chain of ``seq``/``prev`` line by
     line, the line count and final digest run.json recorded, and the keyed seals (run.json's ``seal``, every
     line's ``mac``).
@@ -247,7 +249,7 @@ def _more(lines: list[int]) -> str:
             + (", ...)" if len(lines) > 4 else ")"))
 
 
-def _check_run_seal(meta: dict[str, Any], fmt: int, key: Any, check: ChainCheck, problem: Any) -> bytes | None:
+def _check_run_seal(meta: Mapping[str, Any], fmt: int, key: Any, check: ChainCheck, problem: Any) -> bytes | None:
     """Set ``check.signature`` from run.json's seal; returns the key the lines' MACs are to be checked with
     (None: they are not checked, the seal names another key or there is none)."""
     seal = meta.get("seal")
@@ -282,7 +284,7 @@ def _check_run_seal(meta: dict[str, Any], fmt: int, key: Any, check: ChainCheck,
     return machine
 
 
-def open_run_to_resume(root: Path | str) -> tuple[dict[str, Any], ChainCheck]:
+def open_run_to_resume(root: Path | str) -> tuple[RunMeta, ChainCheck]:
     """A run folder's run.json and its checked trajectory chain, for continuing the run.
 
     Only a run that this machine's key signed, and whose chain holds, is continued: whatever a resumed run
@@ -297,7 +299,7 @@ def open_run_to_resume(root: Path | str) -> tuple[dict[str, Any], ChainCheck]:
     if not files.run.is_file():
         raise FileNotFoundError(f"{files.root}: no {RUN_FILE} here; not a finenvs run folder")
     try:
-        meta = json.loads(files.run.read_text(encoding="utf-8"))
+        meta: RunMeta = json.loads(files.run.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"{files.run}: cannot be read as JSON ({str(exc)[:120]}); the run is not continued") from None
     if not isinstance(meta, dict):

@@ -46,7 +46,7 @@ import datetime as _dt
 import json
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -57,6 +57,7 @@ from finenvs.evaluation.integrity import open_run_to_resume
 from finenvs.evaluation.replay import ReplayMismatch
 from finenvs.evaluation.runlog import (
     RunFiles,
+    RunMeta,
     TrajectoryWriter,
     jsonable,
     record_chain_head,
@@ -535,7 +536,8 @@ class EpisodeOutcome:
 
     spec: EpisodeSpec
     status: str  # complete | failed | partial | aborted | skipped (already complete or failed when resumed)
-    record: dict[str, Any] | None
+    #: the episode record (written now, or read back when resumed: then as the run's file holds it)
+    record: Mapping[str, Any] | None
     decisions: int
     message: str = ""
 
@@ -549,7 +551,7 @@ class RunSummary:
     outcomes: list[EpisodeOutcome]
     seconds: float
 
-    def episode_records(self) -> list[dict[str, Any]]:
+    def episode_records(self) -> list[Mapping[str, Any]]:
         return [o.record for o in self.outcomes if o.record is not None]
 
 
@@ -645,7 +647,7 @@ async def run_episode(
             pool.give(spec, env)
 
 
-def _run_meta(config: RunConfig, agent: ChatAgent, prices: PriceTable, run_dir: Path) -> dict[str, Any]:
+def _run_meta(config: RunConfig, agent: ChatAgent, prices: PriceTable, run_dir: Path) -> RunMeta:
     return run_metadata(run_dir, "llm-runner", agent=agent.describe(), config=dataclasses.asdict(config),
                         episodes=config.episodes(), prices=dataclasses.asdict(prices))
 

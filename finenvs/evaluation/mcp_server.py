@@ -48,9 +48,12 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from finenvs.text.protocol import MAX_REPLY_CHARS
+
+if TYPE_CHECKING:
+    from finenvs.evaluation.runlog import RunMeta
 
 OBSERVATION_TOOL = "get_observation"
 SERVER_NAME = "finenvs"
@@ -102,7 +105,7 @@ class McpEpisode:
         key = load_or_create_key()  # seals run.json and every trajectory line (finenvs.evaluation.seal)
         self._write_run_json = lambda path, meta: write_run_json(path, meta, key=key)
         self._record_chain_head = record_chain_head
-        self.meta: dict[str, Any] = run_metadata(root, "mcp", agent={"kind": "mcp-client"},
+        self.meta: RunMeta = run_metadata(root, "mcp", agent={"kind": "mcp-client"},
                                                  config={"history": history, "tool_max_chars": tool_max_chars},
                                                  episodes=[spec])
         self.writer = TrajectoryWriter(self.files.trajectories, genesis=self.meta["integrity"]["genesis"], key=key)

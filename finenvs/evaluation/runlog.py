@@ -1,4 +1,4 @@
-"""The run log: the files of a run folder, the JSON line format of its trajectory, and the hash chain over its lines.
+"""The run log: a run folder's files, its trajectory's JSON line format, and the hash chain over its lines.
 
 A run folder holds:
 
@@ -38,9 +38,10 @@ import json
 import math
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from finenvs.evaluation import seal as _seal
 from finenvs.tasks import EpisodeSpec, task_of
@@ -282,7 +283,7 @@ def _canonical(value: Any) -> bytes:
     return _seal.canonical(jsonable(value))
 
 
-def run_identity(meta: dict[str, Any]) -> dict[str, str]:
+def run_identity(meta: Mapping[str, Any]) -> dict[str, str]:
     """The sha256 of each identity field of a run.json (:data:`IDENTITY_FIELDS` that it has)."""
     return {key: sha256_hex(_canonical(meta[key])) for key in IDENTITY_FIELDS if key in meta}
 
@@ -292,7 +293,7 @@ def chain_genesis(identity: dict[str, str]) -> str:
     return sha256_hex(_canonical(identity))
 
 
-def start_integrity(meta: dict[str, Any]) -> dict[str, Any]:
+def start_integrity(meta: RunMeta) -> RunMeta:
     """Add the ``integrity`` block of a new run to its run.json (no lines yet: the final digest is the genesis)."""
     identity = run_identity(meta)
     genesis = chain_genesis(identity)
@@ -301,10 +302,10 @@ def start_integrity(meta: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def record_chain_head(meta: dict[str, Any], writer: TrajectoryWriter) -> None:
+def record_chain_head(meta: RunMeta, writer: TrajectoryWriter) -> None:
     """Put the writer's line count and last digest into run.json's ``integrity`` block (before writing it)."""
     if writer.chained and isinstance(meta.get("integrity"), dict):
-        meta["integrity"].update(lines=writer.lines, final=writer.digest)
+        meta["integrity"].update({"lines": writer.lines, "final": writer.digest})
 
 
 class TrajectoryWriter:
@@ -316,8 +317,9 @@ class TrajectoryWriter:
             ``mac``; an existing file is continued from its last line. None: plain lines (a run of format 2).
         key: The run key the lines' MACs are made with (default, for a chained file: this user's,
             :func:`~finenvs.evaluation.seal.load_or_create_key`).
-        head: ``(lines, digest of the last line)`` of an existing file that :func:`verify_chain` checked: the
-            chain continues from it (the file is not read again).
+        head: ``(lines, digest of the last line)`` of an existing file that
+            :func:`~finenvs.evaluation.integrity.verify_chain` checked: the chain continues from it (the file is
+            not read again).
 
     Raises:
         ValueError: The existing file ends in a partial line (repair it first: :func:`read_trajectories`).
@@ -343,7 +345,7 @@ class TrajectoryWriter:
         self._lock = threading.Lock()
         self._fh = open(self.path, "ab")  # noqa: SIM115  (closed in close())
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: TrajectoryRecord) -> None:
         data = jsonable(record)
         with self._lock:
             if self.chained:
@@ -366,7 +368,8 @@ class TrajectoryWriter:
 
 def read_trajectories(path: Path, *, repair: bool = False) -> tuple[list[dict[str, Any]], int]:
     """Records of a JSONL file, skipping a partial or corrupt last line (the chain fields stripped; check the
-    chain with :func:`verify_chain`).
+    chain with :func:`~finenvs.evaluation.integrity.verify_chain`). A run's lines are :data:`TrajectoryRecord`
+    as written; read back, they are whatever the file holds until the chain is checked.
 
     Args:
         path: The ``trajectories.jsonl`` file (missing = no records).
@@ -411,7 +414,7 @@ def read_trajectories(path: Path, *, repair: bool = False) -> tuple[list[dict[st
     return records, dropped
 
 
-def run_format(meta: dict[str, Any]) -> int:
+def run_format(meta: Mapping[str, Any]) -> int:
     """run.json's format number (0 when it has none, or none that is a format number: an integer 0..1000)."""
     value = meta.get("format")
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 1000 else 0
@@ -432,7 +435,7 @@ class RunFiles:
 
 
 def run_metadata(root: Path, kind: str, *, agent: dict[str, Any], config: dict[str, Any],
-                 episodes: list[EpisodeSpec], **extra: Any) -> dict[str, Any]:
+                 episodes: list[EpisodeSpec], **extra: Any) -> RunMeta:
     """The ``run.json`` of a new run folder: what ran, on which code and data, the plan (episode count and
     labels) and the integrity block its trajectory chain starts from (:func:`start_integrity`)."""
     import datetime as _dt
@@ -441,7 +444,7 @@ def run_metadata(root: Path, kind: str, *, agent: dict[str, Any], config: dict[s
     from finenvs.data.catalog import default_catalog
 
     families = sorted({task_of(e.env_id).family for e in episodes})
-    meta = {
+    meta = cast(RunMeta, {
         "format": FORMAT_VERSION,
         "run": Path(root).name,
         "kind": kind,
@@ -455,7 +458,7 @@ def run_metadata(root: Path, kind: str, *, agent: dict[str, Any], config: dict[s
         "plan": {"episodes": len(episodes), "labels": [s.label() for s in episodes]},
         "status": "running",
         **extra,
-    }
+    })
     return start_integrity(meta)
 
 
@@ -475,7 +478,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def write_run_json(path: Path, meta: dict[str, Any], *, key: bytes | None = None) -> None:
+def write_run_json(path: Path, meta: RunMeta, *, key: bytes | None = None) -> None:
     """Seal a run's metadata and write it atomically: the one way run.json is written, so its ``seal`` (the MAC of
     everything else in it: integrity block, status, outcomes, configuration) is always fresh.
 

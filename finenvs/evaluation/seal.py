@@ -28,6 +28,7 @@ import json
 import os
 import re
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -193,7 +194,7 @@ def seal_run(meta: dict[str, Any], key: bytes) -> dict[str, Any]:
                              "fields": _field_macs(key, body)}}
 
 
-def changed_fields(meta: dict[str, Any], key: bytes) -> list[str]:
+def changed_fields(meta: Mapping[str, Any], key: bytes) -> list[str]:
     """The fields of a sealed run.json whose per-field MACs no longer match (added and removed ones too);
     empty when the seal's field list was itself edited beyond telling."""
     seal = meta.get("seal")
@@ -204,7 +205,7 @@ def changed_fields(meta: dict[str, Any], key: bytes) -> list[str]:
     return [name for name in dict.fromkeys([*recorded, *now]) if recorded.get(name) != now.get(name)]
 
 
-def run_seal_ok(meta: dict[str, Any], key: bytes) -> bool:
+def run_seal_ok(meta: Mapping[str, Any], key: bytes) -> bool:
     """Whether run.json's seal is the key's MAC of the rest of it (the seal's key id is not trusted)."""
     seal = meta.get("seal")
     if not isinstance(seal, dict) or not isinstance(seal.get("mac"), str):

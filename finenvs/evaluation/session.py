@@ -17,6 +17,7 @@ from its actions alone.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -24,6 +25,9 @@ from finenvs.evaluation.envpool import make_base_env, make_text_env
 from finenvs.evaluation.integrity import open_run_to_resume
 from finenvs.evaluation.replay import ReplayMismatch
 from finenvs.evaluation.runlog import (
+    EpisodeRecord,
+    PendingRecord,
+    StepRecord,
     TrajectoryWriter,
     jsonable,
     read_trajectories,
@@ -57,7 +61,7 @@ class EpisodeTotals:
     cost_usd: float | None = 0.0
     seconds: float = 0.0
 
-    def add_step(self, record: dict[str, Any]) -> None:
+    def add_step(self, record: Mapping[str, Any]) -> None:
         self.decisions += 1
         self.format_errors += 1 if record.get("invalid") else 0
         calls = record.get("tool_calls") or []
@@ -98,8 +102,9 @@ class EpisodeSession:
         writer: Where records go (None: keep them in memory only, in ``records``).
         history: Recent decisions in the prompt.
         tool_max_chars: Cap on tool results.
-        recorded: Step records of an earlier, interrupted attempt: their actions
-            are replayed (rewards checked) before the session continues.
+        recorded: Step records of an earlier, interrupted attempt (as a verified run's file holds them:
+            :func:`~finenvs.evaluation.integrity.open_run_to_resume`): their actions are replayed (rewards
+            checked) before the session continues.
         live: A live run (``end="latest"``): an episode that reaches the newest bar the data holds is waiting
             (``waiting``), not finished; no episode record is written, and a later session over more data
             continues it.
@@ -118,10 +123,10 @@ class EpisodeSession:
         writer: TrajectoryWriter | None = None,
         history: int = DEFAULT_HISTORY,
         tool_max_chars: int | None = None,
-        recorded: list[dict[str, Any]] | None = None,
+        recorded: Sequence[Mapping[str, Any]] | None = None,
         env: TextInterface | None = None,
         live: bool = False,
-        pending: dict[str, Any] | None = None,
+        pending: Mapping[str, Any] | None = None,
         **toolbox_kwargs: Any,
     ) -> None:
         self.spec = spec
@@ -142,14 +147,14 @@ class EpisodeSession:
         self.last_info: dict[str, Any] = dict(self.reset_info)
         self.infos: list[dict[str, Any]] = []
         self.totals = EpisodeTotals()
-        self.records: list[dict[str, Any]] = []
-        self.episode_record: dict[str, Any] | None = None
+        self.records: list[StepRecord] = []
+        self.episode_record: EpisodeRecord | None = None
         self._pending: list[ToolResult] = []
         self._began = time.perf_counter()
         for record in recorded or []:
             self._replay(record)
         #: The recorded pending decision still waiting for its bar (None when there is none or it was committed).
-        self.pending: dict[str, Any] | None = None
+        self.pending: Mapping[str, Any] | None = None
         if pending is not None and pending.get("step") == self.step_index:
             if self.done or self.at_open_end():
                 self.pending = pending
@@ -201,7 +206,7 @@ class EpisodeSession:
         timing: dict[str, float] | None = None,
         extra: dict[str, Any] | None = None,
         resolve: bool = True,
-    ) -> dict[str, Any]:
+    ) -> StepRecord:
         """Take the decision: step the env, write the step record (and the episode record at the end).
 
         Returns:
@@ -219,7 +224,7 @@ class EpisodeSession:
         calls = self._pending
         self._pending = []
         recorded_calls, self._pending_calls = getattr(self, "_pending_calls", None), None
-        record: dict[str, Any] = {
+        record: StepRecord = {
             "type": "step",
             "episode": self.spec.index,
             "step": self.step_index,
@@ -258,7 +263,7 @@ class EpisodeSession:
             # the reply read as one word, the env's stage check took another: keep both
             record["reply_action"], record["reply_valid"] = parsed.name, parsed.valid
         if extra:
-            record.update(extra)
+            record.update(extra)  # type: ignore[typeddict-item]  # the caller's fields (commit_arguments, ...)
         self._advance(record, obs, info, terminated, truncated)
         return record
 
@@ -272,7 +277,7 @@ class EpisodeSession:
             return False
         return bool(self.reset_info.get("open_end")) and self._reached_open_end
 
-    def hold(self, parsed: ParsedAction, **fields: Any) -> dict[str, Any]:
+    def hold(self, parsed: ParsedAction, **fields: Any) -> PendingRecord:
         """A live episode waiting at its newest bar: record the decision taken there as ``"pending"`` (the env
         cannot step it before the next bar exists); a later session commits it (:meth:`_commit_pending`).
 
@@ -284,19 +289,19 @@ class EpisodeSession:
         calls, self._pending = self._pending, []
         text_action = getattr(self.env.unwrapped, "text_action", None)
         parsed = text_action(parsed) if text_action is not None else parsed  # the env's stage check, as on commit
-        record: dict[str, Any] = {
+        record: PendingRecord = {
             "type": "pending", "episode": self.spec.index, "step": self.step_index, "date": self.date,
             "symbol": self.label, "prompt": self.prompt, "tool_calls": [{**c.record(), "result": c.data}
                                                                         for c in calls],
             "action": parsed.name, "env_action": self.protocol.encode(parsed.action), "via": parsed.via,
-            "invalid": parsed.invalid, "reasoning": parsed.reasoning, **fields,
+            "invalid": parsed.invalid, "reasoning": parsed.reasoning, **fields,  # type: ignore[typeddict-item]
         }
         self.pending = record
         if self.writer is not None:
             self.writer.write(record)
         return record
 
-    def _commit_pending(self, record: dict[str, Any]) -> None:
+    def _commit_pending(self, record: Mapping[str, Any]) -> None:
         """Step a recorded pending decision now that its bar exists: the step line carries what the pending
         line recorded (prompt, messages, tool calls, usage) and the reward the new bar gives."""
         parsed = ParsedAction(self.protocol.decode(record.get("env_action")), str(record.get("action")),
@@ -312,7 +317,7 @@ class EpisodeSession:
                     extra={**keep, "prompt": record.get("prompt"), "decided_pending": record.get("date")},
                     resolve=False)
 
-    def fail(self, reason: str, **attempt: Any) -> dict[str, Any]:
+    def fail(self, reason: str, **attempt: Any) -> EpisodeRecord:
         """End the episode as failed (HERCULEAN's rule: no valid decision after its attempts): no metrics, "—"
         in tables. ``attempt`` (messages, raw text, usage, errors of the failed decision) is kept in the record."""
         self.done = True
@@ -329,7 +334,7 @@ class EpisodeSession:
             self.writer.write(self.episode_record)
         return self.episode_record
 
-    def _advance(self, record: dict[str, Any], obs: str, info: dict[str, Any], terminated: bool, truncated: bool,
+    def _advance(self, record: StepRecord, obs: str, info: dict[str, Any], terminated: bool, truncated: bool,
                  *, write_step: bool = True) -> None:
         self.step_index += 1
         self.prompt = obs
@@ -350,7 +355,7 @@ class EpisodeSession:
             if self.writer is not None:
                 self.writer.write(self.episode_record)
 
-    def _replay(self, record: dict[str, Any]) -> None:
+    def _replay(self, record: Mapping[str, Any]) -> None:
         if self.done:
             raise ReplayMismatch(f"{self.spec.label()}: recorded steps continue past the episode's end")
         parsed = ParsedAction(self.protocol.decode(record.get("env_action")), str(record.get("action")),
@@ -365,9 +370,10 @@ class EpisodeSession:
                 f"{self.spec.label()} step {self.step_index}: replayed reward {reward!r} differs from the recorded "
                 f"{record.get('reward')!r}; the data, the code or the env arguments changed since the run"
             )
-        self._advance(dict(record), obs, info, terminated, truncated, write_step=False)  # already in the file
+        self._advance(dict(record), obs, info, terminated, truncated,  # type: ignore[arg-type]  # a copy of it
+                      write_step=False)  # already in the file
 
-    def _episode_record(self, info: dict[str, Any]) -> dict[str, Any]:
+    def _episode_record(self, info: dict[str, Any]) -> EpisodeRecord:
         metrics = self.task.metrics_of_episode(self.env.unwrapped, self.reset_info, self.infos)
         return {
             "type": "episode",
