@@ -55,8 +55,9 @@ import gymnasium as gym  # noqa: E402
 from results_file import RESULTS, cpu_name, update_section  # noqa: E402
 
 import finenvs  # noqa: E402
+from finenvs.evaluation.envpool import EnvPool  # noqa: E402
 from finenvs.evaluation.llm import RunConfig, SessionPort, decide  # noqa: E402
-from finenvs.evaluation.session import EnvPool, EpisodeSession  # noqa: E402
+from finenvs.evaluation.session import EpisodeSession  # noqa: E402
 from finenvs.tasks import Selection, TaskSpec, tasks  # noqa: E402
 from finenvs.tools.registry import COMMIT_TOOL  # noqa: E402
 

@@ -7,9 +7,9 @@ Usage (from the repository root)::
 
 The records are real ones: the step and episode records of an offline run of FinTrading-v0's scripted agent
 over the default eval plan, repeated until ``--records`` lines. Each repeat writes them through
-:class:`~finenvs.evaluation.session.TrajectoryWriter` (chained, flushed per line, as a run writes them) once
+:class:`~finenvs.evaluation.runlog.TrajectoryWriter` (chained, flushed per line, as a run writes them) once
 with the MAC and once without, into a fresh file; the best of ``--repeats`` is reported, with
-:func:`~finenvs.evaluation.session.verify_chain` over the same files and the scripted agent's own time per
+:func:`~finenvs.evaluation.integrity.verify_chain` over the same files and the scripted agent's own time per
 decision in that run (the cheapest decision there is: no model, no network) for scale.
 """
 
@@ -34,9 +34,10 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="finenvs-bench-seal-"))
     os.environ.setdefault("FINENVS_RUN_KEY", str(work / "run-key"))  # never the user's key
 
+    from finenvs.evaluation.integrity import verify_chain
     from finenvs.evaluation.llm import RunConfig, run_llm
+    from finenvs.evaluation.runlog import TrajectoryWriter, read_trajectories, start_integrity
     from finenvs.evaluation.seal import load_or_create_key, mac_hex, seal_run
-    from finenvs.evaluation.session import TrajectoryWriter, read_trajectories, start_integrity, verify_chain
     from finenvs.tasks import task_of
 
     began = time.perf_counter()

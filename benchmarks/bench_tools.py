@@ -114,7 +114,8 @@ def bench_text_step(reps: int) -> list[tuple[str, float, float]]:
 
 def bench_decision(reps: int) -> list[tuple[str, float, float]]:
     from finenvs.evaluation.llm import RunConfig, SessionPort, decide
-    from finenvs.evaluation.session import EpisodeSession, EpisodeSpec
+    from finenvs.evaluation.session import EpisodeSession
+    from finenvs.tasks import EpisodeSpec
     from finenvs.tasks.trading.agent import ScriptedTradingAgent
 
     session = EpisodeSession(EpisodeSpec(0, "FinTrading-v0", {"symbol": "AAPL", "split": None,
@@ -143,7 +144,7 @@ def bench_mcp(reps: int, tmp: Path) -> list[tuple[str, float, float]]:
     except ImportError:
         return [("MCP tool call (in-process client)", float("nan"), float("nan"))]
     from finenvs.evaluation.mcp_server import McpEpisode, build_server
-    from finenvs.evaluation.session import EpisodeSpec
+    from finenvs.tasks import EpisodeSpec
 
     episode = McpEpisode(EpisodeSpec(0, "FinTrading-v0", {"symbol": "AAPL", "split": "eval"}, 0), out=tmp,
                          name=f"bench-{os.getpid()}-{time.time_ns()}")

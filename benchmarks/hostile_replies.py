@@ -141,7 +141,7 @@ def run_case(case: str) -> dict:
     """One case in this process; returns its measurements."""
     sys.path.insert(0, str(ROOT / "tests"))
     from finenvs.evaluation.llm import RunConfig, run_llm
-    from finenvs.evaluation.session import read_trajectories
+    from finenvs.evaluation.runlog import read_trajectories
 
     kind, n = case.split(":")
     n = int(n)

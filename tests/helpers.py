@@ -36,3 +36,38 @@ def herculean_buy_and_hold(env_id: str, symbol: str, split: str, buy: int) -> di
     h = info["episode_metrics"]["herculean"]
     return {"CR": round(100 * h["cumulative_return"], 2), "SR": round(h["sharpe"], 2),
             "MDD": round(100 * h["max_drawdown"], 2)}
+
+
+def record_shape_mismatches(run_dir) -> tuple[list[str], dict[str, int]]:
+    """Where a run folder differs from the record types :mod:`finenvs.evaluation.runlog` declares: a required key
+    missing or a key not declared, in run.json (and its plan, integrity, seal, outcomes) or on a trajectory line
+    (the chain fields aside); with the count of each record type seen, so a check over no lines cannot pass."""
+    import json
+    from pathlib import Path
+
+    from finenvs.evaluation import runlog
+    from finenvs.evaluation.seal import RunSeal
+
+    kinds = {"step": runlog.StepRecord, "pending": runlog.PendingRecord, "episode": runlog.EpisodeRecord}
+    out: list[str] = []
+    seen: dict[str, int] = {}
+
+    def check(declared, value, where: str) -> None:
+        seen[declared.__name__] = seen.get(declared.__name__, 0) + 1
+        keys = set(value)
+        out.extend(f"{where}: {declared.__name__} lacks {k!r}" for k in sorted(declared.__required_keys__ - keys))
+        out.extend(f"{where}: {declared.__name__} does not declare {k!r}"
+                   for k in sorted(keys - declared.__required_keys__ - declared.__optional_keys__))
+
+    root = Path(run_dir)
+    meta = json.loads((root / runlog.RUN_FILE).read_text(encoding="utf-8"))
+    check(runlog.RunMeta, meta, runlog.RUN_FILE)
+    for name, declared in (("plan", runlog.RunPlan), ("integrity", runlog.RunIntegrity), ("seal", RunSeal)):
+        check(declared, meta[name], f"{runlog.RUN_FILE} {name}")
+    for outcome in meta.get("outcomes", []):
+        check(runlog.RunOutcome, outcome, f"{runlog.RUN_FILE} outcomes")
+    lines = (root / runlog.TRAJECTORY_FILE).read_text(encoding="utf-8").splitlines()
+    for n, line in enumerate(lines, 1):
+        record = {k: v for k, v in json.loads(line).items() if k not in runlog.CHAIN_FIELDS}
+        check(kinds[record["type"]], record, f"{runlog.TRAJECTORY_FILE} line {n}")
+    return out, seen

@@ -23,7 +23,9 @@ from a2a.types import Part, Task, TaskState, TaskStatus  # noqa: E402
 from finenvs.evaluation.a2a import A2AChatAgent, _endpoint_error, render_text, serve_a2a  # noqa: E402
 from finenvs.evaluation.endpoints import EndpointError  # noqa: E402
 from finenvs.evaluation.llm import SYSTEM_PROMPT, RunConfig, run_llm  # noqa: E402
-from finenvs.evaluation.session import EpisodeSession, EpisodeSpec, read_trajectories  # noqa: E402
+from finenvs.evaluation.runlog import read_trajectories  # noqa: E402
+from finenvs.evaluation.session import EpisodeSession  # noqa: E402
+from finenvs.tasks import EpisodeSpec  # noqa: E402
 from finenvs.tasks.trading.agent import ScriptedTradingAgent  # noqa: E402
 
 FAST = {"backoff_base": 0.001, "backoff_max": 0.01, "max_retries": 1}

@@ -16,8 +16,8 @@ import finenvs  # noqa: F401
 from finenvs.evaluation.agents import ScriptedRouter
 from finenvs.evaluation.endpoints import OpenAIChatAgent
 from finenvs.evaluation.llm import RunConfig, run_llm
+from finenvs.evaluation.runlog import read_trajectories
 from finenvs.evaluation.score import score_run, terminal_report
-from finenvs.evaluation.session import read_trajectories
 from finenvs.tasks import Selection, task_of
 from finenvs.text.chat import ChatReply, ToolCall
 from finenvs.text.protocol import MAX_PROMPT_CHARS

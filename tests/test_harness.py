@@ -16,9 +16,11 @@ from finenvs.cli import main  # noqa: E402
 from finenvs.evaluation.confine import probe_bwrap  # noqa: E402
 from finenvs.evaluation.harness import DecisionGate, HarnessAgent, HarnessError, check_command, run_harness  # noqa: E402
 from finenvs.evaluation.llm import RunConfig  # noqa: E402
+from finenvs.evaluation.runlog import read_trajectories  # noqa: E402
 from finenvs.evaluation.score import score_run  # noqa: E402
-from finenvs.evaluation.session import EpisodeSession, read_trajectories  # noqa: E402
+from finenvs.evaluation.session import EpisodeSession  # noqa: E402
 from finenvs.tasks import Selection, task_of, tasks  # noqa: E402
+from helpers import record_shape_mismatches  # noqa: E402
 
 AGENT = Path(__file__).parent / "harness_agent.py"
 #: Confined where a sandbox works here (tests/test_harness_confinement.py checks the sandbox itself); elsewhere
@@ -72,6 +74,8 @@ def test_no_commit_is_herculeans_failure_after_five_attempts(tmp_path):
     assert all(a["outcome"] == "exited" and a["committed"] is None for a in _attempts(summary.run_dir))
     (episode,) = [r for r in read_trajectories(summary.run_dir / "trajectories.jsonl")[0] if r["type"] == "episode"]
     assert "without calling commit_action" in episode["reason"] and "after 5 attempts" in episode["reason"]
+    mismatches, seen = record_shape_mismatches(summary.run_dir)
+    assert mismatches == [] and seen["EpisodeRecord"] == 1 and "failed_decision" in episode
     score = score_run(summary.run_dir)
     assert score.exit_code == 0 and score.episodes[0].status == "failed"
 

@@ -29,8 +29,8 @@ from finenvs.data.manifest import shipped_data_dir  # noqa: E402
 from finenvs.evaluation.confine import ConfinementError, make_sandbox, probe_bwrap  # noqa: E402
 from finenvs.evaluation.harness import HarnessAgent, run_harness, substitute  # noqa: E402
 from finenvs.evaluation.llm import RunConfig  # noqa: E402
+from finenvs.evaluation.runlog import read_trajectories  # noqa: E402
 from finenvs.evaluation.seal import load_or_create_key, run_key_path  # noqa: E402
-from finenvs.evaluation.session import read_trajectories  # noqa: E402
 
 SNOOP = Path(__file__).parent / "harness_snoop.py"
 AGENT = Path(__file__).parent / "harness_agent.py"

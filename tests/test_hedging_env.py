@@ -459,8 +459,8 @@ class _TextAgent:
 
 def test_stage_defaults_are_recorded_counted_and_reproduced_offline(tmp_path):
     from finenvs.evaluation.llm import RunConfig, run_llm
+    from finenvs.evaluation.runlog import read_trajectories
     from finenvs.evaluation.score import score_run
-    from finenvs.evaluation.session import read_trajectories
 
     replies = ["Action: LONG_SHORT", "Action: AAPL/MSFT", "Action: SHORT_LONG", "Action: HOLD", "Action: CLOSE",
                "no idea", "Action: HOLD"]

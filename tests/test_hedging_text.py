@@ -14,12 +14,9 @@ import pytest
 
 import finenvs  # noqa: F401  (registers the envs)
 from finenvs.evaluation.llm import RunConfig, run_episode
-from finenvs.evaluation.session import (
-    EpisodeSpec,
-    TrajectoryWriter,
-    read_trajectories,
-    replay_episode,
-)
+from finenvs.evaluation.replay import replay_episode
+from finenvs.evaluation.runlog import TrajectoryWriter, read_trajectories
+from finenvs.tasks import EpisodeSpec
 from finenvs.tasks.hedging.agent import ScriptedPairsAgent
 from finenvs.tasks.hedging.core import ACTION_NAMES, HOLD
 from finenvs.tasks.hedging.env import DEFAULT_UNIVERSE

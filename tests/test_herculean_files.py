@@ -21,7 +21,7 @@ from finenvs.evaluation.herculean_files import (
     read_decisions,
     score_decisions,
 )
-from finenvs.evaluation.session import differences
+from finenvs.evaluation.runlog import differences
 from finenvs.scoring.presets import SHARPE_LABELS
 from finenvs.tasks import task_of
 from finenvs.tasks.common import market_episode_metrics

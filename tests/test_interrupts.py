@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from finenvs import cli
-from finenvs.evaluation.session import read_trajectories
+from finenvs.evaluation.runlog import read_trajectories
 
 
 def default_sigint() -> None:

@@ -12,9 +12,10 @@ import pytest
 import finenvs  # noqa: F401
 from finenvs.data.catalog import default_catalog
 from finenvs.evaluation.llm import RunConfig, run_llm
+from finenvs.evaluation.runlog import read_trajectories
 from finenvs.evaluation.score import score_run
-from finenvs.evaluation.session import read_trajectories
 from finenvs.tasks import task_of
+from helpers import record_shape_mismatches
 
 END = "2026-04-30"
 CUTS = ("2026-04-15", "2026-04-22", END)
@@ -62,6 +63,16 @@ def test_a_live_run_waits_at_its_newest_bar_then_completes_the_window(runs):
     first = states[0][3]
     assert first.status == "incomplete" and "finenvs llm --resume" in first.resume_hint()
     assert first.problems == []  # the pending line is a valid trajectory line
+
+
+def test_pending_lines_and_resumed_runs_hold_the_records_the_run_log_declares(runs):
+    _, live, _ = runs
+    mismatches, seen = record_shape_mismatches(live)
+    assert mismatches == []
+    assert seen["PendingRecord"] == 2 and seen["StepRecord"] > 2 and seen["EpisodeRecord"] == 1
+    steps = _lines(live, "step")
+    assert sum("decided_pending" in s for s in steps) == 2  # the optional fields of a committed pending decision
+    assert len(json.loads((live / "run.json").read_text())["resumed_utc"]) == len(CUTS) - 1
 
 
 def test_rolled_forward_the_run_equals_one_run_over_the_whole_window(runs):

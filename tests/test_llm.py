@@ -15,14 +15,18 @@ import pytest
 
 from finenvs.evaluation.endpoints import EndpointError, OpenAIChatAgent
 from finenvs.evaluation.llm import PriceTable, RunConfig, decide, drive_mcp_episode, run_llm, run_llm_async
+from finenvs.evaluation.runlog import read_trajectories
 from finenvs.evaluation.score import score_run
-from finenvs.evaluation.session import EpisodeSession, EpisodeSpec, read_trajectories
+from finenvs.evaluation.session import EpisodeSession
+from finenvs.tasks import EpisodeSpec
 from finenvs.tasks.trading.agent import ScriptedTradingAgent
 from finenvs.tasks.trading.protocol import TRADING_PROTOCOL
 from finenvs.text.chat import ChatReply, ToolCall
 
 pytest.importorskip("openai")
 from chat_server import ChatServer  # noqa: E402
+
+from helpers import record_shape_mismatches  # noqa: E402
 
 FAST = {"backoff_base": 0.001, "backoff_max": 0.01}
 
@@ -64,6 +68,12 @@ def in_process_run(tmp_path_factory):
     summary = run_llm(config, ScriptedTradingAgent(), out=out, name="inproc", progress=False)
     assert summary.status == "complete"
     return summary.run_dir
+
+
+def test_the_run_folder_holds_the_records_the_run_log_declares(in_process_run):
+    mismatches, seen = record_shape_mismatches(in_process_run)
+    assert mismatches == []
+    assert seen["StepRecord"] == 60 and seen["EpisodeRecord"] == 1 and seen["RunOutcome"] == 1
 
 
 def test_scripted_agent_completes_a_full_eval_episode_through_the_text_wrapper(in_process_run):

@@ -31,8 +31,8 @@ import pytest
 
 from finenvs.evaluation.endpoints import OpenAIChatAgent
 from finenvs.evaluation.llm import RunConfig, RunSummary, run_llm
+from finenvs.evaluation.runlog import RunFiles, read_trajectories
 from finenvs.evaluation.score import score_run, terminal_report
-from finenvs.evaluation.session import RunFiles, read_trajectories
 from finenvs.tasks import tasks
 
 pytestmark = pytest.mark.slow

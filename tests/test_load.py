@@ -33,8 +33,8 @@ pytest.importorskip("openai")
 from finenvs.evaluation.agents import ScriptedRouter  # noqa: E402
 from finenvs.evaluation.endpoints import OpenAIChatAgent  # noqa: E402
 from finenvs.evaluation.llm import RunConfig, run_llm, run_llm_async  # noqa: E402
+from finenvs.evaluation.runlog import read_trajectories  # noqa: E402
 from finenvs.evaluation.score import score_run  # noqa: E402
-from finenvs.evaluation.session import read_trajectories  # noqa: E402
 
 #: FinTrading-v0 over one week (5 decisions) for 4 symbols x 16 seeds: 64 episodes, 320 decisions.
 WEEK = {"start": "2026-01-02", "end": "2026-01-09"}
@@ -447,7 +447,7 @@ def test_hostile_mcp_calls_leave_the_server_answering(tmp_path, n_wire):
 
     from finenvs.evaluation.llm import drive_mcp_episode
     from finenvs.evaluation.mcp_server import McpEpisode, build_server, serve
-    from finenvs.evaluation.session import EpisodeSpec
+    from finenvs.tasks import EpisodeSpec
     from finenvs.tasks.trading.agent import ScriptedTradingAgent
     from finenvs.tasks.trading.protocol import TRADING_PROTOCOL
 

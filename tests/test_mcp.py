@@ -14,8 +14,9 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 from finenvs.evaluation.llm import drive_mcp_episode  # noqa: E402
 from finenvs.evaluation.mcp_server import McpEpisode, build_server  # noqa: E402
+from finenvs.evaluation.runlog import read_trajectories  # noqa: E402
 from finenvs.evaluation.score import score_run  # noqa: E402
-from finenvs.evaluation.session import EpisodeSpec, read_trajectories  # noqa: E402
+from finenvs.tasks import EpisodeSpec  # noqa: E402
 from finenvs.tasks.trading.agent import ScriptedTradingAgent  # noqa: E402
 from finenvs.tasks.trading.protocol import TRADING_PROTOCOL  # noqa: E402
 

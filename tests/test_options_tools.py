@@ -14,7 +14,9 @@ import pytest
 
 import finenvs  # noqa: F401  (registers the envs)
 from finenvs.data.asof import AsOfView
-from finenvs.evaluation.session import EpisodeSession, make_text_env, replay_episode
+from finenvs.evaluation.envpool import make_text_env
+from finenvs.evaluation.replay import replay_episode
+from finenvs.evaluation.session import EpisodeSession
 from finenvs.pricing import bsm_greeks, bsm_price, implied_vol, parity_gap
 from finenvs.tasks import EpisodeSpec, task_of
 from finenvs.tasks.options.core import engine_numbers, parse_leg

@@ -20,7 +20,9 @@ from finenvs.evaluation.llm import (
     message_chars,
     run_llm,
 )
-from finenvs.evaluation.session import EpisodeSession, EpisodeSpec, read_trajectories
+from finenvs.evaluation.runlog import read_trajectories
+from finenvs.evaluation.session import EpisodeSession
+from finenvs.tasks import EpisodeSpec
 from finenvs.text.chat import REPLY_EXCERPT_CHARS, ChatReply, ToolCall
 from finenvs.text.protocol import MAX_ARGUMENT_CHARS, MAX_REPLY_CHARS
 

@@ -12,7 +12,7 @@ import stat
 import pytest
 
 from finenvs.evaluation import seal
-from finenvs.evaluation.session import json_line
+from finenvs.evaluation.runlog import json_line
 
 KEY = bytes(range(32))
 

@@ -23,7 +23,7 @@ import pytest
 from finenvs.cli import main
 from finenvs.evaluation import seal
 from finenvs.evaluation.llm import RunConfig, run_llm, run_llm_async
-from finenvs.evaluation.session import (
+from finenvs.evaluation.runlog import (
     TrajectoryWriter,
     chain_genesis,
     json_line,

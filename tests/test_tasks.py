@@ -25,8 +25,8 @@ from finenvs.cli import main
 from finenvs.data.asof import LookAheadCounter
 from finenvs.evaluation.agents import ScriptedRouter
 from finenvs.evaluation.llm import RunConfig, drive_mcp_episode, run_llm
+from finenvs.evaluation.runlog import read_trajectories
 from finenvs.evaluation.score import score_run
-from finenvs.evaluation.session import read_trajectories
 from finenvs.tasks import (
     BenchSection,
     Column,

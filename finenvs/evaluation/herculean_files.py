@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from finenvs.errors import DataError, UnknownSymbolError, shown
-from finenvs.evaluation.session import EnvPool, jsonable, make_base_env, read_trajectories, replay_episode
+from finenvs.evaluation.envpool import EnvPool, make_base_env
+from finenvs.evaluation.replay import replay_episode
+from finenvs.evaluation.runlog import jsonable, read_trajectories
 from finenvs.scoring.presets import SHARPE_CONVENTIONS, SHARPE_LABELS
 from finenvs.tasks import EpisodeSpec
 from finenvs.tasks.common import MARKET_COLUMNS
@@ -245,7 +247,7 @@ def score_decisions(decisions: HerculeanDecisions, *, dataset: str = "core", env
     The env runs ``symbol`` over ``start_date..end_date`` (``split=None``; fees, fill and shorting as the
     env's defaults unless ``env_kwargs`` says otherwise: the file does not record them). Each trading day of
     the window but the last is a decision; the recorded actions are replayed exactly as ``finenvs score``
-    replays a run (:func:`~finenvs.evaluation.session.replay_episode`), so the metrics are the trading spec's
+    replays a run (:func:`~finenvs.evaluation.replay.replay_episode`), so the metrics are the trading spec's
     ``market_episode_metrics`` of that episode.
 
     Calendar rule (the file's dates against the data's trading days):

@@ -43,15 +43,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from finenvs.evaluation.envpool import make_base_env
+from finenvs.evaluation.runlog import RunFiles, jsonable, read_trajectories, same_number, write_json_atomic
 from finenvs.evaluation.score import _fmt, _table
-from finenvs.evaluation.session import (
-    RunFiles,
-    jsonable,
-    make_base_env,
-    read_trajectories,
-    same_number,
-    write_json_atomic,
-)
 from finenvs.tasks import EpisodeSpec, task_of
 from finenvs.text.chat import json_quoted
 

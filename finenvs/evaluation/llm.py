@@ -3,7 +3,7 @@
 For every decision of every episode the runner sends the env's prompt, lets
 the agent call date-locked tools as often as the budget allows, and takes the
 decision it commits (a ``commit_action`` call, or a reply ending ``Action: X``).
-Everything is recorded (:mod:`finenvs.evaluation.session`) and ``finenvs score
+Everything is recorded (:mod:`finenvs.evaluation.runlog`) and ``finenvs score
 RUN_DIR`` re-scores a run offline from its recorded actions::
 
     from finenvs.evaluation.llm import RunConfig, run_llm
@@ -46,25 +46,26 @@ import datetime as _dt
 import json
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from finenvs.evaluation.endpoints import EndpointError, oversize_error
-from finenvs.evaluation.seal import load_or_create_key
-from finenvs.evaluation.session import (
-    EnvPool,
-    EpisodeSession,
-    ReplayMismatch,
+from finenvs.evaluation.envpool import EnvPool
+from finenvs.evaluation.integrity import open_run_to_resume
+from finenvs.evaluation.replay import ReplayMismatch
+from finenvs.evaluation.runlog import (
     RunFiles,
+    RunMeta,
     TrajectoryWriter,
     jsonable,
-    open_run_to_resume,
     record_chain_head,
     run_metadata,
     write_run_json,
 )
+from finenvs.evaluation.seal import load_or_create_key
+from finenvs.evaluation.session import EpisodeSession
 from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, env_arguments, task_of
 from finenvs.tasks import tasks as _tasks
 from finenvs.text import safe_json
@@ -534,7 +535,8 @@ class EpisodeOutcome:
 
     spec: EpisodeSpec
     status: str  # complete | failed | partial | aborted | skipped (already complete or failed when resumed)
-    record: dict[str, Any] | None
+    #: the episode record (written now, or read back when resumed: then as the run's file holds it)
+    record: Mapping[str, Any] | None
     decisions: int
     message: str = ""
 
@@ -548,7 +550,7 @@ class RunSummary:
     outcomes: list[EpisodeOutcome]
     seconds: float
 
-    def episode_records(self) -> list[dict[str, Any]]:
+    def episode_records(self) -> list[Mapping[str, Any]]:
         return [o.record for o in self.outcomes if o.record is not None]
 
 
@@ -644,7 +646,7 @@ async def run_episode(
             pool.give(spec, env)
 
 
-def _run_meta(config: RunConfig, agent: ChatAgent, prices: PriceTable, run_dir: Path) -> dict[str, Any]:
+def _run_meta(config: RunConfig, agent: ChatAgent, prices: PriceTable, run_dir: Path) -> RunMeta:
     return run_metadata(run_dir, "llm-runner", agent=agent.describe(), config=dataclasses.asdict(config),
                         episodes=config.episodes(), prices=dataclasses.asdict(prices))
 

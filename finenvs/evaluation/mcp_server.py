@@ -48,9 +48,12 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from finenvs.text.protocol import MAX_REPLY_CHARS
+
+if TYPE_CHECKING:
+    from finenvs.evaluation.runlog import RunMeta
 
 OBSERVATION_TOOL = "get_observation"
 SERVER_NAME = "finenvs"
@@ -80,15 +83,15 @@ class McpEpisode:
 
     def __init__(self, spec: Any, *, out: Path | str = "finenvs-mcp-runs", name: str | None = None,
                  history: int = 5, tool_max_chars: int = 8_000, **toolbox_kwargs: Any) -> None:
-        from finenvs.evaluation.seal import load_or_create_key
-        from finenvs.evaluation.session import (
-            EpisodeSession,
+        from finenvs.evaluation.runlog import (
             RunFiles,
             TrajectoryWriter,
             record_chain_head,
             run_metadata,
             write_run_json,
         )
+        from finenvs.evaluation.seal import load_or_create_key
+        from finenvs.evaluation.session import EpisodeSession
 
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
         what = spec.env_kwargs.get("symbol") or ("pairs" if spec.env_kwargs.get("symbols") else f"{spec.index}")
@@ -102,7 +105,7 @@ class McpEpisode:
         key = load_or_create_key()  # seals run.json and every trajectory line (finenvs.evaluation.seal)
         self._write_run_json = lambda path, meta: write_run_json(path, meta, key=key)
         self._record_chain_head = record_chain_head
-        self.meta: dict[str, Any] = run_metadata(root, "mcp", agent={"kind": "mcp-client"},
+        self.meta: RunMeta = run_metadata(root, "mcp", agent={"kind": "mcp-client"},
                                                  config={"history": history, "tool_max_chars": tool_max_chars},
                                                  episodes=[spec])
         self.writer = TrajectoryWriter(self.files.trajectories, genesis=self.meta["integrity"]["genesis"], key=key)
@@ -270,7 +273,7 @@ def content_of(data: Any, limit: int = MAX_RESULT_CHARS) -> tuple[str, Any]:
     A longer dict is cut by :func:`~finenvs.tools.registry.cap_output` (lists and strings, largest first, with a
     ``truncated`` note); one that still does not fit, or a value that cannot be written, becomes an error object.
     """
-    from finenvs.evaluation.session import jsonable
+    from finenvs.evaluation.runlog import jsonable
     from finenvs.tools.registry import cap_output
 
     try:

@@ -12,7 +12,7 @@ retries, and time per decision. Token counts and costs that are unknown (an
 MCP client, an endpoint that reports no usage) are n/a, never 0.
 
 Before replaying, the run folder's integrity is checked
-(:func:`~finenvs.evaluation.session.verify_chain`): run.json's seal and identity
+(:func:`~finenvs.evaluation.integrity.verify_chain`): run.json's seal and identity
 digests and plan, the trajectory chain and each line's MAC line by line, the
 line count and final digest run.json recorded, each record's place (episode in
 the plan, steps in order, one episode record after its steps, counts and totals
@@ -50,24 +50,20 @@ from pathlib import Path
 from typing import Any
 
 from finenvs.evaluation import seal as _seal
-from finenvs.evaluation.session import (
+from finenvs.evaluation.envpool import EnvPool, make_base_env
+from finenvs.evaluation.integrity import ChainCheck, IntegrityProblem, verify_chain
+from finenvs.evaluation.replay import ReplayMismatch, replay_episode
+from finenvs.evaluation.runlog import (
     RUN_FILE,
     SCORE_FILE,
     TRAJECTORY_FILE,
-    ChainCheck,
-    EnvPool,
-    EpisodeTotals,
-    IntegrityProblem,
-    ReplayMismatch,
     RunFiles,
     differences,
     jsonable,
-    make_base_env,
-    replay_episode,
     run_format,
     same_number,
-    verify_chain,
 )
+from finenvs.evaluation.session import EpisodeTotals
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
 
 #: Invalid reasons of decisions that produced no reply to parse again.

@@ -1,6 +1,6 @@
 """The per-user run key, and the keyed seals (HMAC-SHA256) of run folders.
 
-A run folder's unkeyed chain (:mod:`finenvs.evaluation.session`) shows that lines were deleted, moved or
+A run folder's unkeyed chain (:mod:`finenvs.evaluation.runlog`) shows that lines were deleted, moved or
 changed, but anyone who knows the format can recompute a sha256. The seals add what a recomputation cannot
 forge without the key:
 
@@ -28,8 +28,9 @@ import json
 import os
 import re
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from finenvs.errors import FinEnvsError
 
@@ -48,6 +49,17 @@ _SUFFIX_BYTES = len(b',"mac":""}') + 64
 
 #: Signature verdicts of a run folder (see :func:`seal_verdict` and ``finenvs score``).
 SIGNED, UNSIGNED_HERE, UNSIGNED, INVALID = "signed", "unsigned here", "unsigned", "invalid"
+
+
+class RunSeal(TypedDict):
+    """run.json's ``seal`` block (:func:`seal_run`)."""
+
+    algorithm: str
+    key_id: str
+    #: the key's MAC of the canonical JSON of the rest of run.json
+    mac: str
+    #: a short MAC of each top-level field (and of each field of ``integrity``): what a failed seal names
+    fields: dict[str, str]
 
 
 class RunKeyError(FinEnvsError, OSError):
@@ -182,7 +194,7 @@ def seal_run(meta: dict[str, Any], key: bytes) -> dict[str, Any]:
                              "fields": _field_macs(key, body)}}
 
 
-def changed_fields(meta: dict[str, Any], key: bytes) -> list[str]:
+def changed_fields(meta: Mapping[str, Any], key: bytes) -> list[str]:
     """The fields of a sealed run.json whose per-field MACs no longer match (added and removed ones too);
     empty when the seal's field list was itself edited beyond telling."""
     seal = meta.get("seal")
@@ -193,7 +205,7 @@ def changed_fields(meta: dict[str, Any], key: bytes) -> list[str]:
     return [name for name in dict.fromkeys([*recorded, *now]) if recorded.get(name) != now.get(name)]
 
 
-def run_seal_ok(meta: dict[str, Any], key: bytes) -> bool:
+def run_seal_ok(meta: Mapping[str, Any], key: bytes) -> bool:
     """Whether run.json's seal is the key's MAC of the rest of it (the seal's key id is not trusted)."""
     seal = meta.get("seal")
     if not isinstance(seal, dict) or not isinstance(seal.get("mac"), str):
@@ -216,6 +228,7 @@ __all__ = [
     "UNSIGNED",
     "UNSIGNED_HERE",
     "RunKeyError",
+    "RunSeal",
     "canonical",
     "changed_fields",
     "key_id",

@@ -42,7 +42,7 @@ def _schema_line(parameters: dict[str, Any]) -> str:
 
 def skill_text(task: TaskSpec) -> str:
     """The ``SKILL.md`` of one family."""
-    from finenvs.evaluation.session import make_text_env
+    from finenvs.evaluation.envpool import make_text_env
 
     episode = task.plan(Selection(split="eval", limit=1))[0]
     env = make_text_env(episode)
