@@ -5,8 +5,8 @@ Run from the repository root (needs ``finenvs[rl]``; about 13 minutes on 2 share
     python benchmarks/rl_trading.py                         # writes benchmarks/RL_RESULTS.md and its RESULTS.md section
     python benchmarks/rl_trading.py --timesteps 20000 --seeds 0,1 --out /tmp/rl.md
 
-Each of PPO, A2C and DQN (the scripts ``finenvs.baselines.rl.{ppo,a2c,dqn}`` with
-their default arguments: stable-baselines3 defaults but PPO's 512 steps per env,
+Each of PPO, A2C and DQN (``finenvs.baselines.rl.train`` with the algorithm table's
+default arguments: stable-baselines3 defaults but PPO's 512 steps per env,
 DQN's 50k replay buffer; observations normalised by VecNormalize, frozen at
 evaluation) trains once per seed on ``FinTrading-v0``'s ``train`` split (real
 data 2024-01-02..2025-12-31, all 10 symbols, random 63-day sub-windows), then
@@ -15,7 +15,7 @@ its saved model is evaluated deterministically on the held-out ``eval``
 whole-window episode per symbol. Every rule baseline plays the very same
 episodes. Scores are the mean over a split's 10 episodes of each episode's CR,
 SR and MDD (``finenvs.scoring``), then mean ± std over seeds. Nothing is tuned
-on eval or live: the hyper-parameters are the scripts' defaults, fixed before
+on eval or live: the hyper-parameters are the table's defaults, fixed before
 this benchmark was run.
 """
 
@@ -90,8 +90,9 @@ def main() -> None:
     import torch
 
     import finenvs
-    from finenvs.baselines.rl import load_algo
+    from finenvs.baselines.rl.algos import ALGORITHMS
     from finenvs.baselines.rl.common import markdown_table
+    from finenvs.baselines.rl.train import run
 
     torch.set_num_threads(1)
     runs_dir = args.runs_dir or Path(tempfile.mkdtemp(prefix="finenvs-rl-bench-"))
@@ -100,12 +101,10 @@ def main() -> None:
     results: dict[str, list[dict[str, Any]]] = {}
     seconds: dict[str, list[float]] = {}
     for algo in ALGOS:
-        script = load_algo(algo)
         for seed in seeds:
             t0 = time.perf_counter()
-            run_args = script.Args(env_id=ENV_ID, timesteps=args.timesteps, seed=seed, out=str(runs_dir),
-                                   progress=False)
-            result = script.run(run_args)
+            result = run(ALGORITHMS[algo](env_id=ENV_ID, timesteps=args.timesteps, seed=seed, out=str(runs_dir),
+                                          progress=False))
             results.setdefault(algo, []).append(result)
             seconds.setdefault(algo, []).append(time.perf_counter() - t0)
             ev = result["splits"]["eval"]["policies"][algo]
@@ -124,7 +123,7 @@ def main() -> None:
                         assert r["splits"][split]["policies"][name] == scores, (name, split)
 
     first = results[ALGOS[0]][0]
-    defaults = {algo: load_algo(algo).Args() for algo in ALGOS}
+    defaults = {algo: ALGORITHMS[algo]() for algo in ALGOS}
     lines = [
         "# PPO, A2C and DQN on FinTrading-v0 beside the rule baselines",
         "",

@@ -34,13 +34,11 @@ of starting one; raise ``--num-env-runners`` to sample on more cores/nodes.
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 #: --env choice -> the name the env is registered under with RLlib
 RLLIB_ENV_NAMES = {"trading": "finenvs-FinTrading-v0", "market": "finenvs-market-impact", "pairs": "finenvs-pairs-market"}
@@ -53,27 +51,27 @@ AGENT_RETURNS_KEY = "agent_episode_returns_mean"
 
 @dataclass
 class Args:
-    """Command-line arguments (each field is a ``--flag``; underscores become dashes)."""
+    """Command-line arguments (``tyro``: each field is a ``--flag``, underscores become dashes)."""
 
-    env: str = "trading"
+    env: Literal["trading", "market", "pairs"] = "trading"
     """which environment: "trading" (FinTrading-v0), "market" (k traders, market impact) or "pairs" (2 legs)"""
     iterations: int = 5
     """number of ``algo.train()`` calls"""
     seed: int = 0
     """seed of the env runners' environments and of the networks"""
     # -- environment --------------------------------------------------------------------------
-    source: str = "real"
+    source: Literal["real", "synthetic"] = "real"
     """FinTrading-v0 data: "real" (shipped catalog, train split) or "synthetic" (a fresh GBM path per reset)"""
     symbol: str | None = None
     """FinTrading-v0 ticker; None draws one of the shipped symbols every episode"""
-    exogenous: str = "synthetic"
+    exogenous: Literal["synthetic", "real", "flat"] = "synthetic"
     """market/pairs price path: "synthetic" (a fresh path every reset), "real" (shipped closes), "flat"
     (prices move only by the agents' own impact)"""
     episode_length: int = 64
     """decisions per episode (trading: a random sub-window of the train split)"""
     num_traders: int = 2
     """traders in the market env (agents trader_0 .. trader_{k-1})"""
-    policies: str = "shared"
+    policies: Literal["shared", "per-agent"] = "shared"
     """multi-agent envs: "shared" (one policy for every agent) or "per-agent" (one policy per agent)"""
     # -- PPO ----------------------------------------------------------------------------------
     train_batch_size: int = 2048
@@ -251,27 +249,10 @@ def train(args: Args) -> list[dict[str, Any]]:
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    """Build an argparse parser from the Args dataclass and parse ``argv``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    defaults = Args()
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        default = getattr(defaults, f.name)
-        if f.name == "hidden":
-            parser.add_argument(flag, type=int, nargs="+", default=default)
-        elif f.name in ("symbol", "address", "checkpoint_dir"):
-            parser.add_argument(flag, type=str, default=default)
-        elif f.name == "env":
-            parser.add_argument(flag, choices=ENVS, default=default)
-        elif f.name == "policies":
-            parser.add_argument(flag, choices=POLICY_MODES, default=default)
-        elif f.name == "source":
-            parser.add_argument(flag, choices=("real", "synthetic"), default=default)
-        elif f.name == "exogenous":
-            parser.add_argument(flag, choices=("synthetic", "real", "flat"), default=default)
-        else:
-            parser.add_argument(flag, type=type(default), default=default)
-    return Args(**vars(parser.parse_args(argv)))
+    """The Args of a command line, read by ``tyro`` (each field's docstring is its help)."""
+    import tyro
+
+    return tyro.cli(Args, args=argv, description=__doc__.splitlines()[0])
 
 
 def init_ray(args: Args) -> None:
@@ -290,9 +271,9 @@ def init_ray(args: Args) -> None:
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Parse the arguments, start or join Ray, train, shut Ray down."""
+    args = parse_args(argv)  # first, so --help works before Ray is imported
     import ray
 
-    args = parse_args(argv)
     init_ray(args)
     started = time.perf_counter()
     try:

@@ -1,5 +1,6 @@
-"""stable-baselines3 baselines (finenvs.baselines.rl): each script end to end, determinism, frozen
-normalisation, training on the train split only, rule baselines on the same episodes, `finenvs train`.
+"""stable-baselines3 baselines (finenvs.baselines.rl): each algorithm of the table end to end through
+train.py, determinism, frozen normalisation, training on the train split only, rule baselines on the
+same episodes, `finenvs train`.
 
 Every default test trains for a few hundred steps (seconds). The one learning test, PPO beating a
 random policy on a trending synthetic market, is marked ``slow``: ``python -m pytest -m slow
@@ -25,12 +26,13 @@ pytest.importorskip("stable_baselines3")
 
 import gymnasium as gym  # noqa: E402
 
-from finenvs.baselines.rl import ALGOS, common, load_algo  # noqa: E402
+from finenvs.baselines.rl import ALGOS, algos, common, load_algo  # noqa: E402
+from finenvs.baselines.rl import train as rl_train  # noqa: E402
 from finenvs.cli import main as cli_main  # noqa: E402
 from finenvs.data.splits import SPLITS  # noqa: E402
 from finenvs.tasks.spec import BenchSection, Column, RLSpec, TaskSpec  # noqa: E402
 
-#: Tiny runs: the env each script is for, and arguments that keep training to a few hundred steps.
+#: Tiny runs: the default env of each algorithm, and arguments that keep training to a few hundred steps.
 TINY: dict[str, tuple[str, list[str]]] = {
     "ppo": ("FinTrading-v0", ["--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "2"]),
     "a2c": ("FinTrading-v0", ["--n-envs", "2"]),
@@ -49,18 +51,18 @@ def _no_nan(text: str) -> dict:
 
 
 def run_script(algo: str, out: Path, *extra: str, seed: int = 0) -> dict:
+    """``python -m finenvs.baselines.rl.train --algo ALGO ...`` (its ``main``), tiny; the run's result.json."""
     env_id, tiny = TINY[algo]
-    argv = ["--env-id", env_id, "--timesteps", str(TIMESTEPS), "--seed", str(seed), "--eval-episodes", "2",
-            "--out", str(out), "--no-progress", *tiny, *extra]
-    assert load_algo(algo).main(argv) == 0
+    argv = ["--algo", algo, "--env-id", env_id, "--timesteps", str(TIMESTEPS), "--seed", str(seed),
+            "--eval-episodes", "2", "--out", str(out), "--no-progress", *tiny, *extra]
+    assert rl_train.main(argv) == 0
     return _no_nan((out / f"{env_id}__{algo}__s{seed}" / "result.json").read_text())
 
 
-def tiny_ppo_args(out: Path, **overrides) -> typing.Any:
-    ppo = load_algo("ppo")
+def tiny_ppo_args(out: Path, **overrides) -> algos.PPOArgs:
     base = dict(timesteps=TIMESTEPS, n_envs=2, n_steps=64, batch_size=64, n_epochs=2, eval_episodes=2,
                 out=str(out), progress=False)
-    return ppo.Args(**{**base, **overrides})
+    return algos.PPOArgs(**{**base, **overrides})
 
 
 @pytest.fixture(scope="module")
@@ -68,9 +70,9 @@ def ppo_run(tmp_path_factory) -> dict:
     return run_script("ppo", tmp_path_factory.mktemp("ppo"))
 
 
-# ---------------------------------------------------------------------------- each script end to end
+# ---------------------------------------------------------------------------- each algorithm end to end
 @pytest.mark.parametrize("algo", ALGOS)
-def test_each_script_trains_saves_and_scores_beside_the_rule_baselines(algo, tmp_path, capsys):
+def test_each_algorithm_trains_saves_and_scores_beside_the_rule_baselines(algo, tmp_path, capsys):
     result = run_script(algo, tmp_path)
     env_id = TINY[algo][0]
     folder = tmp_path / f"{env_id}__{algo}__s0"
@@ -105,7 +107,7 @@ def test_each_script_trains_saves_and_scores_beside_the_rule_baselines(algo, tmp
 
 
 def test_a2c_on_fin_hedging_scores_the_pair_baselines_but_no_oracle(tmp_path):
-    a2c = load_algo("a2c")
+    a2c = load_algo("a2c")  # what `finenvs train` calls: .Args and .run
     result = a2c.run(a2c.Args(env_id="FinHedging-v0", timesteps=200, n_envs=2, out=str(tmp_path), progress=False))
     policies = result["splits"]["eval"]["policies"]
     assert set(policies) == {"a2c", "zscore_coint", "zscore_corr", "random"}  # oracle_best_pair reads the future
@@ -148,21 +150,28 @@ def test_a_different_seed_trains_a_different_model(ppo_run, tmp_path):
 
 
 # ---------------------------------------------------------------------------- no leakage
-def test_normalisation_statistics_are_frozen_at_evaluation(tmp_path, monkeypatch):
-    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+def normalization_state(vecnormalize) -> dict[str, np.ndarray]:
+    """Copies of a VecNormalize's observation statistics (mean, var, count)."""
+    rms = vecnormalize.obs_rms
+    return {"mean": np.array(rms.mean, copy=True), "var": np.array(rms.var, copy=True),
+            "count": np.array(rms.count, copy=True)}
 
-    ppo = load_algo("ppo")
+
+def test_normalisation_statistics_are_frozen_at_evaluation(tmp_path, monkeypatch):
+    from stable_baselines3.common.vec_env import VecNormalize
+
     args = tiny_ppo_args(tmp_path)
-    model, envs, _ = ppo.train(args)
-    trained = common.normalization_state(envs)
-    path = common.save_normalization(envs, tmp_path)
+    model, envs, _ = rl_train.train(args)
+    assert isinstance(envs, VecNormalize)
+    trained = normalization_state(envs)
+    path = tmp_path / "vecnormalize.pkl"
+    envs.save(str(path))
     saved_bytes = path.read_bytes()
 
     # an eval env built from the saved file reproduces the training statistics, frozen
-    venv = DummyVecEnv([ppo.make_env(args.env_id, 0, 0, **common.eval_env_kwargs(args, "eval"))])
-    frozen = common.load_frozen_normalization(path, venv)
+    frozen = common.load_frozen_normalization(path, common.make_eval_env(args, "eval"))
     assert frozen.training is False and frozen.norm_reward is False
-    for key, value in common.normalization_state(frozen).items():
+    for key, value in normalization_state(frozen).items():
         np.testing.assert_array_equal(value, trained[key])
 
     # evaluation on eval and live (through the same loader) leaves every statistic untouched
@@ -175,39 +184,40 @@ def test_normalisation_statistics_are_frozen_at_evaluation(tmp_path, monkeypatch
         return vn
 
     monkeypatch.setattr(common, "load_frozen_normalization", recording_loader)
-    common.evaluate(model, args, ppo.make_env, algo="ppo", vecnormalize_path=path)
+    common.evaluate(model, args, algo="ppo", vecnormalize_path=path)
     assert len(used) == len(args.eval_splits)
     for vn in used:
         assert vn.training is False and vn.norm_reward is False
-        for key, value in common.normalization_state(vn).items():
+        for key, value in normalization_state(vn).items():
             np.testing.assert_array_equal(value, trained[key])
     assert path.read_bytes() == saved_bytes
 
     # the check has teeth: the same episodes with training=True would have moved the statistics
-    live = real_loader(path, DummyVecEnv([ppo.make_env(args.env_id, 0, 0, **common.eval_env_kwargs(args, "live"))]))
+    live = real_loader(path, common.make_eval_env(args, "live"))
     live.training = True
     obs = live.reset()
     for _ in range(5):
         obs, *_ = live.step(np.array([model.predict(obs, deterministic=True)[0][0]]))
-    assert not np.array_equal(common.normalization_state(live)["mean"], trained["mean"])
+    assert not np.array_equal(normalization_state(live)["mean"], trained["mean"])
 
 
 @pytest.mark.parametrize("source", ["real", "both"])
 def test_training_reads_only_the_train_split(source, tmp_path):
     """Dates of every training step (recorded during the real run) lie before eval and live."""
-    ppo = load_algo("ppo")
-    result = ppo.run(tiny_ppo_args(tmp_path, source=source))
+    result = rl_train.run(tiny_ppo_args(tmp_path, source=source))
     first, last = result["train"]["real_dates"]
     train_lo, train_hi = SPLITS["train"]
     assert train_lo <= first <= last <= train_hi
     assert last < result["splits"]["eval"]["dates"][0] <= result["splits"]["eval"]["dates"][1]
     assert result["splits"]["eval"]["dates"][1] < result["splits"]["live"]["dates"][0]
 
-    # and the training envs themselves, stepped through several episodes, never leave the train split
+    # and the training envs make_vec_env built, stepped through several episodes, never leave the train split
     args = tiny_ppo_args(tmp_path, source=source)
-    for idx in range(args.n_envs):
-        kwargs = common.train_env_kwargs(args, idx)
-        env = ppo.make_env(args.env_id, 0, idx, **kwargs)()
+    envs = rl_train.make_train_envs(args)
+    assert envs.num_envs == args.n_envs
+    for idx, env in enumerate(envs.unwrapped.envs):
+        real = common.is_real_env(args, idx)
+        assert env.unwrapped.source == ("real" if real else "synthetic")
         dates = []
         for episode in range(6):
             _, info = env.reset(seed=episode)
@@ -217,22 +227,20 @@ def test_training_reads_only_the_train_split(source, tmp_path):
                 _, _, term, trunc, info = env.step(env.action_space.sample())
                 dates.append(info["date"])
                 done = term or trunc
-        if common.is_real_env(args, idx):
-            assert kwargs["split"] == "train" and max(dates) <= train_hi and min(dates) >= train_lo
-        else:
-            assert kwargs["source"] == "synthetic" and "split" not in kwargs
-        assert "episode" in info  # gymnasium 1.x RecordEpisodeStatistics
+        if real:
+            assert env.unwrapped.split == "train" and max(dates) <= train_hi and min(dates) >= train_lo
+        assert "episode" in info  # SB3's Monitor, added by make_vec_env
+    envs.close()
 
 
 def test_env_kwargs_cannot_choose_the_split(tmp_path):
-    ppo = load_algo("ppo")
     for key in ("split", "start", "end", "source"):
         with pytest.raises(ValueError, match="may not set"):
-            ppo.train(tiny_ppo_args(tmp_path, env_kwargs={key: "eval"}))
+            rl_train.train(tiny_ppo_args(tmp_path, env_kwargs={key: "eval"}))
     with pytest.raises(ValueError, match="may not set"):
-        ppo.train(tiny_ppo_args(tmp_path, train_kwargs={"split": "live"}))
+        rl_train.train(tiny_ppo_args(tmp_path, train_kwargs={"split": "live"}))
     with pytest.raises(ValueError, match="never an evaluation split"):
-        ppo.train(tiny_ppo_args(tmp_path, eval_splits=("train",)))
+        rl_train.train(tiny_ppo_args(tmp_path, eval_splits=("train",)))
 
 
 # ---------------------------------------------------------------------------- command line
@@ -304,44 +312,106 @@ def test_finenvs_train_json_and_progress_bar(tmp_path, capsys):
     assert "dqn FinTrading-v0 seed 0" in err and "64/64" in err  # the tqdm bar (SB3's needs rich)
 
 
-def test_cli_algos_are_the_scripts():
+def test_cli_algos_are_the_table():
     from finenvs import cli
 
-    assert cli._RL_ALGOS == ALGOS
+    assert cli._RL_ALGOS == ALGOS == tuple(algos.ALGORITHMS)
 
 
-# ---------------------------------------------------------------------------- the scripts' shape
-def test_every_script_has_documented_args_and_the_same_shared_fields():
-    names = [f.name for f in dataclasses.fields(load_algo("ppo").Args)]
-    shared = names[: names.index("torch_threads") + 1]  # everything before the algorithm's own fields
-    hints = typing.get_type_hints(load_algo("ppo").Args)
-    for algo in ALGOS:
-        script = load_algo(algo)
-        fields = {f.name: f for f in dataclasses.fields(script.Args)}
-        assert shared == list(fields)[: len(shared)], algo
-        assert {n: typing.get_type_hints(script.Args)[n] for n in shared} == {n: hints[n] for n in shared}
-        docs = common.field_docs(script.Args)
-        assert set(docs) == set(fields), (algo, set(fields) - set(docs))
-        for name in ("make_env", "train", "run", "main"):
-            assert callable(getattr(script, name))
-        assert script.ALGO == algo
+# ---------------------------------------------------------------------------- the algorithm table and train.py's flags
+@pytest.mark.parametrize("algo", ALGOS)
+def test_each_algorithm_is_a_documented_args_dataclass_whose_hyperparameters_sb3_accepts(algo, capsys):
+    import inspect
+
+    import stable_baselines3
+
+    cls = algos.ALGORITHMS[algo]
+    assert issubclass(cls, algos.Args) and cls.algo == algo and load_algo(algo).Args is cls
+    assert set(cls.action_spaces) <= {"discrete", "box"} and cls.action_spaces
+    shared = [f.name for f in dataclasses.fields(algos.Args)]
+    names = [f.name for f in dataclasses.fields(cls)]
+    assert names[: len(shared)] == shared  # the shared fields first, in one order, then the hyperparameters
+    hints, base = typing.get_type_hints(cls), typing.get_type_hints(algos.Args)
+    assert {n: hints[n] for n in shared} == {n: base[n] for n in shared}
+    # every hyperparameter is an argument of the SB3 constructor (a misspelt one would be a TypeError at training)
+    hyper = cls().hyperparameters()
+    assert hyper and set(hyper) == set(names[len(shared):]) and "gamma" in hyper
+    accepted = inspect.signature(getattr(stable_baselines3, cls.sb3_class)).parameters
+    assert set(hyper) <= set(accepted), set(hyper) - set(accepted)
+    # every field is a flag of train.py with its docstring as help
+    with pytest.raises(SystemExit) as exc:
+        rl_train.parse_args(["--algo", algo, "--help"])
+    assert exc.value.code == 0
+    helptext = " ".join(capsys.readouterr().out.split())
+    for name in names:
+        assert "--" + name.replace("_", "-") in helptext, name
+    assert "discount factor" in helptext and "training envs, stepped in one DummyVecEnv" in helptext
 
 
-def test_parse_args_reads_json_lists_flags_and_none():
-    ppo = load_algo("ppo")
-    args = common.parse_args(ppo.Args, ["--env-kwargs", '{"fee_bps": 10}', "--eval-splits", "eval,synthetic",
-                                        "--no-normalize-obs", "--eval-episodes", "none", "--baselines", "momentum",
-                                        "--learning-rate", "0.001", "--synthetic", '{"model": "heston"}'])
+def test_replay_buffers_are_capped_at_the_timesteps_and_td3_gets_gaussian_noise():
+    from stable_baselines3.common.noise import NormalActionNoise
+
+    box = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    assert algos.DQNArgs(timesteps=300).sb3_kwargs(gym.spaces.Discrete(3))["buffer_size"] == 300
+    assert algos.SACArgs().sb3_kwargs(box)["buffer_size"] == 20_000  # 100k capped at the default 20k timesteps
+    noise = algos.TD3Args(action_noise=0.2).sb3_kwargs(box)["action_noise"]
+    assert isinstance(noise, NormalActionNoise) and np.allclose(noise._sigma, [0.2])
+    assert "buffer_size" not in algos.PPOArgs().sb3_kwargs(box)
+
+
+def test_train_reads_json_lists_flags_and_none():
+    args = rl_train.parse_args(["--algo", "ppo", "--env-kwargs", '{"fee_bps": 10}', "--eval-splits", "eval",
+                                "synthetic", "--no-normalize-obs", "--eval-episodes", "None", "--baselines", "momentum",
+                                "--learning-rate", "0.001", "--synthetic", '{"model": "heston"}'])
+    assert isinstance(args, algos.PPOArgs)
     assert args.env_kwargs == {"fee_bps": 10} and args.eval_splits == ("eval", "synthetic")
     assert args.normalize_obs is False and args.eval_episodes is None and args.baselines == ("momentum",)
     assert args.learning_rate == 0.001 and args.synthetic == {"model": "heston"}
-    with pytest.raises(SystemExit):
-        common.parse_args(ppo.Args, ["--env-kwargs", "not json"])
+    assert rl_train.parse_args(["--algo", "sac", "--synthetic", "null"]) == algos.SACArgs()
 
 
-def test_importing_the_scripts_loads_neither_torch_nor_sb3():
-    code = ("import sys\nimport finenvs.baselines.rl, finenvs.baselines.rl.ppo, finenvs.baselines.rl.sac\n"
-            "print([m for m in ('torch', 'stable_baselines3') if m in sys.modules])")
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--env-kwargs", "not json"], "--env-kwargs"),
+        (["--algo", "ppo", "--env-kwargs", "[1]"], "expected a JSON object"),
+        (["--algo", "ppo", "--synthetic", "7"], "expected a JSON object or null"),
+        (["--algo", "ppo", "--n-steps", "many"], "--n-steps"),
+        (["--algo", "dqn", "--n-steps", "64"], "--n-steps"),  # PPO's flag is not DQN's
+        (["--timesteps", "10"], "required: --algo"),
+        (["--algo", "reinforce"], "invalid choice: 'reinforce'"),
+    ],
+)
+def test_train_rejects_bad_flags_with_exit_code_2(argv, message, capsys):
+    if argv[0] == "--env-kwargs":
+        argv = ["--algo", "ppo", *argv]
+    with pytest.raises(SystemExit) as exc:
+        rl_train.main(argv)
+    assert exc.value.code == 2
+    assert message in " ".join(capsys.readouterr().err.split())
+
+
+def test_train_help_without_an_algorithm_lists_the_table(capsys):
+    with pytest.raises(SystemExit) as exc:
+        rl_train.main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "--algo {ppo,a2c,dqn,sac,td3}" in out and "--algo NAME --help" in out
+
+
+def test_train_runs_as_a_module_and_bad_arguments_are_one_line():
+    proc = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-m", "finenvs.baselines.rl.train",
+                           "--algo", "sac", "--env-id", "FinTrading-v0", "--timesteps", "10"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().startswith("sac: error: sac cannot act in FinTrading-v0")
+    assert "Traceback" not in proc.stderr
+
+
+def test_importing_the_baselines_loads_neither_torch_nor_sb3_nor_tyro():
+    code = ("import sys\nimport finenvs.baselines.rl, finenvs.baselines.rl.train, finenvs.baselines.rl.algos\n"
+            "finenvs.baselines.rl.load_algo('sac').Args()\n"
+            "print([m for m in ('torch', 'stable_baselines3', 'tyro') if m in sys.modules])")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
@@ -375,7 +445,7 @@ FAMILY_BRANCH = re.compile(r"(family|env_id|env_name)\s*(==|!=|in)\s*[\(\[\{]?\s
                            r"report|options|deltahedge|audit|qa)['\"]")
 
 
-def test_the_scripts_never_branch_on_a_family():
+def test_the_baselines_never_branch_on_a_family():
     for path in sorted(Path(common.__file__).parent.glob("*.py")):
         hits = [n for n, line in enumerate(path.read_text().splitlines(), 1) if FAMILY_BRANCH.search(line)]
         assert not hits, (path.name, hits)
@@ -474,15 +544,14 @@ def test_ppo_learns_to_beat_random_on_a_trending_synthetic_market(tmp_path):
     40k steps (about 30 s on one core). Daily log returns are ~0.004, so rewards are scaled during
     training (``normalize_reward``); evaluation reports raw rewards. Seeds 0, 1 and 2 all reach a
     mean episode reward of ~0.15-0.16 against -0.05 for random (buy-and-hold: 0.27)."""
-    ppo = load_algo("ppo")
-    args = ppo.Args(
+    args = algos.PPOArgs(
         env_id="FinTrading-v0", source="synthetic",
         synthetic={"model": "gbm", "params": {"mu": 1.0, "sigma": 0.2}},
         env_kwargs={"episode_length": 63}, train_kwargs={}, timesteps=40_000, normalize_reward=True, seed=0,
         eval_splits=("synthetic",), eval_episodes=30, baselines=("random", "buy_and_hold"),
         out=str(tmp_path), progress=False,
     )
-    result = ppo.run(args)
+    result = rl_train.run(args)
     scores = result["splits"]["synthetic"]["policies"]
     agent, rand = scores["ppo"], scores["random"]
     assert agent["n_episodes"] == rand["n_episodes"] == 30

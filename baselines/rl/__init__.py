@@ -1,43 +1,46 @@
-"""Stable-baselines3 baselines, one CleanRL-style file per algorithm (needs ``finenvs[rl]``).
+"""Stable-baselines3 baselines, the rl-zoo shape: one ``train.py`` over a table of algorithms (needs ``finenvs[rl]``).
 
-| script | algorithm | action space | envs |
+| algo | algorithm | action space | default env |
 |---|---|---|---|
-| ``ppo.py`` | PPO | Discrete or Box | FinTrading-v0, FinHedging-v0 (and FinDeltaHedge-v0) |
-| ``a2c.py`` | A2C | Discrete or Box | FinTrading-v0, FinHedging-v0 (and FinDeltaHedge-v0) |
-| ``dqn.py`` | DQN | Discrete | FinTrading-v0, FinHedging-v0 |
-| ``sac.py`` | SAC | Box | FinDeltaHedge-v0 |
-| ``td3.py`` | TD3 | Box | FinDeltaHedge-v0 |
+| ``ppo`` | PPO | Discrete or Box | FinTrading-v0 (also FinHedging-v0, FinDeltaHedge-v0) |
+| ``a2c`` | A2C | Discrete or Box | FinTrading-v0 (also FinHedging-v0, FinDeltaHedge-v0) |
+| ``dqn`` | DQN | Discrete | FinTrading-v0 (also FinHedging-v0) |
+| ``sac`` | SAC | Box | FinDeltaHedge-v0 |
+| ``td3`` | TD3 | Box | FinDeltaHedge-v0 |
 
-Each trains on the ``train`` split (real and/or synthetic), evaluates the saved
-model deterministically on ``eval`` and ``live`` beside the rule baselines on
-the same episodes, and writes ``model.zip``, ``vecnormalize.pkl`` and
-``result.json``::
+``algos.py`` holds the table (each algorithm's ``Args``: SB3 class, action spaces,
+default hyperparameters), ``train.py`` trains any of them, ``common.py`` what every
+run shares (checks, evaluation beside the rule baselines, results, run folders).
+A run trains on the ``train`` split (real and/or synthetic), evaluates the saved
+model deterministically on ``eval`` and ``live`` beside the rule baselines on the
+same episodes, and writes ``model.zip``, ``vecnormalize.pkl`` and ``result.json``::
 
-    python -m finenvs.baselines.rl.ppo --env-id FinTrading-v0 --timesteps 100000
+    python -m finenvs.baselines.rl.train --algo ppo --env-id FinTrading-v0 --timesteps 100000
     finenvs train --algo dqn --env FinTrading-v0 --timesteps 100000 --seeds 0,1,2
 
-Importing this package loads neither torch nor stable-baselines3; the scripts
-import them when they train and raise ``ImportError`` naming the extra when they
-are missing.
+Importing this package loads neither torch nor stable-baselines3; training imports
+them and raises ``ImportError`` naming the extra when they are missing.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from types import SimpleNamespace
 
-from finenvs.baselines.rl.common import ALGO_ACTION_SPACES, ALGOS, RL_EXTRA
+from finenvs.baselines.rl.algos import ALGORITHMS, ALGOS
+from finenvs.baselines.rl.common import RL_EXTRA
 
 
-def load_algo(name: str) -> ModuleType:
-    """The script module of algorithm ``name`` (``ppo``, ``a2c``, ``dqn``, ``sac`` or ``td3``).
+def load_algo(name: str) -> SimpleNamespace:
+    """Algorithm ``name`` as ``finenvs train`` runs it: ``.Args`` (its defaults), ``.train(args)``, ``.run(args)``.
 
     Raises:
         ValueError: Unknown algorithm (lists the valid ones).
     """
-    if name not in ALGOS:
+    if name not in ALGORITHMS:
         raise ValueError(f"unknown algo {name!r}; valid algos: {list(ALGOS)}")
-    return importlib.import_module(f"finenvs.baselines.rl.{name}")
+    from finenvs.baselines.rl import train
+
+    return SimpleNamespace(name=name, Args=ALGORITHMS[name], train=train.train, run=train.run, main=train.main)
 
 
-__all__ = ["ALGOS", "ALGO_ACTION_SPACES", "RL_EXTRA", "load_algo"]
+__all__ = ["ALGORITHMS", "ALGOS", "RL_EXTRA", "load_algo"]

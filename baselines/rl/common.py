@@ -1,11 +1,11 @@
-"""What the stable-baselines3 scripts of :mod:`finenvs.baselines.rl` share.
+"""What the stable-baselines3 baselines share: argument checks, which data each env sees, evaluation
+beside the rule baselines, results, tables and run folders.
 
-Each algorithm file (``ppo.py``, ``a2c.py``, ``dqn.py``, ``sac.py``, ``td3.py``)
-reads top to bottom on its own; this module holds only the parts that must be
-identical across them, so their results compare:
+:mod:`finenvs.baselines.rl.train` trains any algorithm of the table in
+:mod:`finenvs.baselines.rl.algos`; this module holds what must be identical across
+them (and what ``finenvs train`` and the benchmarks call), so their results compare:
 
-* :func:`check_args` and :func:`parse_args`: argument checks (clear ``ValueError``
-  messages) and an argparse command line built from an ``Args`` dataclass;
+* :func:`check_args`: clear ``ValueError`` messages for any argument a run cannot use;
 * :func:`train_env_kwargs` / :func:`eval_env_kwargs`: which data each env sees.
   Training envs read the ``train`` split (2024-01-02..2025-12-31) or synthetic
   paths, never ``eval`` or ``live``;
@@ -14,16 +14,11 @@ identical across them, so their results compare:
   market maps onto env arguments, how evaluation episodes are chosen, the wealth
   path and any extra scores. Which algorithms apply follows from the env's action
   space (:func:`action_kind`);
-* :func:`train_monitor`: a tqdm progress bar (SB3's own needs ``rich``) that also
-  records the dates the real training envs stepped through and the episode
-  returns of ``info["episode"]``;
-* :func:`save_normalization` / :func:`load_frozen_normalization`: VecNormalize
-  statistics saved after training and reloaded for evaluation with
-  ``training=False, norm_reward=False``, so test-period data never updates them;
-* :func:`evaluate`: the trained agent (deterministic actions) and every applicable
-  rule baseline of :mod:`finenvs.baselines.registry` on the very same episodes of
-  each evaluation split, scored with :mod:`finenvs.scoring` (CR, SR, MDD);
-* :func:`write_result`, :func:`summary_table`, :func:`markdown_table`.
+* :func:`evaluate`: the trained agent (deterministic actions, observations normalised by
+  the saved VecNormalize statistics, frozen: :func:`load_frozen_normalization`) and every
+  applicable rule baseline of :mod:`finenvs.baselines.registry` on the very same episodes
+  of each evaluation split, scored with :mod:`finenvs.scoring` (CR, SR, MDD);
+* :func:`make_result`, :func:`write_result`, :func:`run_dir`, :func:`summary_table`, :func:`markdown_table`.
 
 Scores (per episode, then the mean over a split's episodes)
     From the wealth path ``W`` (``RLSpec.wealth``: ``info["equity"]`` unless the
@@ -41,19 +36,12 @@ Torch and stable-baselines3 load lazily; without them :func:`require_rl` raises
 
 from __future__ import annotations
 
-import argparse
-import ast
 import dataclasses
-import inspect
 import json
 import math
 import platform
 import shutil
 import sys
-import textwrap
-import types
-import typing
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,32 +50,23 @@ import numpy as np
 
 import finenvs
 from finenvs.baselines.registry import applicable_policies, make_policy
+from finenvs.baselines.rl.algos import ALGORITHMS, ALGOS
 from finenvs.scoring import SHARPE_LABELS, cumulative_return, max_drawdown, returns_from_wealth, sharpe_ratio
 from finenvs.tasks import task_of, tasks
 from finenvs.tasks.spec import RLSpec
 
 #: How to install what the RL baselines need.
 RL_EXTRA = "pip install torch==2.13.0 && pip install 'finenvs[rl]'"
-#: Algorithms, each a script ``finenvs/baselines/rl/<name>.py``.
-ALGOS = ("ppo", "a2c", "dqn", "sac", "td3")
-#: Action spaces each algorithm handles in stable-baselines3.
-ALGO_ACTION_SPACES: dict[str, tuple[str, ...]] = {
-    "ppo": ("discrete", "box"),
-    "a2c": ("discrete", "box"),
-    "dqn": ("discrete",),
-    "sac": ("box",),
-    "td3": ("box",),
-}
 #: Training data: the real ``train`` split, synthetic paths, or both (even env indices real, odd synthetic).
 SOURCES = ("real", "synthetic", "both")
 #: Evaluation splits: the real held-out ``eval`` and ``live`` windows, or fresh ``synthetic`` paths.
 EVAL_SPLITS = ("eval", "live", "synthetic")
-#: Env arguments the scripts set themselves (so a split can never leak into training).
+#: Env arguments a run sets itself (so a split can never leak into training).
 RESERVED_ENV_KWARGS = ("split", "start", "end", "source", "synthetic", "data", "render_mode", "model_params")
 #: Episodes per evaluation split when ``Args.eval_episodes`` is None and the split's episodes are drawn
 #: by seed (synthetic paths, random real windows).
 DEFAULT_SEEDED_EPISODES = 50
-#: Keys of the JSON result of every script.
+#: Keys of the JSON result of every run.
 RESULT_KEYS = ("algo", "env_id", "seed", "timesteps", "args", "train", "splits", "files", "versions")
 #: Keys of ``result["splits"][split]``.
 SPLIT_KEYS = ("env_kwargs", "episodes", "dates", "policies")
@@ -130,7 +109,7 @@ def action_kind(action_space: gym.Space) -> str:
     """``"discrete"`` (a ``Discrete`` space) or ``"box"`` (a ``Box``): which algorithms can act in it.
 
     Raises:
-        ValueError: Any other space (no script handles it).
+        ValueError: Any other space (no algorithm of the table acts in it).
     """
     if isinstance(action_space, gym.spaces.Discrete):
         return "discrete"
@@ -158,17 +137,18 @@ def _action_space(env_id: str, env_kwargs: dict[str, Any]) -> gym.Space | None:
 
 def _check_action_space(algo: str, env_id: str, action_space: gym.Space) -> None:
     kind = action_kind(action_space)
-    if kind not in ALGO_ACTION_SPACES[algo]:
-        hint = [a for a in ALGOS if kind in ALGO_ACTION_SPACES[a]]
+    handled = ALGORITHMS[algo].action_spaces
+    if kind not in handled:
+        hint = [a for a in ALGOS if kind in ALGORITHMS[a].action_spaces]
         space = "a continuous Box action" if kind == "box" else "a Discrete action"
         raise ValueError(
             f"{algo} cannot act in {env_id}: it has {space} space and {algo} handles only "
-            f"{' or '.join(ALGO_ACTION_SPACES[algo])} actions; use one of {hint}"
+            f"{' or '.join(handled)} actions; use one of {hint}"
         )
 
 
 def check_args(algo: str, args: Any, *, build_envs: bool = True) -> None:
-    """Raise ``ValueError`` with a clear message for any argument the scripts cannot run with.
+    """Raise ``ValueError`` with a clear message for any argument a run cannot use.
 
     Which algorithms apply follows from the env's action space (:func:`action_kind`),
     read from one env built with ``env_kwargs``. With ``build_envs`` (default) it
@@ -187,7 +167,7 @@ def check_args(algo: str, args: Any, *, build_envs: bool = True) -> None:
         reserved = sorted(set(kwargs) & set(RESERVED_ENV_KWARGS))
         if reserved:
             raise ValueError(
-                f"{name} may not set {reserved}: the scripts choose the split and the data themselves "
+                f"{name} may not set {reserved}: a run chooses the split and the data itself "
                 "(use source=real|synthetic|both, synthetic={...} and eval_splits)"
             )
     space = _action_space(args.env_id, args.env_kwargs)
@@ -275,73 +255,6 @@ def baseline_names(env_id: str, env: gym.Env | None = None) -> list[str]:
     return out
 
 
-# ---------------------------------------------------------------------------- command line from Args
-def field_docs(cls: type) -> dict[str, str]:
-    """The docstring under each field of a dataclass (CleanRL style), read from its source."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    except (OSError, TypeError):
-        return {}
-    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-    docs: dict[str, str] = {}
-    for stmt, after in zip(body, body[1:], strict=False):
-        if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
-            docs[stmt.target.id] = " ".join(after.value.value.split())
-    return docs
-
-
-def _converter(tp: Any, name: str) -> Callable[[str], Any]:
-    args = typing.get_args(tp)
-    optional = (typing.get_origin(tp) in (typing.Union, types.UnionType)) and type(None) in args
-    base = next(a for a in args if a is not type(None)) if optional else tp
-    origin = typing.get_origin(base) or base
-
-    def convert(text: str) -> Any:
-        if optional and text.strip().lower() in ("none", "null", ""):
-            return None
-        if origin is dict:
-            try:
-                value = json.loads(text)
-            except ValueError as exc:
-                raise argparse.ArgumentTypeError(f"{name} must be a JSON object: {exc}") from None
-            if not isinstance(value, dict):
-                raise argparse.ArgumentTypeError(f"{name} must be a JSON object, got {text!r}")
-            return value
-        if origin is tuple:
-            return tuple(s.strip() for s in text.split(",") if s.strip())
-        try:
-            return origin(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be {origin.__name__}, got {text!r}") from None
-
-    convert.__name__ = getattr(origin, "__name__", "value")
-    return convert
-
-
-def parse_args(cls: type, argv: Sequence[str] | None = None, description: str | None = None) -> Any:
-    """Build ``cls`` (an ``Args`` dataclass) from a command line: ``--field-name VALUE`` per field.
-
-    Dicts are JSON (``--env-kwargs '{"fee_bps": 10}'``), tuples comma-separated
-    (``--eval-splits eval,live``), booleans ``--flag`` / ``--no-flag``, and ``none``
-    gives None for optional fields. Each field's docstring is its help text.
-    """
-    hints = typing.get_type_hints(cls)
-    docs = field_docs(cls)
-    parser = argparse.ArgumentParser(description=(description or "").strip().split("\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    for f in dataclasses.fields(cls):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        flag = "--" + f.name.replace("_", "-")
-        doc = docs.get(f.name, "").replace("%", "%%")
-        if hints[f.name] is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=doc)
-        else:
-            parser.add_argument(flag, type=_converter(hints[f.name], f.name), default=default, help=doc,
-                                dest=f.name, metavar=f.name.upper())
-    return cls(**vars(parser.parse_args(argv)))
-
-
 # ---------------------------------------------------------------------------- which data each env sees
 def synthetic_env_kwargs(env_id: str, spec: dict[str, Any] | None) -> dict[str, Any]:
     """Env arguments of a synthetic market ``{"model": ..., "params": {...}}`` (None: the env's default).
@@ -396,78 +309,6 @@ def eval_episodes(env: gym.Env, args: Any, split: str) -> list[tuple[int, dict[s
     return [(args.eval_seed + i, {}) for i in range(args.eval_episodes or default)]
 
 
-# ---------------------------------------------------------------------------- training helpers
-def train_monitor(args: Any, desc: str) -> Any:
-    """An SB3 callback: a tqdm progress bar, the real training envs' dates, and episode returns.
-
-    Episode returns come from ``info["episode"]`` (gymnasium 1.x
-    ``RecordEpisodeStatistics``, added by each script's ``make_env``). Dates are
-    the ``info["date"]`` of every step of the envs that read real data.
-    """
-    from stable_baselines3.common.callbacks import BaseCallback
-    from tqdm import tqdm
-
-    real = {i for i in range(args.n_envs) if is_real_env(args, i)}
-
-    class TrainMonitor(BaseCallback):
-        def __init__(self) -> None:
-            super().__init__()
-            self.bar: Any = None
-            self.returns: list[float] = []
-            self.first_date: str | None = None
-            self.last_date: str | None = None
-
-        def _on_training_start(self) -> None:
-            if args.progress:
-                self.bar = tqdm(total=args.timesteps, desc=desc, unit="step", file=sys.stderr, mininterval=0.5,
-                                dynamic_ncols=True)
-
-        def _on_step(self) -> bool:
-            infos = self.locals.get("infos") or ()
-            for i, info in enumerate(infos):
-                if i in real:
-                    day = info.get("date")
-                    if day is not None:
-                        if self.first_date is None or day < self.first_date:
-                            self.first_date = day
-                        if self.last_date is None or day > self.last_date:
-                            self.last_date = day
-                episode = info.get("episode")
-                if episode is not None:
-                    self.returns.append(float(episode["r"]))
-                    if self.bar is not None:
-                        self.bar.set_postfix(episodes=len(self.returns),
-                                             ret=f"{np.mean(self.returns[-100:]):+.4f}", refresh=False)
-            if self.bar is not None:
-                self.bar.update(max(0, min(len(infos), args.timesteps - self.bar.n)))
-            return True
-
-        def _on_training_end(self) -> None:
-            if self.bar is not None:
-                self.bar.close()
-
-        def summary(self) -> dict[str, Any]:
-            return {
-                "episodes": len(self.returns),
-                "mean_return_last_100": _finite_or_none(float(np.mean(self.returns[-100:]))) if self.returns else None,
-                "real_dates": [self.first_date, self.last_date] if self.first_date else None,
-                "timesteps_done": int(self.num_timesteps),
-            }
-
-    return TrainMonitor()
-
-
-def save_normalization(envs: Any, run_dir: Path) -> Path | None:
-    """Save the VecNormalize statistics of the training envs (``vecnormalize.pkl``); None if not normalised."""
-    from stable_baselines3.common.vec_env import VecNormalize
-
-    if not isinstance(envs, VecNormalize):
-        return None
-    path = run_dir / "vecnormalize.pkl"
-    envs.save(str(path))
-    return path
-
-
 def load_frozen_normalization(path: str | Path, venv: Any) -> Any:
     """Wrap ``venv`` in the VecNormalize saved at ``path``, frozen: ``training=False, norm_reward=False``.
 
@@ -480,13 +321,6 @@ def load_frozen_normalization(path: str | Path, venv: Any) -> Any:
     frozen.training = False
     frozen.norm_reward = False
     return frozen
-
-
-def normalization_state(vecnormalize: Any) -> dict[str, np.ndarray]:
-    """Copies of a VecNormalize's observation statistics (mean, var, count) for comparison."""
-    rms = vecnormalize.obs_rms
-    return {"mean": np.array(rms.mean, copy=True), "var": np.array(rms.var, copy=True),
-            "count": np.array(rms.count, copy=True)}
 
 
 def run_dir(args: Any, algo: str) -> Path:
@@ -597,18 +431,19 @@ def _aggregate(rl: RLSpec, tapes: list[_Tape]) -> dict[str, Any]:
     return {**out, **(rl.scores_of_run(scores) if scores else {})}
 
 
-def evaluate(
-    model: Any,
-    args: Any,
-    make_env: Callable[..., Callable[[], gym.Env]],
-    *,
-    algo: str,
-    vecnormalize_path: str | Path | None = None,
-) -> dict[str, Any]:
+def make_eval_env(args: Any, split: str) -> Any:
+    """The agent's env on ``split``: a one-env ``make_vec_env``, action space seeded ``eval_seed``."""
+    from stable_baselines3.common.env_util import make_vec_env
+
+    kwargs = {"render_mode": None, **eval_env_kwargs(args, split)}
+    return make_vec_env(args.env_id, n_envs=1, seed=args.eval_seed, env_kwargs=kwargs)
+
+
+def evaluate(model: Any, args: Any, *, algo: str, vecnormalize_path: str | Path | None = None) -> dict[str, Any]:
     """Score ``model`` and the rule baselines on the same episodes of each of ``args.eval_splits``.
 
-    The agent acts deterministically in a one-env ``DummyVecEnv`` built by
-    ``make_env``; with ``vecnormalize_path`` that env is wrapped in the saved
+    The agent acts deterministically in the one-env VecEnv of :func:`make_eval_env`;
+    with ``vecnormalize_path`` that env is wrapped in the saved
     statistics, frozen (:func:`load_frozen_normalization`). Rule baselines act in
     a plain env with the same arguments, reset with the same seeds and options;
     every episode's identity (symbol, dates, first price, length) is checked to
@@ -619,8 +454,6 @@ def evaluate(
         ``{split: {"env_kwargs", "episodes", "dates", "policies": {name: scores}}}``
         with the agent under ``algo`` and each baseline under its registry name.
     """
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
     rl = rl_spec(args.env_id)
     out: dict[str, Any] = {}
     for split in args.eval_splits:
@@ -628,7 +461,7 @@ def evaluate(
         env = gym.make(args.env_id, **{"render_mode": None, **kwargs})
         names = list(args.baselines) if args.baselines is not None else baseline_names(args.env_id, env)
         episodes = eval_episodes(env, args, split)
-        venv = DummyVecEnv([make_env(args.env_id, args.eval_seed, 0, **kwargs)])
+        venv = make_eval_env(args, split)
         if vecnormalize_path is not None:
             venv = load_frozen_normalization(vecnormalize_path, venv)
         agent = [_play_agent(model, venv, rl, seed, options) for seed, options in episodes]
@@ -775,8 +608,6 @@ def markdown_table(results: list[dict[str, Any]], split: str, label: str | None 
 
 
 __all__ = [
-    "ALGOS",
-    "ALGO_ACTION_SPACES",
     "DEFAULT_SEEDED_EPISODES",
     "EVAL_SPLITS",
     "POLICY_KEYS",
@@ -791,19 +622,16 @@ __all__ = [
     "eval_episodes",
     "evaluate",
     "load_frozen_normalization",
+    "make_eval_env",
     "make_result",
     "markdown_table",
-    "normalization_state",
-    "parse_args",
     "real_env_kwargs",
     "require_rl",
     "rl_env_ids",
     "rl_spec",
     "run_dir",
-    "save_normalization",
     "summary_table",
     "synthetic_env_kwargs",
     "train_env_kwargs",
-    "train_monitor",
     "write_result",
 ]
