@@ -7,7 +7,16 @@ specs through :func:`tasks` and :func:`task_of` and never branches on a family.
 """
 
 from finenvs.tasks.registry import env_ids, register_task, task, task_of, tasks, unregister_task
-from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan, load
+from finenvs.tasks.spec import (
+    BenchSection,
+    Column,
+    EpisodeSpec,
+    RunFlag,
+    Selection,
+    TaskSpec,
+    finish_plan,
+    load,
+)
 
 #: The shipped families, in the order tables list them.
 BUILTIN = ("trading", "hedging", "report", "audit", "qa", "options", "deltahedge")
@@ -21,5 +30,5 @@ def register_builtin() -> None:
             register_task(spec)
 
 
-__all__ = ["BUILTIN", "BenchSection", "Column", "EpisodeSpec", "Selection", "TaskSpec", "env_ids", "finish_plan",
+__all__ = ["BUILTIN", "BenchSection", "Column", "EpisodeSpec", "RunFlag", "Selection", "TaskSpec", "env_ids", "finish_plan",
            "load", "register_builtin", "register_task", "task", "task_of", "tasks", "unregister_task"]
