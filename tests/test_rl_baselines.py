@@ -305,9 +305,9 @@ def test_finenvs_train_json_and_progress_bar(tmp_path, capsys):
 
 
 def test_cli_algos_are_the_scripts():
-    from finenvs import cli
+    from finenvs.cli import train
 
-    assert cli._RL_ALGOS == ALGOS
+    assert train.RL_ALGOS == ALGOS
 
 
 # ---------------------------------------------------------------------------- the scripts' shape

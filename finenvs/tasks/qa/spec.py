@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from finenvs.tasks.common import indexed_plan, mean
-from finenvs.tasks.spec import BenchSection, Column, TaskSpec
+from finenvs.tasks.spec import BenchSection, Column, RunFlag, TaskSpec
 
 ENV_ID = "FinQA-v0"
 #: Questions of each split: 150 eval (knowledge and analysis), the published FAB++ questions, and the Finance
@@ -46,7 +46,9 @@ SPEC = TaskSpec(
     scripted_agent="finenvs.baselines.qa:ScriptedQAChatAgent",
     baselines="finenvs.baselines.qa:QA_POLICIES",
     tools="qa",
-    run_options=("instance", "topic"),
+    run_options=("instance",),
+    run_flags=(RunFlag("topic", "ask this topic (with --seed as its generation seed; 0 = published)",
+                       excludes=("instance",), options=lambda options, topic, seed: {"topic": topic, "seed": seed}),),
     run_printer="finenvs.baselines.qa:run_output",
     debate="finenvs.qa.debate:debate_round",
     judge="finenvs.tasks.qa.judge:checklist",

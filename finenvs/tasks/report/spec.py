@@ -15,7 +15,7 @@ from finenvs.tasks.common import (
     mean,
     symbol_plan,
 )
-from finenvs.tasks.spec import BenchSection, Column, TaskSpec
+from finenvs.tasks.spec import BenchSection, Column, RunFlag, TaskSpec
 from finenvs.tasks.trading.spec import HERCULEAN_SYMBOLS
 
 ENV_ID = "FinReport-v0"
@@ -106,7 +106,9 @@ SPEC = TaskSpec(
     scripted_agent="finenvs.baselines.report:ScriptedReportAgent",
     baselines="finenvs.baselines.report:REPORT_POLICIES",
     tools="report",
-    run_options=("symbol", "start", "end", "fee_bps", "chart", "reports"),
+    run_options=("symbol", "start", "end", "fee_bps", "chart"),
+    run_flags=(RunFlag("reports", "write each weekly report (Markdown) and its quality checks (JSON) into this "
+                       "folder", type=Path),),
     run_printer="finenvs.tasks.report.spec:run_output",
     judge="finenvs.tasks.report.judge:checklist",
     bench=BenchSection(title="Market Insights", suites=("herculean",), market_tables=True,
