@@ -202,10 +202,10 @@ def _subcommands(parser) -> dict:
 
 def test_every_help_page_renders(capsys):
     """argparse %-formats help texts: a bare '%' in one (it was '95% intervals') crashed ``finenvs --help``."""
-    from finenvs.cli import _parser
+    from finenvs.cli import build_parser
 
     pages = [[]]
-    for name, sub in _subcommands(_parser()).items():
+    for name, sub in _subcommands(build_parser()).items():
         pages.append([name])
         pages += [[name, inner] for inner in _subcommands(sub)] if any(
             type(a).__name__ == "_SubParsersAction" for a in sub._actions) else []

@@ -88,18 +88,18 @@ def test_ctrl_c_on_finenvs_mcp_is_one_line_exit_130(tmp_path):
     assert json.loads((tmp_path / "served" / "run.json").read_text())["status"] == "incomplete"
 
 
-@pytest.mark.parametrize("command, argv", [
-    ("_cmd_run", ["run", "--env", "FinTrading-v0", "--policy", "momentum"]),
-    ("_cmd_score", ["score", "somewhere"]),
-    ("_cmd_train", ["train", "--algo", "ppo", "--timesteps", "10"]),
-    ("_cmd_data_verify", ["data", "verify"]),
-    ("_cmd_list", ["list"]),
+@pytest.mark.parametrize("module, handler, argv", [
+    (cli.run, "handle", ["run", "--env", "FinTrading-v0", "--policy", "momentum"]),
+    (cli.score, "handle", ["score", "somewhere"]),
+    (cli.train, "handle", ["train", "--algo", "ppo", "--timesteps", "10"]),
+    (cli.data, "handle_verify", ["data", "verify"]),
+    (cli.list_command, "handle", ["list"]),
 ])
-def test_ctrl_c_in_any_command_is_one_line_exit_130(monkeypatch, capsys, command, argv):
+def test_ctrl_c_in_any_command_is_one_line_exit_130(monkeypatch, capsys, module, handler, argv):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, command, interrupted)
+    monkeypatch.setattr(module, handler, interrupted)
     assert cli.main(argv) == 130
     err = capsys.readouterr().err
     assert err == f"interrupted: finenvs {argv[0]} stopped; nothing to resume\n"
@@ -154,7 +154,7 @@ def test_an_unexpected_error_is_one_line_unless_debugging(monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise RuntimeError("something\nunforeseen")
 
-    monkeypatch.setattr(cli, "_cmd_list", broken)
+    monkeypatch.setattr(cli.list_command, "handle", broken)
     monkeypatch.delenv("FINENVS_DEBUG", raising=False)
     assert cli.main(["list"]) == 1
     err = capsys.readouterr().err

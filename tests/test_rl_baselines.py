@@ -313,9 +313,9 @@ def test_finenvs_train_json_and_progress_bar(tmp_path, capsys):
 
 
 def test_cli_algos_are_the_table():
-    from finenvs import cli
+    from finenvs.cli import train
 
-    assert cli._RL_ALGOS == ALGOS == tuple(algos.ALGORITHMS)
+    assert train.RL_ALGOS == ALGOS == tuple(algos.ALGORITHMS)
 
 
 # ---------------------------------------------------------------------------- the algorithm table and train.py's flags

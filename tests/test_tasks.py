@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -30,6 +30,7 @@ from finenvs.evaluation.score import score_run
 from finenvs.tasks import (
     BenchSection,
     Column,
+    RunFlag,
     Selection,
     TaskSpec,
     finish_plan,
@@ -291,7 +292,7 @@ def test_evaluate_is_finenvs_llm_in_one_call(tmp_path):
 
 
 def test_the_llm_agents_page_shows_the_agent_matrix_of_the_registered_specs():
-    from finenvs.cli import agent_matrix
+    from finenvs.cli.list import agent_matrix
 
     page = (Path(__file__).resolve().parent.parent / "docs" / "llm-agents.md").read_text()
     assert agent_matrix() in page
@@ -429,3 +430,60 @@ def test_a_toy_family_declared_in_this_file_works_through_every_command(toy, tmp
     card = json.loads((tmp_path / "bench" / "scorecard.json").read_text())
     assert card["sections"]["toy"]["policies"]["echo"] == {"score": 3.0}
     assert [(r["agent"], r["metrics"]) for r in card["agents"]] == [("scripted_agent", {"score": 3.0})]
+
+
+class OptionsToyEnv(ToyEnv):
+    """The toy env, recording the reset options of every episode."""
+
+    seen: list[dict[str, Any] | None] = []
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        OptionsToyEnv.seen.append(options)
+        return super().reset(seed=seed, options=options)
+
+
+def test_a_family_declares_its_own_run_flags(toy, capsys):
+    """``finenvs run`` offers the flags a spec declares, hands their values to the spec's callable on the way to
+    reset, and every family that does not declare them refuses them with the list of its own options."""
+    rounds = RunFlag("rounds", "play this many rounds (100% of them)", type=int, metavar="N", excludes=("instance",),
+                     options=lambda options, value, seed: {**(options or {}), "rounds": value, "seed": seed})
+    register_task(replace(TOY, entry_point=OptionsToyEnv, run_options=("instance",), run_flags=(rounds,)), replace=True)
+    OptionsToyEnv.seen.clear()
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "--rounds N FinToy-v0: play this many rounds (100% of them)" in " ".join(capsys.readouterr().out.split())
+    assert main(["run", "--env", "FinToy-v0", "--policy", "echo", "--rounds", "2", "--seed", "5"]) == 0
+    assert OptionsToyEnv.seen == [{"rounds": 2, "seed": 5}]
+    assert main(["run", "--env", "FinToy-v0", "--policy", "echo"]) == 0  # not given: the plan's options
+    assert OptionsToyEnv.seen[-1] is None
+    capsys.readouterr()
+
+    refused = [(["run", "--env", "FinTrading-v0", "--policy", "momentum", "--rounds", "2"],
+                "--rounds is not an option of FinTrading-v0 (its options: --symbol, --start, --end, --fee-bps, "
+                "--fill, --chart)"),
+               (["run", "--env", "FinToy-v0", "--policy", "echo", "--topic", "x"],
+                "--topic is not an option of FinToy-v0 (its options: --instance, --rounds)"),
+               (["run", "--env", "FinToy-v0", "--policy", "echo", "--rounds", "2", "--instance", "0"],
+                "give --instance or --rounds, not both")]
+    for argv, message in refused:
+        assert main(argv) == 2
+        assert capsys.readouterr().err == f"finenvs: error: {message}\n"
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--env", "FinToy-v0", "--policy", "echo", "--rounds", "two"])
+    assert exit_.value.code == 2 and "argument --rounds: invalid int value: 'two'" in capsys.readouterr().err
+    assert len(OptionsToyEnv.seen) == 2  # no refused run reached the env
+
+
+def test_a_run_flag_that_clashes_is_named(toy, capsys):
+    """A family's flag that clashes with one of ``finenvs run`` or another family's is a bug of its declaration:
+    every command says which (exit 1, as any unexpected error)."""
+    with pytest.raises(ValueError, match="without dashes"):
+        RunFlag("--rounds", "dashes")
+    register_task(replace(TOY, run_flags=(RunFlag("seed", "a second --seed"),)), replace=True)
+    assert main(["list"]) == 1
+    assert capsys.readouterr().err.startswith("finenvs: error: unexpected ValueError: the run flag --seed of "
+                                              "FinToy-v0: argument --seed: conflicting option string")
+    register_task(replace(TOY, run_flags=(RunFlag("topic", "a number", type=int),)), replace=True)
+    assert main(["list"]) == 1
+    assert capsys.readouterr().err.startswith("finenvs: error: unexpected ValueError: FinQA-v0 and FinToy-v0 declare "
+                                              "the run flag --topic with different types or metavars")

@@ -21,8 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from finenvs.evaluation.envpool import make_base_env, make_text_env
-from finenvs.evaluation.integrity import open_run_to_resume
+from finenvs.evaluation.envpool import make_text_env
 from finenvs.evaluation.replay import ReplayMismatch
 from finenvs.evaluation.runlog import (
     EpisodeRecord,
@@ -30,7 +29,6 @@ from finenvs.evaluation.runlog import (
     StepRecord,
     TrajectoryWriter,
     jsonable,
-    read_trajectories,
     same_number,
 )
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
@@ -393,12 +391,4 @@ class EpisodeSession:
             self.env.close()
 
 
-# make_base_env, open_run_to_resume and read_trajectories moved to the env pool, the integrity check and the run
-# log; finenvs/cli.py still imports them from here (it is being split into a package meanwhile).
-__all__ = [
-    "EpisodeSession",
-    "EpisodeTotals",
-    "make_base_env",
-    "open_run_to_resume",
-    "read_trajectories",
-]
+__all__ = ["EpisodeSession", "EpisodeTotals"]

@@ -18,7 +18,16 @@ from finenvs.tasks.registry import (
     text_variant,
     unregister_task,
 )
-from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, RLSpec, Selection, TaskSpec, finish_plan
+from finenvs.tasks.spec import (
+    BenchSection,
+    Column,
+    EpisodeSpec,
+    RLSpec,
+    RunFlag,
+    Selection,
+    TaskSpec,
+    finish_plan,
+)
 
-__all__ = ["BenchSection", "Column", "EpisodeSpec", "RLSpec", "Selection", "TaskSpec", "env_arguments", "env_ids",
+__all__ = ["BenchSection", "Column", "EpisodeSpec", "RLSpec", "RunFlag", "Selection", "TaskSpec", "env_arguments", "env_ids",
            "finish_plan", "register_task", "task", "task_of", "tasks", "text_variant", "unregister_task"]

@@ -232,6 +232,41 @@ class RLSpec:
         return f"{message} ({'; '.join(hints)})" if hints else message
 
 
+@dataclass(frozen=True)
+class RunFlag:
+    """A ``finenvs run`` flag of one family, beside the flags any family may accept (:attr:`TaskSpec.run_options`).
+
+    ``finenvs run`` offers the flags of every registered family; a family refuses the flags it does not declare.
+
+    Attributes:
+        name: The flag without its dashes, ``_`` for ``-`` (``"topic"`` is ``--topic``); also its key in the
+            flags the family's ``run_printer`` receives.
+        help: Its help text (``finenvs run --help`` names the env ids that declare it before it).
+        type: Converts the command-line text (``int``, ``pathlib.Path``, ...).
+        metavar: The value's name in the help (None: the name in capitals).
+        excludes: Flags it cannot be given with (``("instance",)``).
+        options: ``(episode options, value, seed) -> reset options``: how the value reaches the episode (None:
+            only the family's ``run_printer`` reads it, e.g. a folder to write into).
+    """
+
+    name: str
+    help: str
+    type: Callable[[str], Any] = str
+    metavar: str | None = None
+    excludes: tuple[str, ...] = ()
+    options: Callable[[dict[str, Any] | None, Any, int], dict[str, Any] | None] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier() or not self.name.islower() or self.name.startswith("_"):
+            raise ValueError(f"run flag name {self.name!r}: give the flag without dashes in lower case, "
+                             "e.g. 'topic' or 'fee_bps'")
+
+    @property
+    def flag(self) -> str:
+        """The command-line form, ``--topic``."""
+        return "--" + self.name.replace("_", "-")
+
+
 def _import_path(obj: Any) -> Any:
     """``"module:Qualname"`` of a class importable by that path (gymnasium serialises only such entry points);
     a class it cannot find there (declared inside a function, or in ``__main__``) is returned itself."""
@@ -269,8 +304,11 @@ class TaskSpec:
             family's name; None: the commit tool only).
         text_kwargs: Base env arguments of the text variant (a text action mode).
         vector_env: The class ``gym.make_vec`` builds, if the family has a batched env.
-        run_options: ``finenvs run`` flags the family accepts beyond ``--split/--seed``
-            (``symbol``, ``symbols``, ``start``, ``end``, ``fee_bps``, ``fill``, ``instance``, ...).
+        run_options: The flags of ``finenvs run`` that any family may accept which this family accepts, beyond
+            ``--split/--seed``: ``symbol``, ``symbols``, ``start``, ``end``, ``fee_bps``, ``fill``, ``chart``,
+            ``instance``.
+        run_flags: The family's own ``finenvs run`` flags (``--topic``), each with how its value reaches the
+            episode.
         judge: ``(env, env_action) -> dict``: the rubric checklist a judge model verifies
             for one decision (``{"text", "items": [{"id", "claim", "expect"}]}``), anchored in the facts the env
             computed for it; reported beside the family's deterministic score, never replacing it (None: no judge).
@@ -305,6 +343,7 @@ class TaskSpec:
     text_kwargs: Mapping[str, Any] = field(default_factory=dict)
     vector_env: type | None = None
     run_options: tuple[str, ...] = ()
+    run_flags: tuple[RunFlag, ...] = ()
     run_printer: Callable[[Any, dict[str, Any], dict[str, Any]], tuple[list[str], dict[str, Any]]] | None = None
     judge: Callable[[Any, Any], dict[str, Any]] | None = None
     max_tool_calls: int = 8
@@ -367,5 +406,5 @@ class TaskSpec:
         return out
 
 
-__all__ = ["DEBATE_RECORD", "RL_EVAL_EPISODES", "BenchSection", "Column", "EpisodeSpec", "RLSpec", "Selection", "TaskSpec",
-           "finish_plan"]
+__all__ = ["DEBATE_RECORD", "RL_EVAL_EPISODES", "BenchSection", "Column", "EpisodeSpec", "RLSpec", "RunFlag", "Selection",
+           "TaskSpec", "finish_plan"]

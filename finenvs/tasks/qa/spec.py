@@ -11,7 +11,7 @@ from finenvs.tasks.qa.debate import debate_round
 from finenvs.tasks.qa.env import FinQAEnv
 from finenvs.tasks.qa.judge import checklist
 from finenvs.tasks.qa.tools import QA_TOOLS
-from finenvs.tasks.spec import BenchSection, Column, TaskSpec
+from finenvs.tasks.spec import BenchSection, Column, RunFlag, TaskSpec
 
 ENV_ID = "FinQA-v0"
 #: Questions of each split: 150 eval (knowledge and analysis), the published FAB++ questions, and the Finance
@@ -37,6 +37,11 @@ def run_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def topic_options(options: dict[str, Any] | None, topic: str, seed: int) -> dict[str, Any]:
+    """``finenvs run --topic T``: the episode asks topic ``T`` generated with the run's seed (0: published)."""
+    return {"topic": topic, "seed": seed}
+
+
 SPEC = TaskSpec(
     family="qa",
     env_id=ENV_ID,
@@ -52,7 +57,9 @@ SPEC = TaskSpec(
     scripted_agent=ScriptedQAChatAgent,
     baselines=QA_POLICIES,
     tools=QA_TOOLS,
-    run_options=("instance", "topic"),
+    run_options=("instance",),
+    run_flags=(RunFlag("topic", "ask this topic (with --seed as its generation seed; 0 = published)",
+                       excludes=("instance",), options=topic_options),),
     run_printer=run_output,
     debate=debate_round,
     judge=checklist,

@@ -19,7 +19,7 @@ from finenvs.tasks.report.baselines import REPORT_POLICIES, ScriptedReportAgent
 from finenvs.tasks.report.env import FinReportEnv
 from finenvs.tasks.report.judge import checklist
 from finenvs.tasks.report.tools import REPORT_TOOLSET
-from finenvs.tasks.spec import BenchSection, Column, TaskSpec
+from finenvs.tasks.spec import BenchSection, Column, RunFlag, TaskSpec
 from finenvs.tasks.trading.spec import HERCULEAN_SYMBOLS
 
 ENV_ID = "FinReport-v0"
@@ -110,7 +110,9 @@ SPEC = TaskSpec(
     scripted_agent=ScriptedReportAgent,
     baselines=REPORT_POLICIES,
     tools=REPORT_TOOLSET,
-    run_options=("symbol", "start", "end", "fee_bps", "chart", "reports"),
+    run_options=("symbol", "start", "end", "fee_bps", "chart"),
+    run_flags=(RunFlag("reports", "write each weekly report (Markdown) and its quality checks (JSON) into this "
+                       "folder", type=Path),),
     run_printer=run_output,
     judge=checklist,
     bench=BenchSection(title="Market Insights", suites=("herculean",), market_tables=True,

@@ -1,0 +1,217 @@
+"""What the ``finenvs`` commands share: the one-line parser errors, exit codes, error printing, the Ctrl-C
+report of a run folder, and the argument groups several commands take (episode selection, agent, judge, text
+mode). Light to import: heavy modules load inside the functions that need them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+EXIT_USAGE = 2
+EXIT_DATA_INVALID = 1
+#: An unforeseen error (a bug): one line, or the traceback with ``--debug`` / ``FINENVS_DEBUG=1``.
+EXIT_INTERNAL = 1
+#: Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+
+
+def usage_error(message: str, prog: str = "finenvs") -> NoReturn:
+    """One line ``finenvs: error: ...`` on stderr, exit 2 (argparse would print the usage too)."""
+    print(f"finenvs: error: {message} (see `{prog} --help`)", file=sys.stderr)
+    raise SystemExit(EXIT_USAGE)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with one-line errors (every command and subcommand parser is one)."""
+
+    def error(self, message: str) -> NoReturn:
+        usage_error(message, self.prog)
+
+
+def needs_subcommand(message: str) -> Callable[[argparse.Namespace], int]:
+    """The handler of a command group given without its subcommand (``finenvs data``): a usage error."""
+
+    def handle(args: argparse.Namespace) -> int:
+        usage_error(message)
+
+    return handle
+
+
+def one_line(message: Any, limit: int = 2_000) -> str:
+    text = " ".join(str(message).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def error(message: Any) -> None:
+    print(f"finenvs: error: {one_line(message)}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------- argument groups
+def text_mode_arguments(parser: argparse.ArgumentParser, *, live: bool) -> None:
+    """How an agent command's text env runs (``llm``, ``harness``, ``mcp``): tool mode, sandboxed Python, the
+    debate round and (``live``) HERCULEAN's live regime; all are recorded with the run."""
+    parser.add_argument("--tools", choices=["fabpp", "none"],
+                        help="tool mode: fabpp (default: the family's tools, FAB++'s setting) or none (closed book: "
+                        "the commit tool only); recorded with the run")
+    if live:
+        parser.add_argument("--live", action="store_true",
+                            help="HERCULEAN's live regime (market families): run as far as the data allows, record "
+                            "the decision that needs a later bar (daily families: at the newest bar) as pending and "
+                            "exit; after finenvs data add, --resume RUN --live goes on")
+    parser.add_argument("--python", action="store_true",
+                        help="offer the sandboxed run_python tool (standard-library Python in Pyodide under Deno: no "
+                        "files, no network; needs finenvs sandbox setup)")
+    parser.add_argument("--debate", action="store_true",
+                        help="FAB++'s adversarial debate (FinQA-v0, FinOptions-v0): after a first answer the agent "
+                        "faces a counter-argument and gives a final answer (over MCP: in the next observation); the "
+                        "multiplier (1.2/1.0/0.8) and the debated score are reported beside the plain score")
+
+
+def selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) -> None:
+    """Flags choosing a family's episodes (its task spec's plan); ``one``: a single episode (MCP)."""
+    parser.add_argument("--split", default="eval", help="train, eval or live (default: eval)")
+    if one:
+        parser.add_argument("--symbol", help="ticker of a market env (default: the plan's first)")
+        parser.add_argument("--instance", type=int, help="index into the plan: question, audit instance, options "
+                            "task, hedging path (default: 0)")
+        parser.add_argument("--seed", type=int, default=0, help="reset seed (default: 0)")
+    else:
+        parser.add_argument("--instances", nargs="+", type=int,
+                            help="indices into the plan: questions, audit instances, options tasks, hedging paths")
+        parser.add_argument("--limit", type=int, help="run only the plan's first N episodes")
+        parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="reset seeds (default: 0)")
+    parser.add_argument("--symbols", nargs="+",
+                        help="market envs: one episode per symbol (default: HERCULEAN's MSFT TSLA AAPL NVDA); "
+                        "FinHedging-v0: the universe (default: its 8 stocks)")
+    parser.add_argument("--start", help="window start YYYY-MM-DD (overrides the split's)")
+    parser.add_argument("--end", help="window end YYYY-MM-DD (overrides the split's)")
+    parser.add_argument("--env-kwargs", help="more env arguments as a JSON object, e.g. '{\"fee_bps\": 10}', or "
+                        "FinReport-v0's peer basket of a user symbol '{\"peers\": {\"TSLA2\": [\"AAPL\", "
+                        "\"MSFT\"]}}' (--start/--end win over the same keys; recorded with the run)")
+
+
+
+def agent_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags choosing the agent: an OpenAI-compatible endpoint or a remote A2A agent."""
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 "
+                        "(default: $OPENAI_BASE_URL when --model is given)")
+    parser.add_argument("--model", help="model name at the endpoint")
+    parser.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                        help="env var holding the API key (default: OPENAI_API_KEY)")
+    parser.add_argument("--a2a-url", help="a remote Agent-to-Agent (A2A) agent's base URL, instead of an endpoint")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--max-tokens", type=int, default=1024, help="cap on each reply's tokens")
+    parser.add_argument("--tool-choice", choices=["auto", "required", "none"],
+                        help="send tool_choice with the tools (llama.cpp's Python server needs 'auto')")
+    parser.add_argument("--extra-body", help="extra JSON fields for every request, e.g. '{\"top_p\": 0.9}'")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default: 60)")
+
+
+
+def judge_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of the optional judge model (families whose task spec has a judge: FinReport-v0's reports)."""
+    parser.add_argument("--judge-base-url", help="an OpenAI-compatible endpoint whose model verifies the family's "
+                        "rubric checklist (FinReport-v0); reported in judge.json beside the deterministic score")
+    parser.add_argument("--judge-model", help="the judge's model name")
+    parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
+                        help="env var holding the judge endpoint's key (default: OPENAI_API_KEY)")
+
+
+
+# ---------------------------------------------------------------------------- what the groups' flags mean
+def run_judge(args: argparse.Namespace, run_dir: Path) -> None:
+    """Judge a run folder with ``--judge-base-url/--judge-model`` when given; print its table."""
+    if not (args.judge_base_url or args.judge_model):
+        return
+    if not (args.judge_base_url and args.judge_model):
+        raise ValueError("--judge-base-url and --judge-model go together")
+    from finenvs.evaluation.endpoints import OpenAIChatAgent
+    from finenvs.evaluation.judge import judge_run, render_judge_markdown
+
+    judge = OpenAIChatAgent(args.judge_model, args.judge_base_url, api_key_env=args.judge_api_key_env)
+    print(render_judge_markdown(judge_run(run_dir, judge, progress=not getattr(args, "quiet", False))))
+
+
+def json_object(flag: str, text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{flag} is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{flag} must be a JSON object, got {text!r}")
+    return value
+
+
+def extra_body(text: str | None) -> dict[str, Any] | None:
+    return json_object("--extra-body", text)
+
+
+def window_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The env arguments of an agent command: ``--env-kwargs``, then the window and text-wrapper flags over it."""
+    out = dict(json_object("--env-kwargs", getattr(args, "env_kwargs", None)) or {})
+    out |= {k: getattr(args, k) for k in ("start", "end") if getattr(args, k, None)}
+    if getattr(args, "tools", None):  # the text wrapper's tool mode travels with the env's arguments
+        out["tools"] = args.tools
+    if getattr(args, "debate", False):  # so does the debate round
+        out["debate"] = True
+    if getattr(args, "python", False):  # and the sandboxed Python tool
+        out["python"] = True
+    return out
+
+
+# ---------------------------------------------------------------------------- Ctrl-C
+def episodes_saved(run_dir: Path) -> tuple[int, int, int] | None:
+    """``(finished episodes, planned episodes, decisions)`` recorded in an LLM run folder, or None if it has none."""
+    from finenvs.evaluation.runlog import read_trajectories
+
+    try:
+        planned = len(json.loads((run_dir / "run.json").read_text()).get("episodes") or [])
+        records, _ = read_trajectories(run_dir / "trajectories.jsonl")
+    except (OSError, ValueError):
+        return None
+    finished = {r.get("episode") for r in records if r.get("type") == "episode" and r.get("status") in
+                ("complete", "failed")}
+    return len(finished), planned, sum(r.get("type") == "step" for r in records)
+
+
+def newest(parent: Path, marker: str, since: float) -> Path | None:
+    """The newest folder under ``parent`` holding ``marker`` and written since ``since`` (a run this command began)."""
+    try:
+        found = [p.parent for p in Path(parent).glob(f"*/{marker}") if p.stat().st_mtime >= since - 1]
+    except OSError:
+        return None
+    return max(found, key=lambda p: p.stat().st_mtime, default=None)
+
+
+
+def name_the_run(args: argparse.Namespace) -> None:
+    """Name a new run folder now (UTC time), so that a Ctrl-C can point at it."""
+    if args.resume is None and not args.name:
+        import datetime as _dt
+
+        args.name = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+
+
+def run_folder_interrupted(args: argparse.Namespace, began: float) -> str:
+    """The Ctrl-C line of ``llm`` and ``harness``: the episodes saved in the run folder and how to resume."""
+    run_dir = args.resume or (args.out / args.name if args.name else None)
+    saved = episodes_saved(run_dir) if run_dir is not None else None
+    if saved is None:
+        return f"interrupted: finenvs {args.command} stopped before its run folder was written; nothing to resume"
+    done, planned, steps = saved
+    return (f"interrupted: {done} of {planned} episodes finished ({steps} decisions) saved in {run_dir}; "
+            f"resume with: finenvs {args.command} --resume {run_dir}")
+
+
+def interrupted_line(args: argparse.Namespace, began: float) -> str:
+    """The one line a Ctrl-C prints: what the command saved and how to continue (the command's ``interrupted``)."""
+    report = getattr(args, "interrupted", None)
+    if report is not None:
+        return report(args, began)
+    return f"interrupted: finenvs {getattr(args, 'command', None) or ''} stopped; nothing to resume".replace("  ", " ")

@@ -1,0 +1,99 @@
+"""``finenvs data verify|add|list``: check the shipped (or a user's) data and the built catalog cache, append to
+the user layer, list the price datasets."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from finenvs.cli.common import EXIT_DATA_INVALID, Parser, needs_subcommand, usage_error
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    data = sub.add_parser("data", help="data tools")
+    data_sub = data.add_subparsers(dest="data_command", parser_class=Parser)
+    verify = data_sub.add_parser("verify", help="check hashes and invariants of the shipped (or a user's) data, and the built catalog cache")
+    verify.add_argument("--file", type=Path, help="check a user CSV/Parquet file instead of the shipped data")
+    verify.add_argument("--symbol", help="symbol of a file without a symbol column (default: file stem)")
+    verify.add_argument("--data-dir", type=Path, help="folder with a MANIFEST.json (default: shipped data)")
+    add = data_sub.add_parser("add", help="append bars, news items or filing sections to the user layer of the "
+                              "catalog (hashed and validated; read under the same as-of rules)")
+    what = add.add_mutually_exclusive_group(required=True)
+    what.add_argument("--prices", type=Path, help="CSV/Parquet of bars (date,open,high,low,close,volume) to append")
+    what.add_argument("--news", type=Path,
+                      help="CSV/Parquet of news items (id,symbol,published_at with time zone,title,source,url,...)")
+    what.add_argument("--filings", type=Path,
+                      help="CSV/Parquet of filing sections (filing_id,symbol,form,filed,section,text,...)")
+    add.add_argument("--symbol", help="symbol of the bars (required with --prices)")
+    add.add_argument("--dataset", default="core", help="price dataset to append to (default: core)")
+    listing = data_sub.add_parser("list", help="price datasets with symbol counts and date ranges, shipped and user")
+    # a data file or catalog table failing its checks exits 1 (EXIT_DATA_INVALID), not 2 as other commands' bad input
+    data.set_defaults(handler=needs_subcommand("data needs a subcommand: verify, add or list"),
+                      data_error_exit=EXIT_DATA_INVALID)
+    verify.set_defaults(handler=handle_verify)
+    add.set_defaults(handler=handle_add)
+    listing.set_defaults(handler=handle_list)
+
+
+def handle_verify(args: argparse.Namespace) -> int:
+    from finenvs.data.catalog import load_prices
+    from finenvs.data.manifest import verify_data
+
+    if args.file is not None:
+        from finenvs.data.schema import split_like_jumps
+
+        series = load_prices(args.file, symbol=args.symbol)  # raises DataError naming the row
+        for sym, s in series.items():
+            print(f"{args.file}: {sym}: ok ({len(s)} rows, {s.dates[0]}..{s.dates[-1]}); prices: {s.price_basis}")
+            jumps = split_like_jumps(s)  # a warning, not an error: a crash can look like a split
+            if jumps:
+                shown_jumps = "; ".join(f"{d} {what}" for d, what in jumps[:10])
+                more = f"; and {len(jumps) - 10} more" if len(jumps) > 10 else ""
+                print(f"warning: {args.file}: {sym}: {len(jumps)} split-like jump(s) and no adjusted-close column: "
+                      f"{shown_jumps}{more}. If these are splits, add an Adj Close column or adjust the prices",
+                      file=sys.stderr)
+        return 0
+    from finenvs.data.catalog import verify_catalog
+    from finenvs.data.manifest import load_manifest
+    from finenvs.errors import DataError
+    from finenvs.xbrl.corpus import ROW_COUNTERS
+
+    result = verify_data(args.data_dir, row_counters=ROW_COUNTERS)
+    if args.data_dir is None:  # the user layer (finenvs data add), file by file
+        from finenvs.data.user_layer import UserLayer
+
+        layer = UserLayer().verify()
+        result.checked += layer.checked
+        result.problems += layer.problems
+    try:  # the built cache too, table by table
+        cache = verify_catalog(load_manifest(args.data_dir))
+    except DataError:  # no readable manifest: verify_data has reported it
+        cache = None
+    for line in result.checked + (cache.checked if cache else []):
+        print(line)
+    for problem in result.problems + (cache.problems if cache else []):
+        print(f"FAILED {problem}", file=sys.stderr)
+    if not result.ok or (cache is not None and not cache.ok):
+        failed = [f"{len(result.problems)} file(s)"] if result.problems else []
+        failed += [f"{len(cache.problems)} catalog cache check(s)"] if cache and cache.problems else []
+        print(f"finenvs: data verify: {' and '.join(failed)} failed", file=sys.stderr)
+        return EXIT_DATA_INVALID
+    tables = sum(": table " in line for line in cache.checked) if cache else 0
+    print(f"all {len(result.checked)} files verified" + (f", and all {tables} tables of the catalog cache" if tables else ""))
+    return 0
+
+
+def handle_add(args: argparse.Namespace) -> int:
+    if args.prices is not None and not args.symbol:
+        usage_error("data add --prices needs --symbol")
+    from finenvs.data.user_layer import cli_data_add
+
+    return cli_data_add(prices=args.prices, symbol=args.symbol, dataset=args.dataset, news=args.news,
+                        filings=args.filings)
+
+
+def handle_list(args: argparse.Namespace) -> int:
+    from finenvs.data.user_layer import cli_data_list
+
+    return cli_data_list()

@@ -1,0 +1,107 @@
+"""``finenvs harness``: an external agent program run once per decision, grounded by the episode's MCP server
+(HERCULEAN's harness), confined by a sandbox."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from finenvs.cli.checks import check_env_kwargs, check_episodes
+from finenvs.cli.common import (
+    name_the_run,
+    run_folder_interrupted,
+    selection_arguments,
+    text_mode_arguments,
+    window_kwargs,
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    harness = sub.add_parser(
+        "harness", help="run an external agent program once per decision, grounded by an MCP server (HERCULEAN's "
+        "harness)",
+        description="Run the family's episodes (as finenvs llm selects them) by invoking --agent-cmd once per "
+        "decision. Placeholders in the command: {prompt_file} (the decision's prompt), {mcp_config} (an "
+        "mcpServers JSON naming the episode's MCP server over HTTP), {url}, {workdir}, {env_id}, {episode}, {step}. "
+        "The decision is what the program commits through the server's commit_action; no commit within --timeout "
+        "is HERCULEAN's failure (five attempts, then the episode fails) unless --default-action is given. The program "
+        "runs confined (bubblewrap): the file system read-only, the data, caches, run key and run folders hidden, "
+        "writable only {workdir} and a private HOME and /tmp, its own PID namespace (nothing it starts outlives the "
+        "attempt), the network shared (loopback MCP, its model API). The run folder is finenvs llm's: finenvs "
+        "score, bench and --resume read it.")
+    harness.add_argument("--env", default="FinTrading-v0", help="env id, base or text variant (default: FinTrading-v0)")
+    harness.add_argument("--agent-cmd", help="the agent program's command line (no shell), with placeholders")
+    selection_arguments(harness)
+    harness.add_argument("--timeout", type=float, default=600.0, help="seconds per invocation (default: 600)")
+    harness.add_argument("--default-action", action="store_true",
+                         help="a decision without a commit takes the protocol's default action instead of failing "
+                         "the episode after five attempts")
+    text_mode_arguments(harness, live=True)
+    harness.add_argument("--max-tool-calls", type=int, help="tool calls per decision (default: the family's)")
+    harness.add_argument("--max-decisions", type=int, help="stop each episode after N decisions (smoke runs; with "
+                         "--resume: the new cap, none by default)")
+    harness.add_argument("--out", type=Path, default=Path("finenvs-runs"), help="parent folder of runs")
+    harness.add_argument("--name", help="run folder name (default: UTC timestamp)")
+    harness.add_argument("--resume", type=Path, help="continue a harness run folder (its run.json gives the setup)")
+    harness.add_argument("--unconfined", action="store_true",
+                         help="run the agent program without the sandbox, with your own access to every file (the "
+                         "data, caches, run folders) and processes that may outlive an attempt; the run is marked "
+                         "unconfined. Default: confined by bubblewrap, refused where none works")
+    harness.add_argument("--mask", type=Path, action="append", default=[], metavar="PATH",
+                         help="a further file or folder the confined agent program must not read (repeatable)")
+    harness.add_argument("--agent-home", type=Path, metavar="DIR",
+                         help="a folder bound writable as the confined program's HOME (its settings and state "
+                         "across attempts); default: an empty private home per attempt")
+    harness.add_argument("--quiet", action="store_true", help="no progress bar")
+    harness.set_defaults(handler=handle, interrupted=run_folder_interrupted)
+
+
+def handle(args: argparse.Namespace) -> int:
+    name_the_run(args)  # named now: a Ctrl-C can point at it
+    from finenvs.evaluation.harness import HarnessAgent, run_harness
+    from finenvs.evaluation.llm import RunConfig
+    from finenvs.evaluation.score import score_run, terminal_report
+    from finenvs.tasks import task_of
+
+    if args.resume is not None:
+        from finenvs.evaluation.integrity import open_run_to_resume
+
+        meta, _ = open_run_to_resume(args.resume)  # the command it runs comes from a verified run.json
+        recorded = meta.get("agent") or {}
+        if recorded.get("kind") != "harness":
+            raise ValueError(f"{args.resume} is not a harness run (its agent is {recorded.get('kind')!r}); "
+                             "continue it with finenvs llm --resume")
+        config = RunConfig(**{**meta["config"], "max_decisions": args.max_decisions})  # a smoke run's cap ends
+        if args.live and not config.live:
+            raise ValueError(f"{args.resume} is not a live run; resume it without --live")
+        command = args.agent_cmd or recorded["command"]
+        timeout = float(recorded.get("timeout", args.timeout))
+        confined = (recorded.get("confinement") or {}).get("confined", False)
+        if confined == args.unconfined:
+            raise ValueError(f"{args.resume} was recorded {'confined' if confined else 'unconfined'}; resume it "
+                             f"{'without' if confined else 'with'} --unconfined so that the whole run is one or "
+                             "the other")
+    else:
+        if not args.agent_cmd:
+            raise ValueError("--agent-cmd is required (or --resume RUN)")
+        task = task_of(args.env)
+        config = RunConfig(
+            env_id=task.env_id, symbols=args.symbols, split=args.split, env_kwargs=window_kwargs(args),
+            seeds=args.seeds, instances=args.instances, limit=args.limit, max_tool_calls=args.max_tool_calls,
+            max_decisions=args.max_decisions, failure_rule="default" if args.default_action else "herculean",
+            max_consecutive_endpoint_failures=None, live=args.live,
+        )
+        check_env_kwargs(task, config.env_kwargs)
+        check_episodes(task, config.episodes())  # before any folder is written
+        command, timeout = args.agent_cmd, args.timeout
+    agent = HarnessAgent(command, timeout=timeout, unconfined=args.unconfined, mask=tuple(args.mask),
+                         home=args.agent_home)
+    summary = run_harness(config, agent, out=args.out, name=args.name, resume=args.resume, progress=not args.quiet)
+    print(terminal_report(score_run(summary.run_dir)))
+    for outcome in summary.outcomes:
+        if outcome.status not in ("complete", "skipped"):
+            print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
+    print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s); each invocation's prompt, MCP "
+          f"config and output logs are in {summary.run_dir}/harness/")
+    return 0 if summary.status in ("complete", "waiting") else 1

@@ -1,0 +1,118 @@
+"""``finenvs llm``: an agent (a model endpoint, a remote A2A agent or the family's offline scripted agent) over a
+family's episodes, recorded in a run folder and scored."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from finenvs.cli.checks import check_env_kwargs, check_episodes
+from finenvs.cli.common import (
+    agent_arguments,
+    extra_body,
+    judge_arguments,
+    name_the_run,
+    run_folder_interrupted,
+    run_judge,
+    selection_arguments,
+    text_mode_arguments,
+    window_kwargs,
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    llm = sub.add_parser(
+        "llm",
+        help="run an agent on any env: a model endpoint, a remote A2A agent, or the family's offline scripted agent",
+        description="Run an agent through an env's text interface with date-locked tools over the family's default "
+        "episodes (or --symbols / --instances / --limit), record its trajectories and score them. The agent: "
+        "--base-url/--model (any OpenAI-compatible endpoint; OPENAI_BASE_URL and OPENAI_API_KEY are read when the "
+        "flags are absent), --a2a-url (a remote Agent-to-Agent agent), or without either the family's offline "
+        "scripted agent.",
+    )
+    llm.add_argument("--env", default="FinTrading-v0", help="env id, base or text variant (default: FinTrading-v0)")
+    selection_arguments(llm)
+    agent_arguments(llm)
+    llm.add_argument("--max-tool-calls", type=int,
+                     help="tool calls per decision (default: the family's, 8; FinAudit-v0 24)")
+    text_mode_arguments(llm, live=True)
+    llm.add_argument("--decision-timeout", type=float, default=600.0, help="seconds per decision (default: 600)")
+    llm.add_argument("--retries", type=int, default=4, help="retries of a transient failure (default: 4)")
+    llm.add_argument("--concurrency", type=int, default=4, help="episodes in flight (default: 4)")
+    llm.add_argument("--format-retries", type=int, default=0, help="re-ask after a reply without a valid action")
+    llm.add_argument("--herculean-rule", action="store_true",
+                     help="HERCULEAN's rule: five attempts per decision; a decision still without a valid action "
+                     "fails the episode (shown as — in tables) instead of taking the documented default")
+    llm.add_argument("--max-decisions", type=int, help="stop each episode after N decisions (smoke runs; with "
+                     "--resume: the new cap, none by default)")
+    llm.add_argument("--price-in", type=float, help="$ per million prompt tokens")
+    llm.add_argument("--price-out", type=float, help="$ per million completion tokens")
+    llm.add_argument("--prices", type=Path, help="JSON price table {model: {input_per_million, output_per_million}}")
+    llm.add_argument("--out", type=Path, default=Path("finenvs-runs"), help="parent folder of runs")
+    llm.add_argument("--name", help="run folder name (default: UTC timestamp)")
+    llm.add_argument("--resume", type=Path, help="continue an interrupted run folder (its run.json gives the setup)")
+    llm.add_argument("--quiet", action="store_true", help="no progress bar")
+    judge_arguments(llm)
+    llm.set_defaults(handler=handle, interrupted=run_folder_interrupted)
+
+
+def _agent(args: argparse.Namespace, env_id: str, meta: dict[str, Any] | None = None) -> Any:
+    """The agent of ``finenvs llm`` (a resumed run: the one its run.json recorded, unless flags name another)."""
+    from finenvs.evaluation.agents import agent_from_record, make_agent
+
+    if meta is not None and not (args.base_url or args.model or args.a2a_url):
+        return agent_from_record(env_id, meta.get("agent") or {})
+    return make_agent(env_id, base_url=args.base_url, model=args.model, a2a_url=args.a2a_url,
+                      api_key_env=args.api_key_env, timeout=args.timeout, temperature=args.temperature,
+                      max_tokens=args.max_tokens, tool_choice=args.tool_choice, extra_body=extra_body(args.extra_body))
+
+
+def handle(args: argparse.Namespace) -> int:
+    name_the_run(args)  # named now: a Ctrl-C can point at it
+    from finenvs.evaluation.llm import PriceTable, RunConfig, run_llm
+    from finenvs.evaluation.score import score_run, terminal_report
+    from finenvs.tasks import task_of
+
+    meta = None
+    if args.resume is not None:
+        from finenvs.evaluation.integrity import open_run_to_resume
+
+        meta, _ = open_run_to_resume(args.resume)  # signed with this machine's key and intact, or refused
+        config = RunConfig(**{**meta["config"], "max_decisions": args.max_decisions})  # a smoke run's cap ends
+        if args.live and not config.live:
+            raise ValueError(f"{args.resume} is not a live run; resume it without --live")
+        prices = PriceTable(**meta.get("prices", {}))
+    else:
+        task = task_of(args.env)  # unknown env -> exit 2
+        config = RunConfig(
+            env_id=task.env_id, symbols=args.symbols, split=args.split, env_kwargs=window_kwargs(args),
+            seeds=args.seeds, instances=args.instances, limit=args.limit, max_tool_calls=args.max_tool_calls,
+            request_timeout=args.timeout, decision_timeout=args.decision_timeout, max_retries=args.retries,
+            concurrency=args.concurrency, format_retries=args.format_retries, max_decisions=args.max_decisions,
+            failure_rule="herculean" if args.herculean_rule else "default", live=args.live,
+        )
+        # a bad selection (unknown split, symbol or date, instance out of range, ...) fails before any work
+        check_env_kwargs(task, config.env_kwargs)
+        check_episodes(task, config.episodes())
+        if args.prices is not None:
+            if not args.model:
+                raise ValueError("--prices needs --model (the table is looked up by model name)")
+            prices = PriceTable.load(args.prices, args.model)
+        else:
+            prices = PriceTable(args.price_in, args.price_out)
+    agent = _agent(args, config.env_id, meta)
+    if not args.quiet and agent.describe().get("kind") == "scripted":
+        print(f"no --base-url/--model or --a2a-url: running the offline scripted agent ({agent.name})",
+              file=sys.stderr)
+    summary = run_llm(config, agent, out=args.out, name=args.name, resume=args.resume, prices=prices,
+                      progress=not args.quiet)
+    print(terminal_report(score_run(summary.run_dir)))
+    run_judge(args, summary.run_dir)
+    for outcome in summary.outcomes:
+        if outcome.status not in ("complete", "skipped"):
+            print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
+    print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s)")
+    return 0 if summary.status in ("complete", "waiting") else 1
+
