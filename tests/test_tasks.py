@@ -447,7 +447,7 @@ def test_a_family_declares_its_own_run_flags(toy, capsys):
     reset, and every family that does not declare them refuses them with the list of its own options."""
     rounds = RunFlag("rounds", "play this many rounds (100% of them)", type=int, metavar="N", excludes=("instance",),
                      options=lambda options, value, seed: {**(options or {}), "rounds": value, "seed": seed})
-    register_task(replace(TOY, entry_point=OptionsToyEnv, run_options=("instance",), run_flags=(rounds,)), replace=True)
+    register_task(replace(TOY, env=OptionsToyEnv, run_options=("instance",), run_flags=(rounds,)), replace=True)
     OptionsToyEnv.seen.clear()
     with pytest.raises(SystemExit):
         main(["run", "--help"])
