@@ -13,7 +13,14 @@ import pytest
 from gymnasium.envs.registration import EnvSpec
 from gymnasium.utils.env_checker import check_env
 
-from finenvs.data.synthetic import TRADING_DAYS_PER_YEAR
+from finenvs.data.chains import realised_vol
+from finenvs.data.synthetic import (
+    TRADING_DAYS_PER_YEAR,
+    GBMParams,
+    HestonParams,
+    MertonParams,
+    SyntheticSpec,
+)
 from finenvs.errors import WindowError
 from finenvs.pricing import bsm_greeks, bsm_price
 from finenvs.tasks.deltahedge.baselines import (
@@ -23,12 +30,10 @@ from finenvs.tasks.deltahedge.baselines import (
     RandomHedge,
     run_hedge_episodes,
 )
-from finenvs.tasks.deltahedge.env import (
+from finenvs.tasks.deltahedge.core import (
     DELTA,
     HEDGE,
     OBS_NAMES,
-    VOL_WINDOW,
-    FinDeltaHedgeEnv,
     HedgeState,
     hedge_action,
     hedge_ratio,
@@ -36,8 +41,10 @@ from finenvs.tasks.deltahedge.env import (
     initial_state,
     make_episode,
     observe,
+    simulate_path,
     transition,
 )
+from finenvs.tasks.deltahedge.env import VOL_WINDOW, FinDeltaHedgeEnv
 from helpers import perturb_after
 
 T30 = 30 / TRADING_DAYS_PER_YEAR
@@ -329,6 +336,105 @@ def test_step_pnls_sum_to_the_final_hedging_error_and_rewards_are_their_squares(
         assert info["costs"] == pytest.approx(math.fsum(costs), abs=1e-12)
         assert (kwargs.get("cost_bps", 0) > 0) == (info["costs"] > 0)
         assert info["hedging_error_pct"] == pytest.approx(info["hedging_error"] * 100 / s0, rel=1e-12)
+
+
+def _core_episode(kwargs, seed, catalog):
+    """The episode ``FinDeltaHedgeEnv(**kwargs).reset(seed=seed)`` plays, built from the core and the data alone."""
+    option, cost_bps, r, q = kwargs.get("option", "call"), kwargs.get("cost_bps", 0.0), kwargs.get("r", 0.0), \
+        kwargs.get("q", 0.0)
+    steps_per_day, maturity_days, source = kwargs.get("steps_per_day", 1), kwargs.get("maturity_days", 30), \
+        kwargs.get("source", "gbm")
+    dt, fee = 1.0 / (TRADING_DAYS_PER_YEAR * steps_per_day), cost_bps / 10_000.0
+    rng = np.random.default_rng(seed)  # what gymnasium seeds env.np_random with
+    if source == "real":
+        sym, start = kwargs["symbol"], kwargs["start"]
+        series = catalog.series(sym)
+        row = int(np.searchsorted(series.dates, np.datetime64(start)))
+        closes = series.close[row : row + maturity_days + 1]
+        vol = realised_vol(series.close[row - VOL_WINDOW - 1 : row], days=VOL_WINDOW)
+        dates = tuple(str(d) for d in series.dates[row : row + maturity_days + 1].astype("datetime64[D]"))
+        return make_episode(closes, option=option, strike=float(closes[0]), dt=dt, r=r, q=q, pricing_vol=vol,
+                            fee=fee, dates=dates)
+    sigma, n = kwargs.get("sigma", 0.2), maturity_days * steps_per_day
+    model = {"gbm": GBMParams(mu=0.0, sigma=sigma), "heston": HestonParams(mu=0.0, v0=sigma**2, theta=sigma**2),
+             "merton": MertonParams(mu=0.0, sigma=sigma)}[source]
+    vol = SyntheticSpec(model=source, params=model).nominal_daily_vol() * math.sqrt(TRADING_DAYS_PER_YEAR)
+    path = simulate_path(source, model, 100.0, n, dt, rng)
+    return make_episode(path, option=option, strike=100.0, dt=dt, r=r, q=q, pricing_vol=vol, fee=fee,
+                        reward_scale=kwargs.get("reward_scale", 1.0))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"option": "put", "source": "heston", "steps_per_day": 2, "cost_bps": 3.0, "r": 0.03, "q": 0.01,
+         "reward_scale": 2.0, "action_type": "discrete"},
+        {"source": "merton", "maturity_days": 10, "cost_bps": 1.0},
+        {"source": "real", "symbol": "MSFT", "start": "2025-03-03", "split": None, "cost_bps": 1.0},
+    ],
+)
+def test_core_replays_the_env_step_by_step(kwargs, catalog):
+    """A seeded episode played through the pure core alone (path, pricing, transition, observe) gives the env's
+    observations, rewards and infos bit for bit: the env adds validation and bookkeeping, no dynamics."""
+    seed = 11
+    env_kwargs = {k: v for k, v in kwargs.items() if k != "start"}
+    env = FinDeltaHedgeEnv(**env_kwargs)
+    obs, info = env.reset(seed=seed, options={"start": kwargs["start"]} if "start" in kwargs else None)
+    ep = _core_episode(kwargs, seed, catalog)
+    assert (ep.spots, ep.values, ep.deltas, ep.pricing_vol) == (env.episode.spots, env.episode.values,
+                                                                env.episode.deltas, env.episode.pricing_vol)
+    state = initial_state(ep)
+    assert obs.tobytes() == observe(ep, state).tobytes()
+    assert (info["spot"], info["premium"], info["strike"], info["option_value"]) == (ep.spots[0], ep.premium,
+                                                                                      ep.strike, ep.values[0])
+    rng = np.random.default_rng(seed)
+    bins = np.linspace(-1.5, 1.5, env.n_bins)
+    steps = 0
+    done = False
+    while not done:
+        if env.action_type == "discrete":
+            action = int(rng.integers(env.n_bins))
+            hedge = float(bins[action])
+        else:
+            action = rng.uniform(-1.0, 1.0, 1).astype(np.float32)
+            hedge = hedge_ratio(float(action[0]))
+        obs, reward, done, truncated, info = env.step(action)
+        state, (core_reward, step_pnl, cost) = transition(ep, state, hedge)
+        t = state[0]
+        expected = {"step": t, "spot": ep.spots[t], "hedge": hedge, "option_value": ep.values[t], "pnl": state[3],
+                    "step_pnl": step_pnl, "cost": cost, "costs": state[4]}
+        if ep.dates is not None:
+            expected["date"] = ep.dates[t]
+        if t == ep.n_steps:
+            error = hedging_error(ep, state)
+            expected.update(hedging_error=error, hedging_error_pct=error * ep.pnl_scale, payoff=ep.payoff)
+        assert obs.tobytes() == observe(ep, state).tobytes(), t
+        assert reward == core_reward and info == expected and done == (t == ep.n_steps) and not truncated
+        steps += 1
+    assert steps == ep.n_steps == env.n_steps and HedgeState(*state) == env.state
+
+
+def test_core_and_protocol_import_no_shell():
+    """The core is pure (no gymnasium, no duckdb, no protocol or env); the protocol reads the core only."""
+    import ast
+    from pathlib import Path
+
+    import finenvs.tasks.deltahedge.core as core_module
+    import finenvs.tasks.deltahedge.protocol as protocol_module
+
+    def imported(module):
+        tree = ast.parse(Path(module.__file__).read_text())
+        return {alias.name.split(".")[0] if isinstance(node, ast.Import) else node.module
+                for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names}
+
+    core_imports, protocol_imports = imported(core_module), imported(protocol_module)
+    assert "numpy" in core_imports and "finenvs.pricing" in core_imports
+    assert not {"gymnasium", "duckdb", "finenvs.tasks.deltahedge.protocol",
+                "finenvs.tasks.deltahedge.env"} & core_imports
+    assert "finenvs.tasks.deltahedge.core" in protocol_imports
+    assert not {"gymnasium", "finenvs.tasks.deltahedge.env"} & protocol_imports
 
 
 def test_costs_lower_the_error_by_exactly_what_was_paid():

@@ -26,7 +26,7 @@ from finenvs.tasks.deltahedge.baselines import (
     run_hedge_episodes,
 )
 from finenvs.tasks.deltahedge.baselines import print_episode as print_hedge_episode
-from finenvs.tasks.deltahedge.env import hedge_action, hedge_ratio
+from finenvs.tasks.deltahedge.core import hedge_action, hedge_ratio
 from finenvs.tasks.options.baselines import (
     OPTIONS_POLICIES,
     ScriptedOptionsAgent,

@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from finenvs.tasks.deltahedge.env import DELTA, MAX_HEDGE, hedge_action
+from finenvs.tasks.deltahedge.core import DELTA, MAX_HEDGE, hedge_action
 from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent
 
 

@@ -1,47 +1,18 @@
 """FinDeltaHedge-v0: hedge a short European option by trading its underlying (the "Deep Hedging" setting).
 
-The module holds a small pure core and the Gymnasium shell that calls it:
-
-* :func:`simulate_path` draws a spot path on the rebalancing grid (GBM, Heston, Merton)
-  from the generator passed in;
-* :func:`make_episode` prices the option along a path once per reset (Black-Scholes
-  value and delta at every grid point, the payoff at expiry) into an immutable
-  :class:`HedgeEpisode`;
-* :func:`observe` and :func:`transition` read only that episode and a
-  :class:`HedgeState` tuple, so the accounting is testable with hand-made paths.
-
-Time convention
-    Year fractions here are *trading* days / 252 (``TRADING_DAYS_PER_YEAR``) for the
-    simulation and for pricing alike: an option of ``maturity_days`` trading days
-    has ``T = maturity_days / 252`` years and a rebalancing step lasts
-    ``1 / (252 * steps_per_day)`` years. This differs from :mod:`finenvs.pricing`,
-    whose ``T`` is calendar days / 365, so this module passes ``T`` to
-    :func:`~finenvs.pricing.bsm_price` / :func:`~finenvs.pricing.bsm_greeks` itself.
-
-Book (the agent is short one option and hedges it with ``h`` shares)
-    Write ``S_t`` for the spot at grid point ``t``, ``V_t`` for the option's
-    Black-Scholes value at the pricing vol (``V_n`` = the payoff at expiry) and
-    ``B_t`` for cash. The book's value is ``Pi_t = B_t + h_t S_t - V_t``.
-
-    * Reset: the option is sold at its Black-Scholes price, ``B_0 = V_0``, ``h = 0``,
-      so ``Pi_0 = 0``.
-    * Step ``t -> t+1`` with action ``h'``: buy ``h' - h`` shares at ``S_t`` paying
-      ``cost = cost_bps / 10^4 * |h' - h| * S_t``; the cash left after the trade
-      earns ``expm1(r dt)`` and the shares a dividend ``h' S_t expm1(q dt)``.
-    * Step P&L ``= Pi_{t+1} - Pi_t = h' (S_{t+1} - S_t) + dividend + interest
-      - (V_{t+1} - V_t) - cost``.
-    * Final hedging error ``= Pi_n = B_n + h S_n - payoff``: the hedge is marked
-      at ``S_n``, not liquidated (no closing cost); 0 for a perfect hedge. It is the
-      sum of the step P&Ls.
+The Gymnasium shell around :mod:`finenvs.tasks.deltahedge.core` (the path, the option
+priced along it, the book's accounting and its time convention): it validates the
+arguments and actions, draws a synthetic path or picks a real window at reset, calls
+the core's ``transition`` and ``observe`` each step and builds ``info``. Text agents
+speak :mod:`finenvs.tasks.deltahedge.protocol`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -58,26 +29,32 @@ from finenvs.data.synthetic import (
     SyntheticSpec,
 )
 from finenvs.errors import UnknownSymbolError, WindowError, shown
-from finenvs.pricing import bsm_greeks
+from finenvs.tasks.deltahedge.core import (
+    LOG_MONEYNESS_BOUND,
+    MAX_HEDGE,
+    OBS_NAMES,
+    OPTION_VALUE_BOUND,
+    OPTIONS,
+    VOL_SQRT_TAU_BOUND,
+    HedgeEpisode,
+    HedgeState,
+    hedge_ratio,
+    hedging_error,
+    initial_state,
+    make_episode,
+    observe,
+    simulate_path,
+    transition,
+)
+from finenvs.tasks.deltahedge.protocol import hedge_protocol
 from finenvs.tasks.validation import check_choice, check_render_mode
-from finenvs.text import safe_json
-from finenvs.text.protocol import AnswerProtocol, ParsedAction, TextProtocol, reply_problem
+from finenvs.text.protocol import ParsedAction
 
-OPTIONS = ("call", "put")
 SOURCES = ("gbm", "heston", "merton", "real")
 ACTION_TYPES = ("box", "discrete")
 RESET_OPTIONS = ("symbol", "start")
-#: Largest absolute hedge ratio (shares per option) an action can set.
-MAX_HEDGE = 1.5
 #: Daily log returns before a real window that its pricing vol is estimated from.
 VOL_WINDOW = 60
-#: Observation layout, one name per index.
-OBS_NAMES = ("log_moneyness", "time_to_expiry", "vol_sqrt_tau", "hedge", "option_value", "delta")
-LOG_MONEYNESS, TIME_TO_EXPIRY, VOL_SQRT_TAU, HEDGE, OPTION_VALUE, DELTA = range(len(OBS_NAMES))
-#: Clip bounds of the observation entries that have no natural bound.
-LOG_MONEYNESS_BOUND = 10.0
-VOL_SQRT_TAU_BOUND = 10.0
-OPTION_VALUE_BOUND = 10.0
 #: model_params keys each synthetic model accepts (mu and sigma come from their own arguments).
 MODEL_PARAM_KEYS: dict[str, tuple[str, ...]] = {
     "gbm": (),
@@ -85,399 +62,6 @@ MODEL_PARAM_KEYS: dict[str, tuple[str, ...]] = {
     "merton": ("jump_intensity", "jump_mean", "jump_std"),
     "real": (),
 }
-
-
-# ---------------------------------------------------------------------------- pure core
-def simulate_path(
-    model: str, params: Any, spot: float, n_steps: int, dt: float, rng: np.random.Generator
-) -> np.ndarray:
-    """Spot at the ``n_steps + 1`` points of a grid of step ``dt`` years, starting at ``spot``.
-
-    Args:
-        model: ``"gbm"``, ``"heston"`` (full-truncation Euler) or ``"merton"``
-            (compensated log-normal jumps), with the dynamics documented in
-            :mod:`finenvs.data.synthetic`.
-        params: The model's :class:`~finenvs.data.synthetic.GBMParams`,
-            :class:`~finenvs.data.synthetic.HestonParams` or :class:`~finenvs.data.synthetic.MertonParams`.
-        spot: Spot at grid point 0 (> 0).
-        n_steps: Number of steps (>= 1).
-        dt: Step length in years.
-        rng: The only source of randomness.
-
-    Returns:
-        A read-only float64 array of shape ``(n_steps + 1,)``.
-    """
-    p = params
-    sqrt_dt = math.sqrt(dt)
-    if model == "gbm":
-        z = rng.standard_normal(n_steps)
-        inc = (p.mu - 0.5 * p.sigma**2) * dt + p.sigma * sqrt_dt * z
-    elif model == "merton":
-        z = rng.standard_normal(n_steps)
-        n_jumps = rng.poisson(p.jump_intensity * dt, n_steps)
-        jumps = n_jumps * p.jump_mean + np.sqrt(n_jumps) * p.jump_std * rng.standard_normal(n_steps)
-        k = math.exp(p.jump_mean + 0.5 * p.jump_std**2) - 1.0
-        inc = (p.mu - p.jump_intensity * k - 0.5 * p.sigma**2) * dt + p.sigma * sqrt_dt * z + jumps
-    elif model == "heston":
-        z = rng.standard_normal((2, n_steps))
-        z1 = z[0].tolist()
-        z2 = (p.rho * z[0] + math.sqrt(1.0 - p.rho**2) * z[1]).tolist()
-        out = [0.0] * n_steps
-        v = p.v0
-        for i in range(n_steps):
-            vp = v if v > 0.0 else 0.0
-            sv = math.sqrt(vp * dt)
-            out[i] = (p.mu - 0.5 * vp) * dt + sv * z1[i]
-            v = v + p.kappa * (p.theta - vp) * dt + p.xi * sv * z2[i]
-        inc = np.asarray(out)
-    else:
-        raise ValueError(f"model={model!r}; valid models: ['gbm', 'heston', 'merton']")
-    path = spot * np.exp(np.concatenate(([0.0], np.cumsum(inc))))
-    path[0] = spot
-    path.setflags(write=False)
-    return path
-
-
-@dataclass(frozen=True, eq=False)
-class HedgeEpisode:
-    """Constants of one episode: the path, the option priced along it, and the book's parameters.
-
-    Built once per reset by :func:`make_episode`. Grid point ``t`` has spot
-    ``spots[t]``, option value ``values[t]`` (Black-Scholes at ``pricing_vol``;
-    ``values[n_steps]`` is the payoff) and Black-Scholes delta ``deltas[t]``
-    (``deltas[n_steps]`` is the payoff's delta: 1/0 for a call, -1/0 for a put).
-    ``obs_rows[t]`` is the observation at grid point ``t`` with a zero hedge.
-    Entry ``t`` of every array depends on ``spots[t]`` and the constants only.
-
-    Attributes:
-        option: ``"call"`` or ``"put"``.
-        strike: Strike ``K``.
-        spot0: Spot at the start (the scale of rewards and ``hedging_error_pct``).
-        pricing_vol: Annual volatility the option is priced and delta-ed at.
-        maturity: Years to expiry at the start (trading days / 252).
-        dt: Years per step.
-        n_steps: Rebalancing steps until expiry.
-        fee: Cost as a fraction of traded notional (``cost_bps / 10^4``).
-        interest_growth: ``expm1(r dt)``: interest per unit of cash per step.
-        dividend_growth: ``expm1(q dt)``: dividend per unit of share value per step.
-        pnl_scale: ``100 / spot0``: step P&L to percent of the initial spot.
-        reward_scale: Multiplies the squared percent P&L.
-        spots, values, deltas: Per grid point, as tuples of floats (fast scalar reads).
-        obs_rows: ``(n_steps + 1, 6)`` float32, read-only.
-        dates: Trading dates of the grid points (real paths), else None.
-    """
-
-    option: str
-    strike: float
-    spot0: float
-    pricing_vol: float
-    maturity: float
-    dt: float
-    n_steps: int
-    fee: float
-    interest_growth: float
-    dividend_growth: float
-    pnl_scale: float
-    reward_scale: float
-    spots: tuple[float, ...]
-    values: tuple[float, ...]
-    deltas: tuple[float, ...]
-    obs_rows: np.ndarray
-    dates: tuple[str, ...] | None = None
-
-    @property
-    def premium(self) -> float:
-        """The Black-Scholes price the option was sold at."""
-        return self.values[0]
-
-    @property
-    def payoff(self) -> float:
-        """The option's payoff at expiry."""
-        return self.values[-1]
-
-
-def make_episode(
-    spots: np.ndarray,
-    *,
-    option: str,
-    strike: float,
-    dt: float,
-    r: float,
-    q: float,
-    pricing_vol: float,
-    fee: float,
-    reward_scale: float = 1.0,
-    dates: tuple[str, ...] | None = None,
-) -> HedgeEpisode:
-    """Price the option along ``spots`` (grid step ``dt`` years, expiry at the last point)."""
-    spots = np.asarray(spots, dtype=np.float64)
-    n = spots.shape[0] - 1
-    if n < 1:
-        raise ValueError(f"a path needs at least 2 points (one step); got {spots.shape[0]}")
-    tau = (n - np.arange(n + 1)) * dt
-    greeks = bsm_greeks(spots[:n], strike, tau[:n], r, q, pricing_vol, option)
-    values = np.empty(n + 1)
-    deltas = np.empty(n + 1)
-    values[:n] = greeks["price"]
-    deltas[:n] = greeks["delta"]
-    s_t = spots[n]
-    if option == "call":
-        values[n] = max(s_t - strike, 0.0)
-        deltas[n] = 1.0 if s_t > strike else 0.0
-    else:
-        values[n] = max(strike - s_t, 0.0)
-        deltas[n] = -1.0 if s_t < strike else 0.0
-    spot0 = float(spots[0])
-    rows = np.zeros((n + 1, len(OBS_NAMES)), dtype=np.float64)
-    rows[:, LOG_MONEYNESS] = np.clip(np.log(spots / strike), -LOG_MONEYNESS_BOUND, LOG_MONEYNESS_BOUND)
-    rows[:, TIME_TO_EXPIRY] = tau
-    rows[:, VOL_SQRT_TAU] = np.clip(pricing_vol * np.sqrt(tau), 0.0, VOL_SQRT_TAU_BOUND)
-    rows[:, OPTION_VALUE] = np.clip(values / spot0, 0.0, OPTION_VALUE_BOUND)
-    rows[:, DELTA] = np.clip(deltas, -1.0, 1.0)
-    obs_rows = rows.astype(np.float32)
-    obs_rows.setflags(write=False)
-    return HedgeEpisode(
-        option=option,
-        strike=float(strike),
-        spot0=spot0,
-        pricing_vol=float(pricing_vol),
-        maturity=float(tau[0]),
-        dt=float(dt),
-        n_steps=n,
-        fee=float(fee),
-        interest_growth=math.expm1(r * dt),
-        dividend_growth=math.expm1(q * dt),
-        pnl_scale=100.0 / spot0,
-        reward_scale=float(reward_scale),
-        spots=tuple(spots.tolist()),
-        values=tuple(values.tolist()),
-        deltas=tuple(deltas.tolist()),
-        obs_rows=obs_rows,
-        dates=dates,
-    )
-
-
-class HedgeState(NamedTuple):
-    """Everything that changes during an episode (``transition`` returns plain tuples in this order).
-
-    Attributes:
-        t: Current grid point (0 at the start, ``n_steps`` at expiry).
-        hedge: Shares per option held (set at the previous step; 0 at the start).
-        cash: Cash, premium included.
-        pnl: Cumulative hedging P&L (the book's value ``cash + hedge * S_t - V_t``, up to rounding).
-        costs: Cumulative transaction costs.
-    """
-
-    t: int
-    hedge: float
-    cash: float
-    pnl: float = 0.0
-    costs: float = 0.0
-
-
-def initial_state(ep: HedgeEpisode) -> tuple:
-    """The option just sold: premium in cash, no shares."""
-    return (0, 0.0, ep.values[0], 0.0, 0.0)
-
-
-def observe(ep: HedgeEpisode, state: tuple) -> np.ndarray:
-    """Observation at grid point ``state.t`` (a fresh float32 array; see ``OBS_NAMES``)."""
-    obs = ep.obs_rows[state[0]].copy()
-    obs[HEDGE] = state[1]
-    return obs
-
-
-def transition(ep: HedgeEpisode, state: tuple, hedge: float) -> tuple[tuple, tuple[float, float, float]]:
-    """Rebalance to ``hedge`` shares at grid point ``t`` and move to ``t + 1`` (see the module doc).
-
-    ``hedge`` must be validated and ``state.t < ep.n_steps``.
-
-    Returns:
-        ``(new_state, (reward, step_pnl, cost))``: the state as a :class:`HedgeState`-ordered
-        tuple; reward ``= -(step_pnl * 100 / spot0)^2 * reward_scale``.
-    """
-    t, held, cash, pnl, costs = state
-    s = ep.spots[t]
-    s1 = ep.spots[t + 1]
-    trade = hedge - held
-    cost = ep.fee * abs(trade) * s
-    cash = cash - trade * s - cost
-    interest = cash * ep.interest_growth
-    dividend = hedge * s * ep.dividend_growth
-    cash += interest + dividend
-    step_pnl = hedge * (s1 - s) + dividend + interest - (ep.values[t + 1] - ep.values[t]) - cost
-    x = step_pnl * ep.pnl_scale
-    return (t + 1, hedge, cash, pnl + step_pnl, costs + cost), (-x * x * ep.reward_scale, step_pnl, cost)
-
-
-def hedging_error(ep: HedgeEpisode, state: tuple) -> float:
-    """The book's value ``cash + hedge * S_t - V_t`` at grid point ``state.t`` (V_n is the payoff)."""
-    t = state[0]
-    return state[2] + state[1] * ep.spots[t] - ep.values[t]
-
-
-def hedge_ratio(action: float) -> float:
-    """The hedge ratio a normalised box action ``a`` in [-1, 1] sets: ``1.5 * a``, rounded to float32.
-
-    Hedge ratios are float32 values, the precision of the observation that reports them.
-    """
-    return float(np.float32(action * MAX_HEDGE))
-
-
-def hedge_action(hedge: float) -> np.ndarray:
-    """The normalised box action for the hedge ratio ``hedge`` in [-1.5, 1.5]: ``[hedge / 1.5]`` as float32.
-
-    The inverse of :func:`hedge_ratio`: ``hedge`` is rounded to float32 first, so
-    a float64 ratio and its float32 observation give the same action. A ratio the
-    env set maps back to an action that sets it again exactly (holding the hedge
-    never trades), and so do most float32 ratios (all with a mantissa below 1.5,
-    e.g. 0.25, 0.5, 0.53); the others land one float32 step away.
-    """
-    return np.array([float(np.float32(hedge)) / MAX_HEDGE], dtype=np.float32)
-
-
-# ---------------------------------------------------------------------------- text protocol
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
-#: ``Hedge: 0.53`` lines (also ``Hedge ratio``, ``Action``, ``Answer``, ``Decision``, ``Final ...``); the value is
-#: the token after the colon. Written without overlapping repeats so it runs in linear time on any reply.
-_HEDGE_LINE = re.compile(r"^[ \t>*_#`-]*(?:final[ \t]+)?(?:hedge(?:[ \t]+ratio)?|action|answer|decision)"
-                         r"[ \t*_`]*[:=][ \t*_`\"']*(\S+)", re.IGNORECASE | re.MULTILINE)
-_TOKEN_STRIP = ".,;:!*_`'\")"
-#: Longest number token read (a longer one is refused, not converted).
-MAX_NUMBER_CHARS = 40
-
-
-@dataclass(frozen=True)
-class HedgeProtocol(TextProtocol):
-    """The text protocol of FinDeltaHedge-v0: a reply states the hedge ratio, a number in [-1.5, 1.5].
-
-    Read, first match wins: a JSON object (alone or in a ```json block) with
-    ``"hedge"`` (or ``"action"``); lines ``Hedge: 0.53`` (or ``Hedge ratio``,
-    ``Action``, ``Answer``, ``Decision``, ``Final ...``; several that disagree
-    are ambiguous); a reply that is one number; a ``commit_action`` call
-    ``{"hedge": 0.53}``. The value becomes the env's action
-    (:meth:`action_of`: the normalised action ``hedge / 1.5`` as a float32 array
-    of shape (1,), see :func:`hedge_action`, or the nearest bin for
-    ``action_type="discrete"``). A value outside [-1.5, 1.5], NaN, infinite,
-    huge, not a number, or no value at all is invalid with the reason; the env's
-    :meth:`FinDeltaHedgeEnv.text_action` then keeps the hedge held (no trade,
-    no cost). Never raises.
-
-    Attributes:
-        bins: The hedge ratio of each discrete action (None for the box space).
-    """
-
-    bins: tuple[float, ...] | None = None
-
-    def action_of(self, hedge: float) -> Any:
-        """The env action that sets ``hedge`` shares per option (see :func:`hedge_action`)."""
-        if self.bins is None:
-            return hedge_action(hedge)
-        return int(np.argmin(np.abs(np.asarray(self.bins) - hedge)))
-
-    def decode(self, value: Any) -> Any:
-        """The env action a trajectory recorded (a list of one float, or a bin index)."""
-        if self.bins is not None or value is None:
-            return value
-        return np.array(value if isinstance(value, (list, tuple)) else [value], dtype=np.float32)
-
-    def commit_schema(self) -> dict[str, Any]:
-        return {"type": "object",
-                "properties": {"hedge": {"type": "number", "minimum": -MAX_HEDGE, "maximum": MAX_HEDGE,
-                                         "description": "Shares of the underlying to hold per option sold."},
-                               "reasoning": {"type": "string", "description": "Optional: why (not scored)."}},
-                "required": ["hedge"], "additionalProperties": False}
-
-    def read_value(self, value: Any, via: str, reasoning: str = "") -> ParsedAction:
-        """The hedge ratio ``value`` (a number or its text) as a parsed action, or invalid with the reason."""
-        if isinstance(value, str):
-            token = value.strip()
-            if len(token) > MAX_NUMBER_CHARS:
-                return self.invalid(f"the hedge {token[:MAX_NUMBER_CHARS]!r}... is not a number of at most "
-                                    f"{MAX_NUMBER_CHARS} characters")
-            try:
-                hedge = float(token)
-            except ValueError:
-                return self.invalid(f"the hedge {token!r} is not a number")
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            try:
-                hedge = float(value)
-            except OverflowError:
-                return self.invalid("the hedge is a huge integer, outside [-1.5, 1.5]")
-        else:
-            return self.invalid(f"the hedge must be a number in [-{MAX_HEDGE}, {MAX_HEDGE}]; got "
-                                f"{type(value).__name__} {str(value)[:MAX_NUMBER_CHARS]!r}")
-        if not math.isfinite(hedge):
-            return self.invalid(f"the hedge {hedge} is not a finite number")
-        if abs(hedge) > MAX_HEDGE:
-            return self.invalid(f"the hedge {hedge:.6g} is outside [-{MAX_HEDGE}, {MAX_HEDGE}]")
-        return ParsedAction(self.action_of(hedge), f"HEDGE {hedge:+.4f}", None, via, reasoning)
-
-    def parse_commit(self, arguments: Any) -> ParsedAction:
-        arguments, problem = AnswerProtocol.commit_arguments(arguments)
-        if problem is not None:
-            return self.invalid(problem)
-        keys = {k.lower(): k for k in arguments if isinstance(k, str)}
-        key = keys.get("hedge", keys.get("action"))
-        if key is None:
-            return self.invalid(f"commit_action needs a number 'hedge' in [-{MAX_HEDGE}, {MAX_HEDGE}]")
-        reasoning = arguments.get("reasoning", "")
-        return self.read_value(arguments[key], "tool", reasoning[: self.max_chars] if isinstance(reasoning, str) else "")
-
-    def parse_text(self, text: Any) -> ParsedAction:
-        problem = reply_problem(text, self.max_chars)
-        if problem is not None:
-            return self.invalid(problem)
-        stripped = text.strip()
-        whole = _FENCE.fullmatch(stripped)
-        candidate = whole.group(1) if whole else stripped
-        not_json = None
-        if candidate.startswith("{"):
-            obj, not_json = safe_json.try_loads(candidate, allow_non_finite=True)
-            if isinstance(obj, dict):
-                keys = {k.lower(): k for k in obj if isinstance(k, str)}
-                key = keys.get("hedge", keys.get("action"))
-                if key is None:
-                    return self.invalid("JSON reply without a 'hedge' field")
-                reasoning = obj.get("reasoning", "")
-                return self.read_value(obj[key], "json", reasoning if isinstance(reasoning, str) else "")
-        tokens = [t.rstrip(_TOKEN_STRIP) for t in _HEDGE_LINE.findall(text)]
-        if tokens:
-            parsed = [self.read_value(t, "marker") for t in tokens]
-            if len({p.name for p in parsed}) > 1:
-                shown = sorted({t[:12] for t in tokens})[:5]
-                return self.invalid(f"ambiguous: hedge lines {shown} disagree")
-            return parsed[0]
-        bare = stripped.strip(" *_`'\"!;,()").rstrip(".")
-        if re.fullmatch(r"[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?", bare):
-            return self.read_value(bare, "word")
-        why = f" (the reply starts like JSON but is not: {not_json})" if not_json else ""
-        return self.invalid(f"no hedge ratio found{why}; end the reply with a line 'Hedge: <{self.hint}>'")
-
-
-def hedge_protocol(option: str, cost_bps: float, bins: tuple[float, ...] | None = None) -> HedgeProtocol:
-    """The protocol of an env: the option hedged, its costs, and its action bins (see :class:`HedgeProtocol`)."""
-    return HedgeProtocol(
-        task="FinDeltaHedge-v0",
-        instructions=(
-            f"You are short one European {option} and hedge it with shares of its underlying until expiry. "
-            "At each step set the hedge ratio: the shares you hold per option over the next step, a number in "
-            f"[-{MAX_HEDGE}, {MAX_HEDGE}] (a short call is hedged with shares > 0, a short put with shares < 0). "
-            "The aim is a book (premium, hedge gains, interest and costs, minus the option's value) that ends as "
-            "close to 0 as possible: each step's reward is minus the squared step P&L in percent of the initial "
-            f"spot. Trading costs {cost_bps:g} bps of the notional traded. Black-Scholes delta hedging is the "
-            "classical answer."),
-        actions={"KEEP": None},
-        default="KEEP",
-        default_reason="KEEP holds the current hedge: no trade, no cost",
-        hint=f"hedge ratio in [-{MAX_HEDGE}, {MAX_HEDGE}]",
-        answer_note=(
-            'Commit with the commit_action tool ({"hedge": <number>}), or end your reply with one line '
-            f"'Hedge: <number>' (shares per option, in [-{MAX_HEDGE}, {MAX_HEDGE}]), or reply "
-            '{"hedge": <number>}. A reply without a readable hedge ratio in range counts as a format error and '
-            "keeps the hedge you hold (no trade, no cost)."),
-        bins=bins,
-    )
 
 
 @dataclass
@@ -489,7 +73,6 @@ class HedgeView:
     counter: LookAheadCounter
 
 
-# ---------------------------------------------------------------------------- Gymnasium shell
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -526,7 +109,7 @@ class FinDeltaHedgeEnv(gym.Env):
     and real paths all leave an error for an agent to reduce.
 
     Time is in trading days / 252 for the paths and the pricing alike (not the
-    calendar days / 365 of :mod:`finenvs.pricing`; see the module doc).
+    calendar days / 365 of :mod:`finenvs.pricing`; see :mod:`finenvs.tasks.deltahedge.core`).
 
     ## Data
     ``source="gbm"`` (default), ``"heston"``, ``"merton"``: a fresh path on the
@@ -563,7 +146,8 @@ class FinDeltaHedgeEnv(gym.Env):
     ratio normalised: action ``a`` sets ``h = 1.5 * a`` shares per option (a
     linear map of [-1, 1] onto the hedge range [-1.5, 1.5], rounded to float32;
     a short call is hedged with h > 0, a short put with h < 0).
-    :func:`hedge_ratio` is the map and :func:`hedge_action` its inverse
+    :func:`~finenvs.tasks.deltahedge.core.hedge_ratio` is the map and
+    :func:`~finenvs.tasks.deltahedge.core.hedge_action` its inverse
     (``[h / 1.5]`` as float32); ``info["hedge"]`` and observation index 3
     report ``h``, not ``a``.
     ``action_type="discrete"``: ``Discrete(n_bins)``, action ``k`` is the hedge
@@ -572,7 +156,7 @@ class FinDeltaHedgeEnv(gym.Env):
     wrong shape, a bool, a string) raises ``ValueError`` naming the valid range.
     Text agents use ``FinDeltaHedge-text-v0``: a reply ``Hedge: 0.53``,
     ``{"hedge": 0.53}`` or ``commit_action {"hedge": 0.53}`` is read by
-    ``env.text_protocol`` (:class:`HedgeProtocol`) into this space; an
+    ``env.text_protocol`` (:class:`~finenvs.tasks.deltahedge.protocol.HedgeProtocol`) into this space; an
     unreadable or out-of-range reply keeps the hedge held (:meth:`text_action`).
 
     ## Observation Space
@@ -596,7 +180,7 @@ class FinDeltaHedgeEnv(gym.Env):
     penalised; the episode's rewards sum to minus the realised quadratic
     variation of the book, in percent^2 of ``S_0``). The step P&L is
     ``h (S_{t+1} - S_t) + dividends + interest - (V_{t+1} - V_t) - costs``
-    (module doc); the step P&Ls sum to the final ``info["hedging_error"]``.
+    (:mod:`finenvs.tasks.deltahedge.core`); the step P&Ls sum to the final ``info["hedging_error"]``.
 
     ## Costs
     ``cost_bps`` (default 0) basis points of traded notional, ``|Δh| S_t``,
@@ -737,7 +321,7 @@ class FinDeltaHedgeEnv(gym.Env):
             self.action_space: spaces.Space = spaces.Discrete(self.n_bins)
         else:  # normalised: action a sets the hedge ratio MAX_HEDGE * a (hedge_ratio)
             self.action_space = spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
-        #: How text agents state the hedge (``FinDeltaHedge-text-v0``; see :class:`HedgeProtocol`).
+        #: How text agents state the hedge (``FinDeltaHedge-text-v0``; see :class:`~finenvs.tasks.deltahedge.protocol.HedgeProtocol`).
         self.text_protocol = hedge_protocol(option, self.cost_bps, self._bin_values if self._discrete else None)
         low = np.array([-LOG_MONEYNESS_BOUND, 0.0, 0.0, -MAX_HEDGE, 0.0, -1.0], dtype=np.float32)
         high = np.array(
@@ -1112,21 +696,4 @@ class FinDeltaHedgeEnv(gym.Env):
         return _rgb(fig, canvas)
 
 
-__all__ = [
-    "OBS_NAMES",
-    "FinDeltaHedgeEnv",
-    "HedgeEpisode",
-    "HedgeProtocol",
-    "HedgeState",
-    "HedgeView",
-    "hedge_action",
-    "hedge_ratio",
-    "hedge_protocol",
-    "hedging_error",
-    "initial_state",
-    "make_episode",
-    "observe",
-    "realised_vol",
-    "simulate_path",
-    "transition",
-]
+__all__ = ["MODEL_PARAM_KEYS", "SOURCES", "VOL_WINDOW", "FinDeltaHedgeEnv", "HedgeView"]
