@@ -13,12 +13,10 @@ from statsmodels.tsa.stattools import adfuller, coint
 import finenvs  # noqa: F401  (registers the envs)
 from finenvs.data.schema import PriceSeries, check_ohlcv
 from finenvs.data.synthetic_pairs import PairsSpec, simulate_pairs
+from finenvs.data.universe import MAX_CALENDAR_GAP, Universe, check_calendars
 from finenvs.errors import DataError, UnknownSymbolError, WindowError
 from finenvs.tasks.hedging.core import (
-    MAX_CALENDAR_GAP,
     OBS_BOUND,
-    Universe,
-    check_calendars,
     df_tstat,
     pair_index,
     pair_list,
