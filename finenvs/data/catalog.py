@@ -465,7 +465,8 @@ class Catalog:
 
         con = duckdb.connect(str(self.path), read_only=True)
         try:
-            return con.execute(sql, params or []).fetchnumpy()
+            # an ENUM column comes back as a pandas Categorical: an array like the rest (NULLs keep their mask)
+            return {name: np.asanyarray(col) for name, col in con.execute(sql, params or []).fetchnumpy().items()}
         finally:
             con.close()
 
