@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -333,7 +334,7 @@ def _selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) 
                         "\"MSFT\"]}}' (--start/--end win over the same keys; recorded with the run)")
 
 
-def _check_env_kwargs(task: Any, kwargs: dict[str, Any]) -> None:
+def _check_env_kwargs(task: Any, kwargs: Mapping[str, Any]) -> None:
     """Every env argument must be one the family's env (or its text wrapper) takes: checked before any work."""
     from finenvs.registration import env_arguments
     from finenvs.wrappers.text import split_text_kwargs
@@ -589,7 +590,7 @@ def _cmd_list(markdown: bool = False) -> int:
     for t in specs:
         print(f"{t.env_id.ljust(width)}  {t.description}")
         print(f"{pad}  baselines: {', '.join(t.load_baselines())}")
-        tools = [tool.name for tool in TOOLSETS.get(t.tools, ())] + [COMMIT_TOOL]
+        tools = [tool.name for tool in (TOOLSETS.get(t.tools, ()) if t.tools is not None else ())] + [COMMIT_TOOL]
         print(f"{pad}  text variant: {t.text_env_id}; agent tools: {', '.join(tools)}")
         print(f"{pad}  offline chat agent: {load(t.scripted_agent).__name__} (finenvs llm --env {t.env_id})")
     return 0

@@ -55,7 +55,7 @@ import types
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -331,7 +331,12 @@ def parse_args(cls: type, argv: Sequence[str] | None = None, description: str | 
     parser = argparse.ArgumentParser(description=(description or "").strip().split("\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     for f in dataclasses.fields(cls):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            raise TypeError(f"{cls.__name__}.{f.name} has no default")
         flag = "--" + f.name.replace("_", "-")
         doc = docs.get(f.name, "").replace("%", "%%")
         if hints[f.name] is bool:
@@ -385,7 +390,7 @@ def eval_episodes(env: gym.Env, args: Any, split: str) -> list[tuple[int, dict[s
     real windows, ``"seeded"``) ``eval_episodes`` seeds (default
     :data:`DEFAULT_SEEDED_EPISODES`) from ``eval_seed``.
     """
-    base = env.unwrapped
+    base: Any = env.unwrapped  # a finenvs env: its universe lists the symbols
     whole = split != "synthetic" and getattr(base, "episode_length", None) is None
     how = rl_spec(args.env_id).eval_episodes if whole else "seeded"
     if how == "universe":
@@ -523,7 +528,7 @@ class _Tape:
         self.steps = 0
         self.last: dict[str, Any] = first
 
-    def add(self, reward: float, info: dict[str, Any]) -> None:
+    def add(self, reward: SupportsFloat, info: dict[str, Any]) -> None:
         self.wealth.append(self.rl.wealth_of(self.first, info))
         self.reward += float(reward)
         self.steps += 1

@@ -110,7 +110,7 @@ def train(args: Args) -> tuple[Any, Any, Any]:
     common.require_rl()
     import torch
     from stable_baselines3 import PPO
-    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecNormalize
 
     # seeding: Python, numpy, torch; the envs through envs.seed below (and SB3's seed=)
     random.seed(args.seed)
@@ -120,7 +120,7 @@ def train(args: Args) -> tuple[Any, Any, Any]:
     torch.backends.cudnn.deterministic = True
 
     # env setup: the train split (and/or synthetic paths), never eval or live
-    envs = DummyVecEnv([make_env(args.env_id, args.seed, i, **common.train_env_kwargs(args, i))
+    envs: VecEnv = DummyVecEnv([make_env(args.env_id, args.seed, i, **common.train_env_kwargs(args, i))
                         for i in range(args.n_envs)])
     envs.seed(args.seed)
     if args.normalize_obs or args.normalize_reward:

@@ -114,7 +114,7 @@ def train(args: Args) -> tuple[Any, Any, Any]:
     import torch
     from stable_baselines3 import TD3
     from stable_baselines3.common.noise import NormalActionNoise
-    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecNormalize
 
     # seeding: Python, numpy, torch; the envs through envs.seed below (and SB3's seed=)
     random.seed(args.seed)
@@ -124,13 +124,15 @@ def train(args: Args) -> tuple[Any, Any, Any]:
     torch.backends.cudnn.deterministic = True
 
     # env setup: the train split (and/or synthetic paths), never eval or live
-    envs = DummyVecEnv([make_env(args.env_id, args.seed, i, **common.train_env_kwargs(args, i))
+    envs: VecEnv = DummyVecEnv([make_env(args.env_id, args.seed, i, **common.train_env_kwargs(args, i))
                         for i in range(args.n_envs)])
     envs.seed(args.seed)
     if args.normalize_obs or args.normalize_reward:
         envs = VecNormalize(envs, norm_obs=args.normalize_obs, norm_reward=args.normalize_reward, gamma=args.gamma)
 
-    half_range = (envs.action_space.high - envs.action_space.low) / 2.0
+    box = envs.action_space
+    assert isinstance(box, gym.spaces.Box)  # check_args admits only continuous-action envs to TD3
+    half_range = (box.high - box.low) / 2.0
     noise = NormalActionNoise(mean=np.zeros_like(half_range), sigma=args.action_noise * half_range)
     model = TD3(
         "MlpPolicy", envs, learning_rate=args.learning_rate, buffer_size=min(args.buffer_size, args.timesteps),
