@@ -590,7 +590,8 @@ def _cmd_list(markdown: bool = False) -> int:
     for t in specs:
         print(f"{t.env_id.ljust(width)}  {t.description}")
         print(f"{pad}  baselines: {', '.join(t.load_baselines())}")
-        tools = [tool.name for tool in (TOOLSETS.get(t.tools, ()) if t.tools is not None else ())] + [COMMIT_TOOL]
+        toolset = TOOLSETS.get(t.tools, ()) if t.tools is not None else ()
+        tools = [tool.name for tool in toolset] + [COMMIT_TOOL]
         print(f"{pad}  text variant: {t.text_env_id}; agent tools: {', '.join(tools)}")
         print(f"{pad}  offline chat agent: {load(t.scripted_agent).__name__} (finenvs llm --env {t.env_id})")
     return 0

@@ -71,6 +71,6 @@ class EpisodeMetrics(gym.Wrapper):
 
     def summary(self) -> dict[str, Any]:
         """Metrics and curves of the episode so far (:func:`finenvs.tasks.common.curve_metrics`)."""
-        curves: dict[str, list[Any]] = {"dates": self._dates, "wealth": self._wealth, "decision_equity": self._decision_equity,
-                  "positions": self._positions}
+        curves: dict[str, list[Any]] = {"dates": self._dates, "wealth": self._wealth,
+                                        "decision_equity": self._decision_equity, "positions": self._positions}
         return curve_metrics(curves, periods=self.periods, risk_free=self.risk_free)

@@ -184,7 +184,7 @@ class TextInterface(gym.Wrapper):
     # ------------------------------------------------------------------ prompts
     def prompt(self) -> str:
         """The prompt for the current decision."""
-        base: Any = self.env.unwrapped  # a finenvs env (checked in __init__): its text_state() is the prompt's table
+        base: Any = self.env.unwrapped  # a family's env (__init__ checked its protocol): it has text_state()
         state = base.text_state()
         tools = self.toolbox.summaries() if self.toolbox is not None else None
         recent = self._decisions[-self.history :] if self.history else None

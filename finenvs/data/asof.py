@@ -471,8 +471,8 @@ class AsOfView:
         """
         store = self._filings
         if store is None:
-            return {"symbol": symbol, "as_of": str(self.as_of), "count": 0, "first_filed": None, "latest_filed": None,
-                    "forms": {}, "symbols_with_filings": []}
+            return {"symbol": symbol, "as_of": str(self.as_of), "count": 0, "first_filed": None,
+                    "latest_filed": None, "forms": {}, "symbols_with_filings": []}
         stop = store.rows_available_by(self.decision_time)
         rows = np.flatnonzero(store.symbol[:stop] == symbol) if stop else np.empty(0, dtype=int)
         forms: dict[str, str] = {}

@@ -113,7 +113,8 @@ PUBLISHED_METRICS = {"CR": ("h_cumulative_return", 0.01), "SR": ("h_sharpe", 1.0
 PUBLISHED_BASELINE = "Buy&Hold (published)"
 
 
-def load_published(path: Path | str) -> tuple[str, dict[str, dict[str, dict[str, dict[str, float | None] | None]]]]:
+def load_published(path: Path | str
+                   ) -> tuple[str, dict[str, dict[str, dict[str, dict[str, float | None] | None]]]]:
     """Rows of a HERCULEAN published-results file (the paper's Table 2 or Table 3 in its JSON form).
 
     Returns:
@@ -206,9 +207,10 @@ def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baseline
             for r in family_runs:
                 cells = ({e["label"]: e["metrics"] for e in r["episodes"]} if per_label else {"all": r["metrics"]})
                 rows.append({"agent": r["agent"], "cells": cells})
-            split_tables.append({"workflow": task.bench.herculean, "env": task.env_id, "labels": labels or ["all"],
-                                 "columns": [{"key": c.key, "label": c.label, "scale": c.scale, "digits": c.digits}
-                                             for c in columns], "rows": rows})
+            split_tables.append({
+                "workflow": task.bench.herculean, "env": task.env_id, "labels": labels or ["all"],
+                "columns": [{"key": c.key, "label": c.label, "scale": c.scale, "digits": c.digits} for c in columns],
+                "rows": rows})
         out[split] = split_tables
     return out
 

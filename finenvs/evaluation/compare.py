@@ -225,7 +225,8 @@ def _llm_entries(run: int, path: Path) -> tuple[dict[str, Any], list[Entry]]:
     if score.task is None or not done:
         return info, []
     identities = [plan.get(e.index, (score.task.env_id, e.label, split, "?")) for e in done]
-    return info, [_family_entry(run, score.task.env_id, split, "agent", name, identities, [e.metrics for e in done if e.metrics is not None])]
+    metrics = [e.metrics for e in done if e.metrics is not None]
+    return info, [_family_entry(run, score.task.env_id, split, "agent", name, identities, metrics)]
 
 
 def load_run(path: Path | str, run: int = 0) -> tuple[dict[str, Any], list[Entry]]:

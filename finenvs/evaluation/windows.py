@@ -464,7 +464,8 @@ def run_windows(
                 _write_cached(path, record)
         rows.append({"symbol": label, "window": list(window), "policy": policy,
                      **{k: v for k, v in record.items() if k != "key"}})
-    agent_runs = _agent_windows(task, agents, windows_of, groups, base, seed, Path(agent_root) if agent_root is not None else None,
+    agent_runs = _agent_windows(task, agents, windows_of, groups, base, seed,
+                                Path(agent_root) if agent_root is not None else None,
                                 rows, errors, progress)
     result: dict[str, Any] = {
         "env": env_id, "windows": str(spec) if spec is not None else [list(w) for w in fixed],

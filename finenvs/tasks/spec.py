@@ -73,7 +73,8 @@ class Selection:
     """Which episodes of a family's plan a run covers (what ``--split/--symbols/--instances/--limit/--seeds`` say).
 
     Attributes:
-        split: Named split (``train``, ``eval``, ``live``); None: none (a window's ``start``/``end`` choose the days).
+        split: Named split (``train``, ``eval``, ``live``); None: no split (a window's ``start``/``end`` choose
+            the days).
         symbols: Symbols (market families: one episode each; pairs: the universe).
         instances: Indices into the family's default plan (items, questions, tasks, paths).
         limit: Keep the first ``limit`` episodes of the plan.
