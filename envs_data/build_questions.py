@@ -73,7 +73,7 @@ def _leg(side: str, quote: dict[str, Any], quantity: float = 1.0) -> dict[str, A
 
 def build_items(questions: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     items = []
-    g = {"pnl": [], "greeks": [], "strategy": [], "risk": []}
+    g: dict[str, list[str]] = {"pnl": [], "greeks": [], "strategy": [], "risk": []}
 
     # opt_pricing_001: BSM call price
     q = questions["opt_pricing_001"]

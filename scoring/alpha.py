@@ -64,12 +64,14 @@ class AlphaScore:
                 "note": self.note}
 
 
-def _number(name: str, value: Any, *, allow_none: bool = False) -> float | None:
-    if value is None and allow_none:
-        return None
+def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     return float(value)
+
+
+def _optional_number(name: str, value: Any) -> float | None:
+    return None if value is None else _number(name, value)
 
 
 def alpha_score(
@@ -94,10 +96,10 @@ def alpha_score(
     Raises:
         ValueError: A negative cost, attempt count or decision count, a non-finite number, or a floor <= 0.
     """
-    r = _number("role_score", role_score, allow_none=True)
-    cost = _number("cost_usd", cost_usd, allow_none=True)
+    r = _optional_number("role_score", role_score)
+    cost = _optional_number("cost_usd", cost_usd)
     d = _number("debate_multiplier", debate_multiplier)
-    floor = _number("cost_floor", cost_floor, allow_none=True)
+    floor = _optional_number("cost_floor", cost_floor)
     attempts = _number("lookahead_attempts", lookahead_attempts)
     n = _number("decisions", decisions)
     if cost is not None and cost < 0:

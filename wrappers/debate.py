@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
@@ -65,7 +65,7 @@ class Debate(gym.Wrapper):
         self._round, self._first = None, None
         return obs, {**info, "n_decisions": 2, "debate": {"turn": 1, "turns": 2}}
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         if self._first is None:
             probe = copy.deepcopy(self.env)
             obs, reward, _, _, info = probe.step(action)

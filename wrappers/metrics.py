@@ -19,7 +19,7 @@ value per trading day of the window, after that day's trades.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
@@ -54,7 +54,7 @@ class EpisodeMetrics(gym.Wrapper):
         self._positions = []
         return obs, info
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         missing = [k for k in REQUIRED_INFO if k not in info]
         if missing:
@@ -71,6 +71,6 @@ class EpisodeMetrics(gym.Wrapper):
 
     def summary(self) -> dict[str, Any]:
         """Metrics and curves of the episode so far (:func:`finenvs.tasks.common.curve_metrics`)."""
-        curves = {"dates": self._dates, "wealth": self._wealth, "decision_equity": self._decision_equity,
-                  "positions": self._positions}
+        curves: dict[str, list[Any]] = {"dates": self._dates, "wealth": self._wealth,
+                                        "decision_equity": self._decision_equity, "positions": self._positions}
         return curve_metrics(curves, periods=self.periods, risk_free=self.risk_free)

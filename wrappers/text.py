@@ -39,6 +39,7 @@ Text spaces are not for stable-baselines3 (it rejects them): RL uses the base en
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -67,7 +68,7 @@ DEBATE_FRAME = ("A reviewer disagrees with your answer:\n{counter}\n\nYour first
                 "Give your final answer in the same format: keep it or revise it. Only the final answer is scored.")
 
 
-def split_text_kwargs(env_kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_text_kwargs(env_kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(base env arguments, text wrapper arguments)`` of a text env's arguments (:data:`WRAPPER_KWARGS`)."""
     return ({k: v for k, v in env_kwargs.items() if k not in WRAPPER_KWARGS},
             {k: v for k, v in env_kwargs.items() if k in WRAPPER_KWARGS})
@@ -183,7 +184,8 @@ class TextInterface(gym.Wrapper):
     # ------------------------------------------------------------------ prompts
     def prompt(self) -> str:
         """The prompt for the current decision."""
-        state = self.env.unwrapped.text_state()
+        base: Any = self.env.unwrapped  # a family's env (__init__ checked its protocol): it has text_state()
+        state = base.text_state()
         tools = self.toolbox.summaries() if self.toolbox is not None else None
         recent = self._decisions[-self.history :] if self.history else None
         prompt = render_prompt(self.protocol, state, history=recent, tools=tools)
@@ -247,7 +249,9 @@ class TextInterface(gym.Wrapper):
         info["tools_mode"] = self.tools_mode
         self._tool_calls = 0
         note = f" (format error: {parsed.invalid})" if parsed.invalid else ""
-        debate = info.get("debate") if isinstance(info.get("debate"), dict) else {}
+        debate = info.get("debate")
+        if not isinstance(debate, dict):
+            debate = {}
         if debate.get("turn") == 2 and "multiplier" not in debate:  # a debate's first answer, now challenged
             answer = self.protocol.encode(parsed.action) if parsed.valid else f"{parsed.name}{note}"
             answer = answer if isinstance(answer, str) else str(answer)

@@ -43,7 +43,7 @@ import platform
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -298,7 +298,7 @@ def eval_episodes(env: gym.Env, args: Any, split: str) -> list[tuple[int, dict[s
     real windows, ``"seeded"``) ``eval_episodes`` seeds (default
     :data:`DEFAULT_SEEDED_EPISODES`) from ``eval_seed``.
     """
-    base = env.unwrapped
+    base: Any = env.unwrapped  # a finenvs env: its universe lists the symbols
     whole = split != "synthetic" and getattr(base, "episode_length", None) is None
     how = rl_spec(args.env_id).eval_episodes if whole else "seeded"
     if how == "universe":
@@ -357,7 +357,7 @@ class _Tape:
         self.steps = 0
         self.last: dict[str, Any] = first
 
-    def add(self, reward: float, info: dict[str, Any]) -> None:
+    def add(self, reward: SupportsFloat, info: dict[str, Any]) -> None:
         self.wealth.append(self.rl.wealth_of(self.first, info))
         self.reward += float(reward)
         self.steps += 1

@@ -165,7 +165,7 @@ class AsOfView:
         self._chain_lookup = chain_lookup
 
     def _replace(self, **changes: Any) -> AsOfView:
-        kwargs = {
+        kwargs: dict[str, Any] = {
             "counter": self.counter,
             "rate_lookup": self._rate_lookup,
             "news": self._news,
@@ -425,12 +425,13 @@ class AsOfView:
             DataError: No such item is visible (same message whether it does not
                 exist or is not yet published; the latter is a look-ahead attempt).
         """
-        rows = self._news.rows_with_id(str(news_id)) if self._news is not None else np.empty(0, dtype=int)
-        if rows.size:
+        news = self._news
+        rows = news.rows_with_id(str(news_id)) if news is not None else np.empty(0, dtype=int)
+        if news is not None and rows.size:
             i = int(rows[0])
-            if self._news.published[i] <= self.decision_time:
-                return self._news.record(i, full=True)
-            self.counter.record(f"news_item({news_id})", self.as_of, self._news.published[i].astype("datetime64[D]"))
+            if news.published[i] <= self.decision_time:
+                return news.record(i, full=True)
+            self.counter.record(f"news_item({news_id})", self.as_of, news.published[i].astype("datetime64[D]"))
         raise DataError(f"no news item with id {news_id!r} is visible as of {self.as_of}")
 
     def news_coverage(self, symbol: str) -> dict[str, Any]:
@@ -444,16 +445,20 @@ class AsOfView:
             symbols that do have an item public by the close (sorted).
         """
         cutoff = self.decision_time
-        lo, stop = self._news.rows_published_by(symbol, cutoff) if self._news is not None else (0, 0)
+        news = self._news
+        lo, stop = news.rows_published_by(symbol, cutoff) if news is not None else (0, 0)
         out: dict[str, Any] = {
             "symbol": symbol,
             "as_of": str(self.as_of),
             "count": stop - lo,
-            "first_published_at": iso_utc(self._news.published[lo]) if stop > lo else None,
-            "latest_published_at": iso_utc(self._news.published[stop - 1]) if stop > lo else None,
+            "first_published_at": None,
+            "latest_published_at": None,
         }
+        if news is not None and stop > lo:
+            out["first_published_at"] = iso_utc(news.published[lo])
+            out["latest_published_at"] = iso_utc(news.published[stop - 1])
         if stop == lo:
-            out["symbols_with_news"] = self._news.symbols_published_by(cutoff) if self._news is not None else []
+            out["symbols_with_news"] = news.symbols_published_by(cutoff) if news is not None else []
         return out
 
     def filing_coverage(self, symbol: str) -> dict[str, Any]:
@@ -465,7 +470,10 @@ class AsOfView:
             ``symbols_with_filings``: the filers with a filing public by the close (sorted).
         """
         store = self._filings
-        stop = store.rows_available_by(self.decision_time) if store is not None else 0
+        if store is None:
+            return {"symbol": symbol, "as_of": str(self.as_of), "count": 0, "first_filed": None,
+                    "latest_filed": None, "forms": {}, "symbols_with_filings": []}
+        stop = store.rows_available_by(self.decision_time)
         rows = np.flatnonzero(store.symbol[:stop] == symbol) if stop else np.empty(0, dtype=int)
         forms: dict[str, str] = {}
         for i in rows:
@@ -499,6 +507,8 @@ class AsOfView:
             form: Only this form, e.g. ``"10-K"`` or ``"10-Q"`` (case-insensitive).
         """
         store = self._filings
+        if store is None:
+            return []
         out: dict[str, dict[str, Any]] = {}
         for i in self._visible_filing_rows()[::-1]:  # newest first: a filing's last row seen is its earliest
             if symbol is not None and store.symbol[i] != symbol:
@@ -528,7 +538,9 @@ class AsOfView:
                 not yet public), or no public section of that name (the message lists its public ones).
         """
         store = self._filings
-        rows = np.flatnonzero(store.filing_id == filing_id) if store is not None else np.empty(0, dtype=int)
+        if store is None:
+            raise DataError(f"no filing with id {filing_id!r} is visible as of {self.as_of}")
+        rows = np.flatnonzero(store.filing_id == filing_id)
         public = rows[store.available_at()[rows] <= self.decision_time] if rows.size else rows
         if public.size == 0:
             if rows.size:

@@ -461,7 +461,9 @@ class Catalog:
 
         con = duckdb.connect(str(self.path), read_only=True)
         try:
-            return con.execute(sql, params or []).fetchnumpy()
+            table = con.execute(sql, params or []).fetchnumpy()
+            # an ENUM column comes back as a pandas Categorical: an array like the rest (NULLs keep their mask)
+            return {name: np.asanyarray(col) for name, col in table.items()}
         finally:
             con.close()
 

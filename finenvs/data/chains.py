@@ -244,8 +244,8 @@ def synthetic_chain(view: Any, symbol: str, *, expiry_days: Any = DEFAULT_EXPIRY
     rate_date, discount = view.rate("DTB3")
     r = tbill_continuous_rate(discount)
     step = strike_step(spot)
-    strikes = np.arange(math.ceil(spot * (1 - strike_range) / step), math.floor(spot * (1 + strike_range) / step) + 1)
-    strikes = strikes * step
+    strikes = step * np.arange(math.ceil(spot * (1 - strike_range) / step),
+                               math.floor(spot * (1 + strike_range) / step) + 1)
     expiries = friday_expiries(view.as_of, expiry_days)
     days = (expiries - view.as_of).astype(int)
     K = np.tile(strikes, 2 * len(expiries))

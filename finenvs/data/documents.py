@@ -49,7 +49,7 @@ def eastern_utc_offset_hours(day: np.datetime64) -> int:
     The switch happens at 02:00 local time on a Sunday, so every weekday is
     wholly on one side of it.
     """
-    day = np.datetime64(day, "D")
+    day = day.astype("datetime64[D]")
     year = int(str(day)[:4])
     start = _nth_sunday(year, 3, 2)
     end = _nth_sunday(year, 11, 1)
@@ -74,7 +74,7 @@ def filing_available_utc(filed: Any) -> np.datetime64:
 
 def iso_utc(instant: np.datetime64) -> str:
     """``YYYY-MM-DDTHH:MM:SSZ``."""
-    return str(np.datetime64(instant, "s")) + "Z"
+    return str(instant.astype("datetime64[s]")) + "Z"
 
 
 def _readonly(values: Any, dtype: Any = object) -> np.ndarray:

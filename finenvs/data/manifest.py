@@ -115,7 +115,8 @@ def read_table(path: Path, columns: str) -> dict[str, np.ndarray]:
         raise DataFileError(f"{path}: data file not found")
     con = duckdb.connect()
     try:
-        return con.execute(f"SELECT {columns} FROM read_parquet(?)", [str(path)]).fetchnumpy()
+        table = con.execute(f"SELECT {columns} FROM read_parquet(?)", [str(path)]).fetchnumpy()
+        return {name: np.asanyarray(col) for name, col in table.items()}  # an ENUM column: Categorical -> array
     except duckdb.Error as exc:
         raise DataFileError(f"{path}: cannot be read as Parquet ({exc})") from exc
     finally:

@@ -110,7 +110,7 @@ class OptionChain:
         hit = mask & np.isclose(self.strike, float(strike))
         if not hit.any():
             listed = np.sort(self.strike[mask])
-            near = listed[np.argsort(np.abs(listed - float(strike)))[:4]] if len(listed) else []
+            near = listed[np.argsort(np.abs(listed - float(strike)))[:4]]  # empty when none is listed
             raise DataError(f"no {option_type} {strike} expiring {day} in the {self.symbol} chain of "
                             f"{self.snapshot}; nearest listed strikes: {sorted(float(k) for k in near)}")
         i = int(np.flatnonzero(hit)[0])

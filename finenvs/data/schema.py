@@ -482,13 +482,13 @@ def series_from_frame(frame: Any, *, source: str, symbol: str | None = None) -> 
 
 def _float_column(values: Any) -> np.ndarray:
     if isinstance(values, np.ma.MaskedArray):  # a NULL read from a database is missing, not its fill value
-        return values.astype(np.float64).filled(np.nan)
+        return np.ma.filled(values.astype(np.float64), np.nan)
     return np.asarray(values, dtype=np.float64)
 
 
 def _date_column(values: Any) -> np.ndarray:
     if isinstance(values, np.ma.MaskedArray):
-        values = values.astype("datetime64[D]").filled(np.datetime64("NaT"))
+        values = np.ma.filled(values.astype("datetime64[D]"), np.datetime64("NaT"))
     return np.asarray(values).astype("datetime64[D]", copy=False)
 
 
@@ -539,7 +539,8 @@ def split_by_symbol(table: dict[str, Any], source: str, *, copy: bool = True) ->
             part = col[rows].copy() if copy and isinstance(rows, slice) else col[rows]  # fancy indexing copies
             part.setflags(write=False)
             parts.append(part)
-        series = PriceSeries(sym, *parts, adjusted_from=adjusted_from)
+        day, open_, high, low, close, volume = parts
+        series = PriceSeries(sym, day, open_, high, low, close, volume, adjusted_from=adjusted_from)
         check_ohlcv(series, source=source, rows=rows)
         out[sym] = series
     return out

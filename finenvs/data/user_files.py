@@ -28,9 +28,9 @@ MANIFEST_NAME = "MANIFEST.json"
 NEWS_FILE = "news.csv"
 FILINGS_FILE = "filings.csv"
 #: Columns of the layer's news.csv (those of the shipped news table).
-USER_NEWS_COLUMNS = NEWS_COLUMNS
+USER_NEWS_COLUMNS: tuple[str, ...] = NEWS_COLUMNS
 #: Columns of the layer's filings.csv (the shipped table's, without the derived ``chars``).
-USER_FILING_COLUMNS = tuple(c for c in FILING_COLUMNS if c != "chars")
+USER_FILING_COLUMNS: tuple[str, ...] = tuple(c for c in FILING_COLUMNS if c != "chars")
 
 
 @dataclass(frozen=True)

@@ -329,7 +329,7 @@ def _endpoint_error(exc: BaseException, url: str) -> EndpointError:
     """Classify an SDK, HTTP or parsing failure, walking the exception's causes."""
     import httpx
     from a2a.client.errors import A2AClientError
-    from a2a.utils.errors import A2A_ERROR_MAPPING
+    from a2a.utils.errors import A2A_ERROR_MAPPING, A2AError
     from google.protobuf.json_format import Error as ProtoJsonError
 
     chain: list[BaseException] = []
@@ -356,7 +356,8 @@ def _endpoint_error(exc: BaseException, url: str) -> EndpointError:
                 retry_after = max(0.0, float(err.response.headers.get("retry-after")))
             said = _short(err.response.reason_phrase, 100)  # not httpx's message: it shows the URL's query
             return EndpointError(kind(status), f"{said} from {url}", status=status, retry_after=retry_after)
-        if type(err) in A2A_ERROR_MAPPING:  # a JSON-RPC/REST error: its kind from the SDK's HTTP equivalent
+        # a JSON-RPC/REST error: its kind from the SDK's HTTP equivalent
+        if isinstance(err, A2AError) and type(err) in A2A_ERROR_MAPPING:
             return EndpointError(kind(A2A_ERROR_MAPPING[type(err)].http_code), message)
     if isinstance(exc, (A2AClientError, ProtoJsonError, ValueError, TypeError, KeyError, AttributeError)):
         return EndpointError("malformed", f"unreadable reply: {message}")

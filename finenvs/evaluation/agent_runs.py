@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,7 +113,8 @@ PUBLISHED_METRICS = {"CR": ("h_cumulative_return", 0.01), "SR": ("h_sharpe", 1.0
 PUBLISHED_BASELINE = "Buy&Hold (published)"
 
 
-def load_published(path: Path | str) -> tuple[str, dict[str, dict[str, dict[str, dict[str, float | None]]]]]:
+def load_published(path: Path | str
+                   ) -> tuple[str, dict[str, dict[str, dict[str, dict[str, float | None] | None]]]]:
     """Rows of a HERCULEAN published-results file (the paper's Table 2 or Table 3 in its JSON form).
 
     Returns:
@@ -146,13 +147,13 @@ def load_published(path: Path | str) -> tuple[str, dict[str, dict[str, dict[str,
                 out.setdefault(PUBLISHED_BASELINE, {})[key] = float(values["BL"][metric]) * scale
         return out
 
-    tables: dict[str, dict[str, dict[str, dict[str, float | None]]]] = {}
+    tables: dict[str, dict[str, dict[str, dict[str, float | None] | None]]] = {}
     for block, workflow in PUBLISHED_BLOCKS.items():
         data = blocks.get(block)
         if not isinstance(data, dict):
             continue
         per_label = all(isinstance(v, dict) for v in data.values())
-        rows: dict[str, dict[str, dict[str, float | None]]] = {}
+        rows: dict[str, dict[str, dict[str, float | None] | None]] = {}
         for label, values in (data.items() if per_label else [("all", data)]):
             for row, metrics in cells(values).items():
                 # every metric null: the paper's "—" (no valid result after five attempts)
@@ -162,7 +163,7 @@ def load_published(path: Path | str) -> tuple[str, dict[str, dict[str, dict[str,
 
 
 def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baselines: dict[str, Any],
-                     splits: tuple[str, ...], published: list[Path | str] = ()) -> dict[str, Any]:
+                     splits: tuple[str, ...], published: Sequence[Path | str] = ()) -> dict[str, Any]:
     """HERCULEAN's Table 2 (backtest: ``splits[0]``) and Table 3 (live) layout for every agent that ran.
 
     One table per workflow and split: a row per agent (the Buy&Hold baseline and the paper's published rows
@@ -183,7 +184,7 @@ def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baseline
         from_files[splits[0] if regime == "backtest" else splits[-1]] = tables
     out: dict[str, Any] = {}
     for split in splits:
-        tables = []
+        split_tables = []
         for task in tasks:
             columns = task.bench.herculean_columns or task.columns
             family_runs = [r for r in runs if r["family"] == task.family and r["split"] == split]
@@ -196,7 +197,7 @@ def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baseline
             rows: list[dict[str, Any]] = []
             for agent, by_label in (baselines.get(task.family, {}).get(split) or {}).items():
                 rows.append({"agent": agent, "cells": by_label})
-            file_rows = (from_files.get(split) or {}).get(task.bench.herculean) or {}
+            file_rows = (from_files.get(split) or {}).get(task.bench.herculean or "") or {}
             if split == splits[0]:
                 for agent, by_label in task.bench.published.items():
                     if agent not in file_rows:
@@ -206,10 +207,11 @@ def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baseline
             for r in family_runs:
                 cells = ({e["label"]: e["metrics"] for e in r["episodes"]} if per_label else {"all": r["metrics"]})
                 rows.append({"agent": r["agent"], "cells": cells})
-            tables.append({"workflow": task.bench.herculean, "env": task.env_id, "labels": labels or ["all"],
-                           "columns": [{"key": c.key, "label": c.label, "scale": c.scale, "digits": c.digits}
-                                       for c in columns], "rows": rows})
-        out[split] = tables
+            split_tables.append({
+                "workflow": task.bench.herculean, "env": task.env_id, "labels": labels or ["all"],
+                "columns": [{"key": c.key, "label": c.label, "scale": c.scale, "digits": c.digits} for c in columns],
+                "rows": rows})
+        out[split] = split_tables
     return out
 
 

@@ -89,7 +89,7 @@ def agent_from_record(env_id: str, recorded: dict[str, Any], *, timeout: float |
         return A2AChatAgent(recorded["url"], timeout=timeout or recorded.get("timeout", 60.0),
                             name=recorded.get("name"))
     cls = task_of(env_id).scripted_agent
-    if kind == "scripted" and dataclasses.is_dataclass(cls):
+    if kind == "scripted" and isinstance(cls, type) and dataclasses.is_dataclass(cls):
         keys = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in recorded.items() if k in keys})
     raise ValueError(f"cannot rebuild the run's agent {recorded!r}; pass --base-url/--model or --a2a-url")

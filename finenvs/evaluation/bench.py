@@ -339,11 +339,10 @@ def _agent_episode_table(rows: list[EpisodeResult]) -> list[str]:
                 [md_text(r.symbol if r.pair is None else r.pair), md_text(r.policy),
                  _fmt(r.standard["cumulative_return"], 100),
                  _fmt(r.standard["sharpe"]), _fmt(r.herculean["sharpe"]), _fmt(r.standard["max_drawdown"], 100),
-                 str(r.efficiency["format_errors"]), _fmt(r.efficiency["tool_calls_per_decision"]),
-                 str(r.efficiency["look_ahead_attempts"]),
-                 "n/a" if r.efficiency["tokens"] is None else str(r.efficiency["tokens"]),
-                 _fmt(r.efficiency["cost_usd"], 1.0), _fmt(r.efficiency["seconds_per_decision"], 1.0)]
-                for r in sorted(rows, key=lambda r: (r.symbol, r.policy))
+                 str(e["format_errors"]), _fmt(e["tool_calls_per_decision"]), str(e["look_ahead_attempts"]),
+                 "n/a" if e["tokens"] is None else str(e["tokens"]),
+                 _fmt(e["cost_usd"], 1.0), _fmt(e["seconds_per_decision"], 1.0)]
+                for r in sorted(rows, key=lambda r: (r.symbol, r.policy)) if (e := r.efficiency) is not None
             ],
         ),
         "",
@@ -591,11 +590,11 @@ def _policy_env_kwargs(env_id: str, policy_name: str) -> dict[str, Any]:
 
 def report_quality_lines(results: list[EpisodeResult]) -> list[str]:
     """Scorecard section: FinReport-v0's report quality per symbol (policies that write reports)."""
-    rows = [r for r in results if r.quality is not None]
+    rows = [(r, q) for r in results if (q := r.quality) is not None]
     if not rows:
         return []
     dims = ("structure", "content", "evidence", "reasoning")
-    mean = {d: float(np.mean([r.quality["dimensions"][d] for r in rows])) for d in dims}
+    mean = {d: float(np.mean([q["dimensions"][d] for _, q in rows])) for d in dims}
     return [
         "### FinReport-v0 report quality",
         "",
@@ -608,15 +607,15 @@ def report_quality_lines(results: list[EpisodeResult]) -> list[str]:
             ["symbol", "policy", "reports", "score", "structure", "content", "evidence", "reasoning",
              "invalid ratings", "CR %", SR_STD, SR_H, "MDD %"],
             [
-                [md_text(r.symbol), md_text(r.policy), str(r.quality["reports"]), _fmt(r.quality["score"]),
-                 *(_fmt(r.quality["dimensions"][d]) for d in dims), str(r.quality["invalid_ratings"]),
+                [md_text(r.symbol), md_text(r.policy), str(q["reports"]), _fmt(q["score"]),
+                 *(_fmt(q["dimensions"][d]) for d in dims), str(q["invalid_ratings"]),
                  _fmt(r.standard["cumulative_return"], 100), _fmt(r.standard["sharpe"]), _fmt(r.herculean["sharpe"]),
                  _fmt(r.standard["max_drawdown"], 100)]
-                for r in sorted(rows, key=lambda r: (r.symbol, r.policy))
+                for r, q in sorted(rows, key=lambda row: (row[0].symbol, row[0].policy))
             ]
-            + [["mean", "", str(sum(r.quality["reports"] for r in rows)),
-                _fmt(float(np.mean([r.quality["score"] for r in rows]))), *(_fmt(mean[d]) for d in dims),
-                str(sum(r.quality["invalid_ratings"] for r in rows)), "", "", "", ""]],
+            + [["mean", "", str(sum(q["reports"] for _, q in rows)),
+                _fmt(float(np.mean([q["score"] for _, q in rows]))), *(_fmt(mean[d]) for d in dims),
+                str(sum(q["invalid_ratings"] for _, q in rows)), "", "", "", ""]],
         ),
         "",
     ]
@@ -1187,23 +1186,23 @@ def terminal_table(card: Scorecard) -> str:
                 for m in mean
             ],
         )]
-    agents = [r for r in card.results if r.efficiency is not None]
+    agents = [e for r in card.results if (e := r.efficiency) is not None]
     if agents:
         out.append("")
         out.append(
             f"Scripted agent through the text interface: {len(agents)} episode(s), "
-            f"{sum(r.efficiency['decisions'] for r in agents)} decisions, "
-            f"{sum(r.efficiency['format_errors'] for r in agents)} format errors, "
-            f"{np.mean([r.efficiency['tool_calls_per_decision'] for r in agents]):.2f} tool calls/decision, "
-            f"{sum(r.efficiency['look_ahead_attempts'] for r in agents)} look-ahead attempts."
+            f"{sum(e['decisions'] for e in agents)} decisions, "
+            f"{sum(e['format_errors'] for e in agents)} format errors, "
+            f"{np.mean([e['tool_calls_per_decision'] for e in agents]):.2f} tool calls/decision, "
+            f"{sum(e['look_ahead_attempts'] for e in agents)} look-ahead attempts."
         )
-    reports = [r for r in card.results if r.quality is not None]
+    reports = [q for r in card.results if (q := r.quality) is not None]
     if reports:
         out.append("")
         out.append(
-            f"FinReport-v0 report quality (0-10) over {sum(r.quality['reports'] for r in reports)} reports: "
-            f"{np.mean([r.quality['score'] for r in reports]):.2f}; "
-            + ", ".join(f"{d} {np.mean([r.quality['dimensions'][d] for r in reports]):.2f}"
+            f"FinReport-v0 report quality (0-10) over {sum(q['reports'] for q in reports)} reports: "
+            f"{np.mean([q['score'] for q in reports]):.2f}; "
+            + ", ".join(f"{d} {np.mean([q['dimensions'][d] for q in reports]):.2f}"
                         for d in ("structure", "content", "evidence", "reasoning"))
         )
     for task in _card_tasks(card):

@@ -211,7 +211,9 @@ def _llm_entries(run: int, path: Path) -> tuple[dict[str, Any], list[Entry]]:
 
     score = score_run(path, write=False)
     meta = score.meta
-    config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    config = meta.get("config")
+    if not isinstance(config, dict):
+        config = {}
     split = str(config.get("split") or "eval")
     agent = meta.get("agent") or {}
     name = str(agent.get("model") or agent.get("name") or agent.get("kind") or "agent")
@@ -223,7 +225,8 @@ def _llm_entries(run: int, path: Path) -> tuple[dict[str, Any], list[Entry]]:
     if score.task is None or not done:
         return info, []
     identities = [plan.get(e.index, (score.task.env_id, e.label, split, "?")) for e in done]
-    return info, [_family_entry(run, score.task.env_id, split, "agent", name, identities, [e.metrics for e in done])]
+    metrics = [e.metrics for e in done if e.metrics is not None]
+    return info, [_family_entry(run, score.task.env_id, split, "agent", name, identities, metrics)]
 
 
 def load_run(path: Path | str, run: int = 0) -> tuple[dict[str, Any], list[Entry]]:

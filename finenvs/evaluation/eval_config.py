@@ -48,7 +48,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -146,7 +146,10 @@ def read_config(path: Path | str) -> dict[str, Any]:
     return data
 
 
-def _int(path: Path | str, key: str, value: Any, default: int | None) -> int | None:
+_Default = TypeVar("_Default", int, None)
+
+
+def _int(path: Path | str, key: str, value: Any, default: _Default) -> int | _Default:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_LIMIT:

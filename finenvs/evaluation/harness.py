@@ -119,7 +119,7 @@ class DecisionGate:
         self._lock = threading.Lock()
         self._session: Any = None
         self._tools: list[dict[str, Any]] | None = None
-        self._on_commit: Callable[[], None] | None = None
+        self._on_commit: Callable[[], object] | None = None
         self.committed: dict[str, Any] | None = None
 
     def tool_list(self) -> list[dict[str, Any]]:
@@ -134,7 +134,7 @@ class DecisionGate:
         self._tools = [{"name": s["function"]["name"], "description": s["function"]["description"],
                         "input_schema": s["function"]["parameters"]} for s in specs]
 
-    def open(self, session: Any, on_commit: Callable[[], None] | None = None) -> None:
+    def open(self, session: Any, on_commit: Callable[[], object] | None = None) -> None:
         """Serve ``session``'s decision; ``on_commit`` is called (from the server's thread) when it is committed."""
         with self._lock:
             self._session, self.committed, self._on_commit = session, None, on_commit

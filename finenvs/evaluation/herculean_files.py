@@ -164,10 +164,10 @@ def parse_decisions(doc: Any, *, source: str = "<decisions>", dataset: str | Non
         raise fail("recommendations", "is empty: nothing to score")
     if len(rows) > MAX_RECOMMENDATIONS:
         raise fail("recommendations", f"has {len(rows)} rows; at most {MAX_RECOMMENDATIONS} are read")
-    lo, hi = _data_bounds(symbol, dataset, source)
+    bounds = _data_bounds(symbol, dataset, source)
     for key, day in (("start_date", start), ("end_date", end)):
-        if lo is not None and not lo <= day <= hi:
-            raise fail(key, f"{day} is outside the {dataset!r} data of {symbol} ({lo}..{hi})")
+        if bounds is not None and not bounds[0] <= day <= bounds[1]:
+            raise fail(key, f"{day} is outside the {dataset!r} data of {symbol} ({bounds[0]}..{bounds[1]})")
     words = TRADING_PROTOCOL.actions
     out: list[Recommendation] = []
     previous = ""
@@ -224,10 +224,10 @@ def _date(value: Any, where: str, fail: Any) -> str:
     return value
 
 
-def _data_bounds(symbol: str, dataset: str | None, source: str) -> tuple[str | None, str | None]:
-    """First and last date of ``symbol`` in the catalog dataset (None, None without a dataset)."""
+def _data_bounds(symbol: str, dataset: str | None, source: str) -> tuple[str, str] | None:
+    """First and last date of ``symbol`` in the catalog dataset (None without a dataset)."""
     if dataset is None:
-        return None, None
+        return None
     from finenvs.data.catalog import default_catalog
 
     catalog = default_catalog()
@@ -291,7 +291,8 @@ def score_decisions(decisions: HerculeanDecisions, *, dataset: str = "core", env
                             f"{exc.args[0] if exc.args else exc}") from None
         envs[EnvPool._key(spec)] = env
         env.reset(seed=spec.seed)
-        state, market = env.unwrapped.state, env.unwrapped.market
+        base: Any = env.unwrapped  # FinTrading-v0's env
+        state, market = base.state, base.market
         days = [market.date_strings[t] for t in range(state.start, state.end + 1)]
         closes = {day: float(market.close_values[t]) for day, t in zip(days, range(state.start, state.end + 1),
                                                                        strict=True)}
@@ -302,6 +303,7 @@ def score_decisions(decisions: HerculeanDecisions, *, dataset: str = "core", env
                 last = by_date[day].action
             words.append(last if day in by_date or missing_day == "previous" else MISSING_DAY_ACTION)
         _, metrics, _ = replay_episode(spec, [TRADING_PROTOCOL.actions[w] for w in words], envs=envs)
+        assert metrics is not None  # a complete replay (the default) has its metrics
     finally:
         for e in envs.values():
             e.close()
@@ -374,7 +376,7 @@ def export_run(run_dir: Path | str, out_dir: Path | str) -> list[Path]:
                              "dates its rows in the shipped data")
     records, _ = read_trajectories(Path(run_dir) / "trajectories.jsonl")
     steps: dict[int, list[dict[str, Any]]] = {}
-    finals: dict[int, str] = {}
+    finals: dict[int, Any] = {}  # episode -> its recorded status
     for r in records:
         if r.get("type") == "step":
             steps.setdefault(r["episode"], []).append(r)
@@ -392,7 +394,8 @@ def export_run(run_dir: Path | str, out_dir: Path | str) -> list[Path]:
         env = make_base_env(s)
         try:
             _, info = env.reset(seed=s.seed, options=s.options)
-            state, market = env.unwrapped.state, env.unwrapped.market
+            base: Any = env.unwrapped  # FinTrading-v0's env
+            state, market = base.state, base.market
             close = {market.date_strings[t]: float(market.close_values[t]) for t in range(state.start, state.end + 1)}
         finally:
             env.close()

@@ -222,7 +222,8 @@ async def _judge_episode(spec: EpisodeSpec, label: str, steps: list[dict[str, An
     decisions: list[dict[str, Any]] = []
     error = None
     try:
-        protocol = env.unwrapped.text_protocol
+        base: Any = env.unwrapped  # a family's env: it has a text protocol
+        protocol = base.text_protocol
         env.reset(seed=spec.seed, options=spec.options)
         for step in steps:
             action = protocol.decode(step.get("env_action"))

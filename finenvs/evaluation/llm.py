@@ -232,6 +232,12 @@ class RunConfig:
     def task(self) -> TaskSpec:
         return task_of(self.env_id)
 
+    @property
+    def tool_budget(self) -> int:
+        """Tool calls allowed per decision: ``max_tool_calls`` as ``__post_init__`` resolved it."""
+        assert self.max_tool_calls is not None  # None is replaced by the family's limit on construction
+        return self.max_tool_calls
+
     def selection(self) -> Selection:
         return Selection(
             split=self.split or "eval", symbols=tuple(self.symbols) if self.symbols else None,
@@ -298,7 +304,7 @@ MAX_LOOP_MESSAGE_CHARS = 2_000
 def model_turns(config: RunConfig) -> int:
     """Requests one decision may make (retries of a failed request aside): one per tool call, per format retry,
     and three more."""
-    return config.max_tool_calls + config.format_retries + 3
+    return config.tool_budget + config.format_retries + 3
 
 
 def conversation_bound(config: RunConfig) -> tuple[int, int]:
@@ -313,9 +319,9 @@ def conversation_bound(config: RunConfig) -> tuple[int, int]:
     name and arguments.
     """
     turns = model_turns(config)
-    messages = 2 + 2 * turns + config.max_tool_calls + 1
+    messages = 2 + 2 * turns + config.tool_budget + 1
     chars = (len(SYSTEM_PROMPT) + MAX_PROMPT_CHARS + turns * (MAX_REPLY_CHARS + MAX_LOOP_MESSAGE_CHARS)
-             + config.max_tool_calls * config.tool_max_chars + MAX_LOOP_MESSAGE_CHARS)
+             + config.tool_budget * config.tool_max_chars + MAX_LOOP_MESSAGE_CHARS)
     return messages, chars
 
 
@@ -438,7 +444,7 @@ async def decide(
                 d.usage[key] += int(reply.usage.get(key) or 0)
         d.raw_text = reply.content
         if reply.tool_calls:
-            turn = ReplyCalls.of(reply.tool_calls, config.max_tool_calls - used)
+            turn = ReplyCalls.of(reply.tool_calls, config.tool_budget - used)
             messages.append(ChatReply(reply.content if reply.content is not None else "", turn.kept).message())
             commit: tuple[ParsedAction, str] | None = None
             answer = ""  # the tool result of the kept commit: how its first call reads
@@ -461,7 +467,7 @@ async def decide(
                     text = _bounded_result(await port.call_tool(call.name, call.arguments), config.tool_max_chars)
                     d.tool_seconds += time.perf_counter() - t0
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
-            notice = turn.notice(config.max_tool_calls)
+            notice = turn.notice(config.tool_budget)
             if notice is not None:
                 notice = _loop_text(notice)
                 messages.append({"role": "user", "content": notice})
@@ -562,7 +568,7 @@ async def run_episode(
     writer: TrajectoryWriter | None = None,
     recorded: list[dict[str, Any]] | None = None,
     prices: PriceTable = PriceTable(),
-    on_decision: Callable[[int], None] | None = None,
+    on_decision: Callable[[int], object] | None = None,
     on_start: Callable[[int], None] | None = None,
     sleep: Sleep = asyncio.sleep,
     pool: EnvPool | None = None,
@@ -575,7 +581,7 @@ async def run_episode(
         session = EpisodeSession(spec, writer=writer, history=config.history, tool_max_chars=config.tool_max_chars,
                                  recorded=recorded, env=env, live=config.live, pending=pending)
     except BaseException:
-        if env is not None:
+        if pool is not None and env is not None:
             pool.give(spec, env)
         raise
     if on_start is not None:
@@ -642,7 +648,7 @@ async def run_episode(
         if bind is not None:
             bind(None)
         session.close()
-        if env is not None:
+        if pool is not None and env is not None:
             pool.give(spec, env)
 
 
@@ -723,7 +729,7 @@ async def run_llm_async(
                                   "already complete")
         async with semaphore:
             def grow(n: int) -> None:
-                bar.total += n
+                bar.total = (bar.total or 0) + n
                 bar.refresh()
 
             recorded = [r for r in steps.get(spec.index, []) if r.get("type") == "step"]

@@ -426,10 +426,11 @@ async def serve(episode: McpEpisode | None, *, error: str | None = None, stdin: 
     _require_mcp()
     import anyio
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
 
     server = build_server(episode, error=error)
     async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-        readable_send, readable = anyio.create_memory_object_stream(0)
+        readable_send, readable = anyio.create_memory_object_stream[SessionMessage](0)
 
         async def screen() -> None:  # the transport's unreadable lines get an answer, the rest go on
             async with readable_send:

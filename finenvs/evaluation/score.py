@@ -390,7 +390,9 @@ def _check_score_file(path: Path, check: ChainCheck, meta: dict[str, Any]) -> li
     except ValueError:
         return [IntegrityProblem(SCORE_FILE, None, "is not valid JSON")]
     chain = doc.get("integrity") if isinstance(doc, dict) else None
-    lines = chain.get("lines") if isinstance(chain, dict) else None
+    if not isinstance(chain, dict):
+        chain = {}
+    lines = chain.get("lines")
     if not isinstance(lines, int) or isinstance(lines, bool) or lines < 0 or not isinstance(chain.get("final"), str):
         return [IntegrityProblem(SCORE_FILE, None, "carries no chain digest (integrity.lines, integrity.final)")]
     problems = []

@@ -114,6 +114,8 @@ class EpisodeSession:
         ReplayMismatch: ``recorded`` does not replay to the recorded rewards.
     """
 
+    _pending_calls: list[Any] | None  # a pending decision's tool calls, until its step line is written
+
     def __init__(
         self,
         spec: EpisodeSpec,
@@ -304,8 +306,9 @@ class EpisodeSession:
         line recorded (prompt, messages, tool calls, usage) and the reward the new bar gives."""
         parsed = ParsedAction(self.protocol.decode(record.get("env_action")), str(record.get("action")),
                               record.get("invalid"), record.get("via", "default"), record.get("reasoning", ""))
-        keep = {k: record[k] for k in ("messages", "usage", "cost_usd", "requests", "retries", "endpoint_errors",
-                                       "errors", "timing", "commit_arguments") if k in record}
+        keep: dict[str, Any] = {k: record[k] for k in ("messages", "usage", "cost_usd", "requests", "retries",
+                                                       "endpoint_errors", "errors", "timing", "commit_arguments")
+                                if k in record}
         self._pending_calls = list(record.get("tool_calls") or [])
         self.commit(parsed, raw_text=record.get("raw_text"), messages=keep.pop("messages", None),
                     usage=keep.pop("usage", None), cost_usd=keep.pop("cost_usd", None),

@@ -44,7 +44,7 @@ import numpy as np
 
 from finenvs.baselines.registry import applicable_policies, make_policy, policies_of
 from finenvs.data.asof import to_day
-from finenvs.errors import WindowError
+from finenvs.errors import DataError, WindowError
 from finenvs.evaluation.episodes import run_episode
 from finenvs.evaluation.score import _table
 from finenvs.scoring.bootstrap import (
@@ -412,11 +412,17 @@ def run_windows(
     catalog = default_catalog()
     source = _source(catalog, env_id, env_kwargs, dataset, span, symbols)
     if symbols is None:
-        symbols = sorted(source.series) if source.series is not None else catalog.symbols(source.dataset)
+        if source.series is not None:
+            symbols = sorted(source.series)
+        elif source.dataset is not None:
+            symbols = catalog.symbols(source.dataset)
+        else:
+            raise DataError(f"{env_id} reads no catalog dataset: pass its symbols")
     symbols = list(symbols)
     if not symbols:
         raise ValueError("symbols=[] is empty")
     # (episode label, its env arguments, the symbols its calendar comes from)
+    groups: list[tuple[str, dict[str, Any], list[str]]]
     if task.bench.universe:
         groups = [(UNIVERSE, {"symbols": symbols}, symbols)]
     else:
@@ -458,7 +464,8 @@ def run_windows(
                 _write_cached(path, record)
         rows.append({"symbol": label, "window": list(window), "policy": policy,
                      **{k: v for k, v in record.items() if k != "key"}})
-    agent_runs = _agent_windows(task, agents, windows_of, groups, base, seed, Path(agent_root) if agents else None,
+    agent_runs = _agent_windows(task, agents, windows_of, groups, base, seed,
+                                Path(agent_root) if agent_root is not None else None,
                                 rows, errors, progress)
     result: dict[str, Any] = {
         "env": env_id, "windows": str(spec) if spec is not None else [list(w) for w in fixed],
@@ -586,7 +593,7 @@ def summarize_windows(rows: list[dict[str, Any]], policies: Sequence[str], refer
         q3, min, max, share_positive, ci: [lo, hi]}}``, ``P = {"windows", metric: {estimate, ci, win_rate,
         tie_rate, n, dropped}}`` (metric: ``cumulative_return``, ``sharpe``, ``max_drawdown``).
     """
-    kw = {"seed": seed, "n_boot": n_boot, "level": level}
+    kw: dict[str, Any] = {"seed": seed, "n_boot": n_boot, "level": level}
     summary: dict[str, Any] = {}
     paired: dict[str, Any] = {}
     ref = {(r["symbol"], *r["window"]): r for r in rows if r["policy"] == reference}

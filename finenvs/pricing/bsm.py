@@ -165,7 +165,8 @@ def implied_vol(price: Any, S: Any, K: Any, T: Any, r: Any, q: Any, kind: Any = 
             )
         args = (float(S[idx]), float(K[idx]), float(T[idx]), float(r[idx]), float(q[idx]))
 
-        def gap(sig: float, args: tuple[float, ...] = args, kind_i: str = kind_i, p: float = p) -> float:
+        def gap(sig: float, args: tuple[float, float, float, float, float] = args, kind_i: str = kind_i,
+                p: float = p) -> float:
             return bsm_price(*args, sig, kind_i) - p
 
         a, b = IV_BOUNDS

@@ -112,6 +112,8 @@ def env_arguments(env_id: str) -> tuple[frozenset[str], bool]:
     from gymnasium.envs.registration import load_env_creator
 
     entry = gym.spec(env_id).entry_point  # "module:Class", or the class itself (a family declared in code)
+    if entry is None:
+        raise ValueError(f"{env_id} is registered without an entry point")
     params = inspect.signature(entry if callable(entry) else load_env_creator(entry)).parameters
     return frozenset(params), any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 

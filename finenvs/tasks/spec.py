@@ -66,7 +66,8 @@ class Selection:
     """Which episodes of a family's plan a run covers (what ``--split/--symbols/--instances/--limit/--seeds`` say).
 
     Attributes:
-        split: Named split (``train``, ``eval``, ``live``).
+        split: Named split (``train``, ``eval``, ``live``); None: no split (a window's ``start``/``end`` choose
+            the days).
         symbols: Symbols (market families: one episode each; pairs: the universe).
         instances: Indices into the family's default plan (items, questions, tasks, paths).
         limit: Keep the first ``limit`` episodes of the plan.
@@ -74,7 +75,7 @@ class Selection:
         env_kwargs: Further env arguments for every episode (``start``/``end``, fees, ...).
     """
 
-    split: str = "eval"
+    split: str | None = "eval"
     symbols: tuple[str, ...] | None = None
     instances: tuple[int, ...] | None = None
     limit: int | None = None
@@ -89,7 +90,7 @@ class Selection:
             raise ValueError("seeds=() is empty; give at least one seed")
 
 
-def finish_plan(episodes: list[tuple[str, dict[str, Any], int | None, dict[str, Any] | None]],
+def finish_plan(episodes: Sequence[tuple[str, dict[str, Any], int | None, dict[str, Any] | None]],
                 selection: Selection) -> list[EpisodeSpec]:
     """Apply ``instances`` and ``limit`` to a family's episodes and number them."""
     if selection.instances is not None:

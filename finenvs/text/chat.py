@@ -126,13 +126,15 @@ def current_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def tool_results(turn: list[dict[str, Any]]) -> dict[str, Any]:
     """Tool name -> parsed JSON result, for the tool calls of this turn (the latest of each name)."""
-    names: dict[str, str] = {}
+    names: dict[Any, Any] = {}  # call id -> tool name, as the messages give them
     out: dict[str, Any] = {}
     for msg in turn:
         for call in msg.get("tool_calls") or []:
             names[call.get("id")] = (call.get("function") or {}).get("name")
         if msg.get("role") == "tool":
             name = names.get(msg.get("tool_call_id"))
+            if not isinstance(name, str):
+                continue  # the result of no named call: nothing to file it under
             value, problem = safe_json.try_loads(str(msg.get("content") or "null"), allow_non_finite=True)
             out[name] = {"error": "unreadable tool result"} if problem is not None else value
     return out

@@ -246,7 +246,7 @@ class ToolContext:
     def symbol(self) -> str:
         """The symbol the current episode trades (FinHedging-v0: the pair's first leg, or before the
         pair is chosen, the universe's first symbol)."""
-        pair = getattr(self.env, "pair", False)
+        pair: Any = getattr(self.env, "pair", False)
         if pair is not False:  # pairs envs: the pair's first leg, else the universe's first symbol
             if getattr(self.env, "state", None) is None:
                 raise FinEnvsError("no episode: call reset() first")
@@ -488,6 +488,7 @@ class ToolBox:
             return _error(name, arguments, "no episode is running: reset the env first")
         defaults = {k: v["default"] for k, v in tool.parameters.get("properties", {}).items() if "default" in v}
         kwargs = {**defaults, **arguments}
+        assert tool.func is not None  # only commit_action has none, and it was answered above
         try:
             data = tool.func(self.context, **kwargs)
         except (FinEnvsError, ValueError, KeyError) as exc:

@@ -159,9 +159,9 @@ def value_at_risk(ctx: ToolContext, legs: list[Any], contracts: float = 1.0, met
         else:
             daily_vol, source = _daily_vol(task)
             rng = np.random.default_rng(seed)
-            z = rng.standard_normal(paths)
+            shocks = rng.standard_normal(paths)
             drift = (book.rate - book.q) * horizon_days / TRADING_DAYS_PER_YEAR - 0.5 * daily_vol**2 * horizon_days
-            moves = drift + daily_vol * math.sqrt(horizon_days) * z
+            moves = drift + daily_vol * math.sqrt(horizon_days) * shocks
             out.update(paths=paths, seed=seed, daily_vol=daily_vol, vol_source=source,
                        model="lognormal spot, drift r - q, full revaluation by Black-Scholes-Merton")
         base = float(book.value(spot))

@@ -345,7 +345,7 @@ class Calculator:
             self._incomplete = tuple(incomplete)
             return None
         best = results[0]  # the first complete role in linkbase order
-        others = {c.role: c.value for c in results[1:]}  # type: ignore[misc]
+        others = {c.role: c.value for c in results[1:] if c.role is not None}
         return Calculation(best.value, best.method, best.role, best.terms, (), alternatives=others,
                            decimals=best.decimals)
 
@@ -385,7 +385,7 @@ def check_network(filing: Filing) -> list[CalcCheck]:
     the missing line, not the arithmetic).
     """
     calc = Calculator(filing)
-    keys = {}
+    keys: dict[tuple[str | None, str, tuple[tuple[str, str], ...]], Context] = {}
     for ctx in filing.contexts.values():
         keys.setdefault((ctx.start, ctx.end, ctx.dimensions), ctx)
     out: list[CalcCheck] = []

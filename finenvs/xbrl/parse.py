@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from finenvs.errors import DataError, DataFileError
@@ -110,7 +110,7 @@ def _parse_xml(path: Path, *, namespaces: bool = False) -> tuple[ET.Element, dic
         root = None
         for event, item in ET.iterparse(path, events=("start-ns", "start")):
             if event == "start-ns":
-                prefix, uri = item  # type: ignore[misc]
+                prefix, uri = item
                 if prefix and uri not in prefixes:
                     prefixes[uri] = prefix
             elif root is None:
@@ -186,9 +186,9 @@ def parse_instance(path: Path) -> tuple[dict[str, Context], dict[str, Unit], lis
             for seg in el.findall(holder):
                 for member in seg:
                     axis = member.get("dimension", _local(member.tag))
-                    value = (member.text or "").strip() if _local(member.tag) == "explicitMember" else (
+                    name = (member.text or "").strip() if _local(member.tag) == "explicitMember" else (
                         "typed:" + "".join(member.itertext()).strip())
-                    dims.append((axis, value))
+                    dims.append((axis, name))
         contexts[cid] = Context(cid, ident, start, end, tuple(sorted(dims)))
     for el in root.findall(f"{{{XBRLI}}}unit"):
         uid = el.get("id", "")
@@ -241,7 +241,8 @@ def _locators(link: ET.Element) -> dict[str, str]:
             for loc in link.findall(f"{{{LINK}}}loc")}
 
 
-def _arcs(root: ET.Element, link_name: str, arc_name: str):  # type: ignore[no-untyped-def]
+def _arcs(root: ET.Element, link_name: str, arc_name: str
+          ) -> Iterator[tuple[str, ET.Element, str | None, str | None]]:
     """``(role, arc, parent, child)`` for every arc of every extended link, in document order;
     parent/child are None when the arc names a locator the link does not hold."""
     for link in _extended_links(root, link_name):
@@ -263,8 +264,8 @@ def parse_calculation(path: Path) -> list[CalcArc]:
             raise XbrlError(f"{path}: calculation arc {src!r} -> {dst!r} in {role} names a missing locator")
         weight = arc.get("weight")
         try:
-            w = float(weight)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+            w = float(weight if weight is not None else "")
+        except ValueError:
             raise XbrlError(f"{path}: calculation arc {parent} -> {child} has weight {weight!r}") from None
         arcs.append(CalcArc(role, parent, child, w, _float(arc.get("order"))))
     return arcs

@@ -245,7 +245,7 @@ def _find_candidates(filing: Filing) -> dict[str, tuple[list[_Sum], list[_Leaf]]
         if abs(truth.truth.reported_value - truth.truth.calculated_value) > tol:
             continue  # the filing as filed is not consistent here: no clean candidate
         c = truth.calculation
-        rep = truth.fact
+        rep, reported = truth.fact, truth.truth.reported_value
         if c.method == "sum":
             roles = calc.children(fact.concept)
             if c.alternatives or len(roles) == 0 or any(t.source != "fact" for t in c.terms):
@@ -254,11 +254,11 @@ def _find_candidates(filing: Filing) -> dict[str, tuple[list[_Sum], list[_Leaf]]
             for term in c.terms:
                 child_fact = calc.lookup.value(term.concept, ctx.start, ctx.end)
                 kids.append((term.concept, term.weight, term.value, child_fact.context if child_fact else ""))
-            sums[split].append(_Sum(fact.concept, ctx.period, rep.context, c.role or "", float(rep.value),
+            sums[split].append(_Sum(fact.concept, ctx.period, rep.context, c.role or "", reported,
                                     rep.decimals, tuple(kids)))
         else:
             nonneg = non_negative(filing, fact.concept)[0]
-            leaves[split].append(_Leaf(fact.concept, ctx.period, rep.context, float(rep.value), rep.decimals,
+            leaves[split].append(_Leaf(fact.concept, ctx.period, rep.context, reported, rep.decimals,
                                        nonneg))
     return {s: (sums[s], leaves[s]) for s in ("eval", "train")}
 

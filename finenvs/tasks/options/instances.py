@@ -162,7 +162,8 @@ def _pricing(task: dict[str, Any], rng: np.random.Generator, _template: str | No
 
 def _greeks(task: dict[str, Any], rng: np.random.Generator, _template: str | None) -> None:
     n = int(rng.integers(2, 4))
-    legs, used = [], set()
+    legs: list[dict[str, Any]] = []
+    used: set[tuple[Any, Any, Any]] = set()
     while len(legs) < n:
         q = _pick(task, rng, near_money=6)
         key = (q["type"], q["strike"], q["expiry"])

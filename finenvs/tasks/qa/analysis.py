@@ -21,7 +21,7 @@ answer is computed from the rounded inputs, so the text and the truth agree.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -699,7 +699,7 @@ def published_items() -> list[QAItem]:
     return [generate(name, 0) for name in TOPICS]
 
 
-def bank(seeds: range | list[int]) -> list[QAItem]:
+def bank(seeds: Sequence[int]) -> list[QAItem]:
     """Every topic at every seed."""
     return [generate(name, s) for s in seeds for name in TOPICS]
 

@@ -195,6 +195,8 @@ def _month(name: str) -> int:
 
 
 def _date_of(m: re.Match[str]) -> tuple[int | None, int, int | None] | None:
+    y: int | None  # the year and day a date may leave out
+    d: int | None
     if m.group("iso"):
         y, mo, d = int(m.group("iy")), int(m.group("im")), int(m.group("id"))
     elif m.group("us"):
@@ -446,7 +448,8 @@ class ItemVerdict:
 
 def check_correctness(item: RubricItem, answer: FigureIndex) -> ItemVerdict:
     """A correctness item: every figure it states appears in the answer."""
-    found, missing = [], []
+    found: list[str] = []
+    missing: list[str] = []
     for f in item.figures:
         (found if answer.contains(f) else missing).append(f.record())
     if missing:

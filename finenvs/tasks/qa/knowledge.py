@@ -200,11 +200,11 @@ def _item(topic: str, seed: int, as_of: str, question: str, parts: tuple[Part, .
                   question=f"As of {as_of}: {question}", parts=parts, inputs=inputs, as_of=as_of, solution=steps)
 
 
-def _days_of(view: AsOfView, symbol: str) -> np.ndarray:
+def _days_of(view: AsOfView | QAView, symbol: str) -> np.ndarray:
     return view.calendar(symbol)[-PRICE_HORIZON:]
 
 
-def _close_on(view: AsOfView, symbol: str, day: np.datetime64) -> float:
+def _close_on(view: AsOfView | QAView, symbol: str, day: np.datetime64) -> float:
     bars = view.prices(symbol, start=day, end=day)
     return float(bars.close[-1])
 

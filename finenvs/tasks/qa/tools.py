@@ -22,6 +22,7 @@ import ast
 import math
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -31,11 +32,13 @@ from finenvs.tools.xbrl import get_facts, resolve_filing, search_concepts
 
 MAX_EXPRESSION = 500
 MAX_EXPONENT = 1_000
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-_FUNCTIONS = {"sqrt": math.sqrt, "exp": math.exp, "log": math.log, "ln": math.log, "log10": math.log10, "abs": abs,
-              "min": min, "max": max, "round": lambda x, n=0.0: _round(x, n)}
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "sqrt": math.sqrt, "exp": math.exp, "log": math.log, "ln": math.log, "log10": math.log10, "abs": abs,
+    "min": min, "max": max, "round": lambda x, n=0.0: _round(x, n)}
 _CONSTANTS = {"e": math.e, "pi": math.pi}
 
 
@@ -101,7 +104,9 @@ _GROUPED = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,.])")
 
 def _strip_thousands(text: str) -> str:
     """``1,234.5`` -> ``1234.5`` outside function calls; inside a call's parentheses commas separate arguments."""
-    pieces, depth_call, last = [], [], 0
+    pieces: list[str] = []
+    depth_call: list[bool] = []  # per open parenthesis: whether it is a function call's
+    last = 0
     for i, ch in enumerate(text):
         if ch in "()":
             segment = text[last:i]

@@ -17,16 +17,6 @@ from typing import Any
 import numpy as np
 
 
-def _vec_env_base() -> type:
-    try:
-        from stable_baselines3.common.vec_env.base_vec_env import VecEnv
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "finenvs.tasks.trading.sb3 needs stable-baselines3: pip install torch==2.13.0 && pip install 'finenvs[rl]'"
-        ) from exc
-    return VecEnv
-
-
 def to_sb3(vector_env: Any) -> Any:
     """An SB3 ``VecEnv`` stepping ``vector_env`` (a FinTradingVectorEnv, or its keyword arguments as a dict).
 
@@ -52,7 +42,12 @@ def _adapter_class() -> type:
     global _ADAPTER
     if _ADAPTER is not None:
         return _ADAPTER
-    VecEnv = _vec_env_base()
+    try:
+        from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            "finenvs.tasks.trading.sb3 needs stable-baselines3: pip install torch==2.13.0 && pip install 'finenvs[rl]'"
+        ) from exc
 
     class FinTradingSB3VecEnv(VecEnv):
         """SB3 ``VecEnv`` view of a same-step-autoreset FinTradingVectorEnv."""
