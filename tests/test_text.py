@@ -270,3 +270,11 @@ def test_text_env_prompts_and_rewards_are_invariant_to_the_future(aapl_frame):
     assert len(upto) > 20
     assert [a[k] for k in upto] == [b[k] for k in upto]  # prompts, rewards, equity, invalid reasons
     assert a[upto[-1] + 2] != b[upto[-1] + 2]  # after the cut the data does differ
+
+
+def test_a_text_interface_built_directly_offers_its_familys_tools():
+    from finenvs.tasks import task_of
+
+    env = TextInterface(gym.make("FinTrading-v0", symbol="TSLA", split="eval"))
+    env.reset(seed=0)
+    assert env.toolbox.names[:-1] == [t.name for t in task_of("FinTrading-v0").tools]

@@ -152,7 +152,7 @@ class TextInterface(gym.Wrapper):
             try:
                 from finenvs.tasks import task_of
 
-                toolset = task_of(env).tools
+                toolset = task_of(env).toolset
             except KeyError:  # an env not made from a finenvs id: its class names its toolset
                 toolset = getattr(env.unwrapped, "task_family", None)
         #: ``"fabpp"`` (the task's toolset) or ``"none"`` (closed book: the commit tool only); in every info.

@@ -4,10 +4,11 @@ in well under a second with one line naming the valid choices."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 
-def check_env_kwargs(task: Any, kwargs: dict[str, Any]) -> None:
+def check_env_kwargs(task: Any, kwargs: Mapping[str, Any]) -> None:
     """Every env argument must be one the family's env (or its text wrapper) takes: checked before any work."""
     from finenvs.tasks import env_arguments
     from finenvs.wrappers.text import split_text_kwargs

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     llm.set_defaults(handler=handle, interrupted=run_folder_interrupted)
 
 
-def _agent(args: argparse.Namespace, env_id: str, meta: dict[str, Any] | None = None) -> Any:
+def _agent(args: argparse.Namespace, env_id: str, meta: Mapping[str, Any] | None = None) -> Any:
     """The agent of ``finenvs llm`` (a resumed run: the one its run.json recorded, unless flags name another)."""
     from finenvs.evaluation.agents import agent_from_record, make_agent
 

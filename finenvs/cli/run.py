@@ -102,8 +102,9 @@ def handle(args: argparse.Namespace) -> int:
     policy = make_policy(args.policy, task.env_id, env, seed=args.seed)
     options = episode.options
     for name in given:  # the family's own flags reach the episode through its reset options
-        if name in own and own[name].options is not None:
-            options = own[name].options(options, getattr(args, name), args.seed)
+        to_options = own[name].options if name in own else None
+        if to_options is not None:
+            options = to_options(options, getattr(args, name), args.seed)
     result = play_episode(env, policy, seed=episode.seed, options=options, policy_name=args.policy)
     printer = task.run_printer or generic_run_output
     lines, record = printer(env, result, {name: getattr(args, name) for name in given})

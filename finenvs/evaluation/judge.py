@@ -218,6 +218,8 @@ async def _judge_episode(spec: EpisodeSpec, label: str, steps: list[dict[str, An
                          max_items: int) -> dict[str, Any]:
     task = task_of(spec.env_id)
     make_checklist = task.judge
+    if make_checklist is None:
+        raise ValueError(f"{task.env_id} has no judge rubric (its task spec's judge is None)")
     env = make_base_env(spec)
     decisions: list[dict[str, Any]] = []
     error = None

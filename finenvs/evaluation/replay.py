@@ -42,7 +42,8 @@ def replay_episode(spec: EpisodeSpec, actions: list[Any], *, complete: bool = Tr
         env = make_base_env(spec)
         if envs is not None:
             envs[key] = env
-    protocol = env.unwrapped.text_protocol
+    base: Any = env.unwrapped  # a family's env: it has a text protocol
+    protocol = base.text_protocol
     try:
         _, reset_info = env.reset(seed=spec.seed, options=spec.options)
         rewards: list[float] = []

@@ -263,7 +263,7 @@ class ToolContext:
 TOOLSETS: dict[str, tuple[Tool, ...]] = {}
 
 
-def register_tools(family: str, tools: list[Tool] | tuple[Tool, ...]) -> None:
+def register_tools(family: str, tools: Sequence[Tool]) -> None:
     """Register (or replace) the tools of a task family."""
     names = [t.name for t in tools]
     if len(set(names)) != len(names) or COMMIT_TOOL in names:
