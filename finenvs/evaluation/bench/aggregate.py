@@ -55,64 +55,79 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
     """
     out: dict[str, Any] = {"weights": resolve_weights(weights), "profiles": {}}
     failed = {e["env"] for e in errors}
-    profiles = list(dict.fromkeys(p for t in fabpp for p in t.bench.profiles))
-    for profile in profiles:
-        tasks_: list[TaskScore] = []
-        answered: dict[str, str] = {}
-        multipliers: dict[str, float] = {}
-        debated_rows: list[float] = []
-        for task in fabpp:
-            policy = task.bench.profiles.get(profile)
-            if policy is None:
-                continue
-            for name in task.bench.fabpp_sections:
-                answered[name] = policy
-            section = sections.get(task.family)
-            if section is None:
-                if task.env_id in failed:
-                    tasks_ += [TaskScore(name, task.env_id, None, f"the {task.env_id} section failed")
-                               for name in task.bench.fabpp_sections[:1]]
-                continue
-            debated = (debates or {}).get(task.env_id, {}).get("policies", {}).get(policy)
-            if debated:
-                multipliers.update({k: v for k, v in debated["section_multipliers"].items()
-                                    if k in task.bench.fabpp_sections})
-                debated_rows += [float(row["multiplier"]) for row in debated["rows"]]
-            keep = None if task_ids is None else task_ids.get(task.family)
-            tasks_ += [TaskScore(t["section"], t["task_id"], t["score"], t.get("error"))
-                       for t in section["tasks"][policy] if keep is None or t["task_id"] in keep]
-        record = aggregate(tasks_, out["weights"]).record()
-        if multipliers:
-            record["overall_debate"] = aggregate(tasks_, out["weights"], multipliers).overall
-            record["debate_multipliers"] = multipliers
-        alpha = alpha_score(record["overall"], cost_usd=0.0, decisions=len(tasks_), cost_floor=cost_floor,
-                            debate_multiplier=sum(debated_rows) / len(debated_rows) if debated_rows else 1.0)
-        out["profiles"][profile] = {**record, "policies": answered, "alpha": alpha.record()}
+    for profile in dict.fromkeys(p for t in fabpp for p in t.bench.profiles):
+        out["profiles"][profile] = _profile_record(profile, fabpp, sections, out["weights"], failed,
+                                                   cost_floor=cost_floor, task_ids=task_ids, debates=debates or {})
     if debates:
         out["debate"] = debates
     fab_runs = [r for r in agent_runs if r["family"] in {t.family for t in fabpp} and r.get("debate_of") is None]
     for agent, items in fabpp_tasks(fab_runs).items():
-        tasks_ = [TaskScore(*item) for item in items]
-        record = aggregate(tasks_, out["weights"]).record()
-        multipliers = {}
-        debated_tasks = []
-        for debate in (debates or {}).values():
-            mine = debate.get("agents", {}).get(agent)
-            if mine:
-                multipliers.update(mine["section_multipliers"])
-                debated_tasks += [row["multiplier"] for row in mine["rows"]]
-        if multipliers:
-            record["overall_debate"] = aggregate(tasks_, out["weights"], multipliers).overall
-            record["debate_multipliers"] = multipliers
-        effs = [r["efficiency"] for r in fab_runs if r["agent"] == agent]
-        costs = [e.get("cost_usd") for e in effs]
-        alpha = alpha_score(record["overall"], cost_usd=None if None in costs else float(sum(costs)),
-                            lookahead_attempts=sum(int(e.get("look_ahead_attempts") or 0) for e in effs),
-                            decisions=sum(int(e.get("decisions") or 0) for e in effs), cost_floor=cost_floor,
-                            debate_multiplier=sum(debated_tasks) / len(debated_tasks) if debated_tasks else 1.0)
-        out["profiles"][agent] = {**record, "policies": {name: agent for name in record["sections"]},
-                                  "alpha": alpha.record()}
+        out["profiles"][agent] = _agent_record(agent, [TaskScore(*item) for item in items], fab_runs, out["weights"],
+                                               cost_floor=cost_floor, debates=debates or {})
     return out
+
+
+def _with_debate(record: dict[str, Any], scores: list[TaskScore], weights: dict[str, float],
+                 multipliers: dict[str, float]) -> dict[str, Any]:
+    """``record`` with the overall under the debate's section multipliers beside the plain one (when debated)."""
+    if multipliers:
+        record["overall_debate"] = aggregate(scores, weights, multipliers).overall
+        record["debate_multipliers"] = multipliers
+    return record
+
+
+def _profile_record(profile: str, fabpp: list[TaskSpec], sections: dict[str, Any], weights: dict[str, float],
+                    failed: set[str], *, cost_floor: float | None, task_ids: dict[str, set[str]] | None,
+                    debates: dict[str, Any]) -> dict[str, Any]:
+    """One baseline profile: the tasks of the policy that answers each family's sections (a baseline costs 0)."""
+    scores: list[TaskScore] = []
+    answered: dict[str, str] = {}
+    multipliers: dict[str, float] = {}
+    debated_rows: list[float] = []
+    for task in fabpp:
+        policy = task.bench.profiles.get(profile)
+        if policy is None:
+            continue
+        for name in task.bench.fabpp_sections:
+            answered[name] = policy
+        section = sections.get(task.family)
+        if section is None:
+            if task.env_id in failed:
+                scores += [TaskScore(name, task.env_id, None, f"the {task.env_id} section failed")
+                           for name in task.bench.fabpp_sections[:1]]
+            continue
+        debated = debates.get(task.env_id, {}).get("policies", {}).get(policy)
+        if debated:
+            multipliers.update({k: v for k, v in debated["section_multipliers"].items()
+                                if k in task.bench.fabpp_sections})
+            debated_rows += [float(row["multiplier"]) for row in debated["rows"]]
+        keep = None if task_ids is None else task_ids.get(task.family)
+        scores += [TaskScore(t["section"], t["task_id"], t["score"], t.get("error"))
+                   for t in section["tasks"][policy] if keep is None or t["task_id"] in keep]
+    record = _with_debate(aggregate(scores, weights).record(), scores, weights, multipliers)
+    alpha = alpha_score(record["overall"], cost_usd=0.0, decisions=len(scores), cost_floor=cost_floor,
+                        debate_multiplier=sum(debated_rows) / len(debated_rows) if debated_rows else 1.0)
+    return {**record, "policies": answered, "alpha": alpha.record()}
+
+
+def _agent_record(agent: str, scores: list[TaskScore], fab_runs: list[dict[str, Any]], weights: dict[str, float], *,
+                  cost_floor: float | None, debates: dict[str, Any]) -> dict[str, Any]:
+    """One agent: its runs' tasks, its dollar cost and look-ahead attempts, its debated runs' multipliers."""
+    multipliers: dict[str, float] = {}
+    debated_tasks: list[float] = []
+    for debate in debates.values():
+        mine = debate.get("agents", {}).get(agent)
+        if mine:
+            multipliers.update(mine["section_multipliers"])
+            debated_tasks += [row["multiplier"] for row in mine["rows"]]
+    record = _with_debate(aggregate(scores, weights).record(), scores, weights, multipliers)
+    effs = [r["efficiency"] for r in fab_runs if r["agent"] == agent]
+    costs = [e.get("cost_usd") for e in effs]
+    alpha = alpha_score(record["overall"], cost_usd=None if None in costs else float(sum(costs)),
+                        lookahead_attempts=sum(int(e.get("look_ahead_attempts") or 0) for e in effs),
+                        decisions=sum(int(e.get("decisions") or 0) for e in effs), cost_floor=cost_floor,
+                        debate_multiplier=sum(debated_tasks) / len(debated_tasks) if debated_tasks else 1.0)
+    return {**record, "policies": {name: agent for name in record["sections"]}, "alpha": alpha.record()}
 
 
 def aggregate_markdown(agg: dict[str, Any]) -> list[str]:
