@@ -52,7 +52,7 @@ def test_bad_inputs_are_clear_errors(kwargs):
 
 
 def test_the_bench_records_alpha_for_baselines_and_agents():
-    from finenvs.evaluation.bench import _alpha_cell, section_aggregate
+    from finenvs.evaluation.bench import alpha_cell, section_aggregate
     from finenvs.tasks import task_of
 
     qa = task_of("FinQA-v0")
@@ -69,6 +69,6 @@ def test_the_bench_records_alpha_for_baselines_and_agents():
     agent = out["profiles"]["model-x"]
     r = agent["overall"]
     assert agent["alpha"]["alpha"] == pytest.approx(r / (math.log1p(0.25) * 1.5))
-    assert _alpha_cell(agent["alpha"]).startswith(f"{agent['alpha']['alpha']:.2f} (R {r:.2f}")
+    assert alpha_cell(agent["alpha"]).startswith(f"{agent['alpha']['alpha']:.2f} (R {r:.2f}")
     floored = section_aggregate([qa], sections, [run], "fabpp", [], cost_floor=0.01)["profiles"]["reference"]
     assert floored["alpha"]["alpha"] == pytest.approx(floored["overall"] / math.log1p(0.01))

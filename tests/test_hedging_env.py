@@ -361,7 +361,7 @@ def test_zscore_baseline_earns_positive_mean_sharpe_on_synthetic_cointegrated_pa
         result = run_episode(env, policy, env_id="FinHedging-v0", policy_name="zscore_coint", seed=seed)
         sharpes.append(result.standard["sharpe"])
         crs.append(result.standard["cumulative_return"])
-        assert result.pair in ("SYN-A/SYN-B", "SYN-B/SYN-A")
+        assert result.extra.pair in ("SYN-A/SYN-B", "SYN-B/SYN-A")
     assert np.mean(sharpes) > 0.5 and np.mean(crs) > 0
     rnd = make_policy("random", "FinHedging-v0", env, seed=0)
     random_sharpe = np.mean(
@@ -383,19 +383,19 @@ def test_oracle_pair_cr_is_at_least_every_pairs_cr(window):
     for k in range(u.n_pairs):
         fixed = ZScorePairs(env=env, select=u.pair_symbols(k))
         r = run_episode(env, fixed, env_id="FinHedging-v0", policy_name="fixed", seed=0)
-        crs[r.pair] = r.standard["cumulative_return"]
+        crs[r.extra.pair] = r.standard["cumulative_return"]
         # the oracle's replay of the rule through the pure core matches the env run exactly
         assert oracle.equities[k] == pytest.approx(r.final_equity, abs=1e-12)
     assert len(crs) == 56
     assert best.standard["cumulative_return"] >= max(crs.values()) - 1e-12
-    assert crs[best.pair] == pytest.approx(best.standard["cumulative_return"], abs=1e-12)
+    assert crs[best.extra.pair] == pytest.approx(best.standard["cumulative_return"], abs=1e-12)
 
 
 def test_live_baselines_never_read_the_future():
     env = gym.make("FinHedging-v0", split="eval")
     for name in ("zscore_coint", "zscore_corr", "random"):
         r = run_episode(env, make_policy(name, "FinHedging-v0", env), env_id="FinHedging-v0", policy_name=name, seed=0)
-        assert r.look_ahead_attempts == 0 and not r.oracle and r.pair is not None
+        assert r.look_ahead_attempts == 0 and not r.oracle and r.extra.pair is not None
 
 
 def test_zscore_rule_thresholds():

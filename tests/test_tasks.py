@@ -9,6 +9,7 @@ and the bench with a model. Last, a toy family declared in this file alone works
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,6 +39,7 @@ from finenvs.tasks import (
     tasks,
     unregister_task,
 )
+from finenvs.tasks.section import Section
 from finenvs.text.chat import ChatReply, ScriptedChatAgent
 from finenvs.text.protocol import PrintableText, TextProtocol
 from finenvs.tools import Tool
@@ -487,3 +489,30 @@ def test_a_run_flag_that_clashes_is_named(toy, capsys):
     assert main(["list"]) == 1
     assert capsys.readouterr().err.startswith("finenvs: error: unexpected ValueError: FinQA-v0 and FinToy-v0 declare "
                                               "the run flag --topic with different types or metavars")
+
+
+class _Raising(Section):
+    """A section whose baselines raise."""
+
+    def run(self, ctx):
+        raise RuntimeError(f"no baselines for {ctx.task.env_id}")
+
+    def markdown(self, view):  # never reached: the section produced nothing
+        raise AssertionError("a failed section is not rendered")
+
+
+def test_a_section_that_raises_is_reported_and_the_agents_still_show(tmp_path):
+    spec = dataclasses.replace(TOY, bench=BenchSection(title="Toy", suites=("toy",), section=_Raising()))
+    register_task(spec)
+    try:
+        assert main(["bench", "--envs", "FinToy-v0", "--out", str(tmp_path), "--name", "b", "--quiet",
+                     "--no-plots", "--no-html"]) == 1
+    finally:
+        unregister_task("toy")
+    card = json.loads((tmp_path / "b" / "scorecard.json").read_text())
+    assert card["errors"] == [{"env": "FinToy-v0", "symbol": "-", "policy": "-",
+                               "error": "RuntimeError: no baselines for FinToy-v0"}]
+    assert card["sections"] == {} and card["rows"] == [] and len(card["agents"]) == 1
+    md = (tmp_path / "b" / "scorecard.md").read_text()
+    assert "## FinToy-v0\n\n### FinToy-v0: agents through the text interface" in md
+    assert "- FinToy-v0 - -: RuntimeError: no baselines for FinToy-v0" in md

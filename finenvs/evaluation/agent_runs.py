@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from finenvs.tasks import Column, Selection, TaskSpec
+from finenvs.tasks import Column, Selection, TaskSpec, tasks
 from finenvs.text.markdown import md_text
 
 #: The label of each family's offline scripted agent in tables.
@@ -105,8 +105,8 @@ def agents_markdown(task: TaskSpec, runs: list[dict[str, Any]]) -> list[str]:
             "", *_table(headers, rows), ""]
 
 
-#: HERCULEAN's published-results JSON: its blocks -> the workflows they are, its metrics -> (column key, scale).
-PUBLISHED_BLOCKS = {"trading": "Trading", "hedging": "Hedging", "insights": "Market Insights", "auditing": "Auditing"}
+#: HERCULEAN's published-results JSON: its metrics -> (column key, scale). Its blocks are the workflows whose task
+#: specs name them (``bench.published_block``).
 PUBLISHED_METRICS = {"CR": ("h_cumulative_return", 0.01), "SR": ("h_sharpe", 1.0), "MDD": ("h_max_drawdown", 0.01),
                      "Score": ("quality", 1.0), "ACC": ("ACC", 0.01), "SER": ("SER", 0.01), "EER": ("EER", 0.01),
                      "CER": ("CER", 0.01)}
@@ -120,7 +120,8 @@ def load_published(path: Path | str
     Returns:
         ``(regime, {workflow: {row label: {episode label: {column key: value}}}})``, regime ``"backtest"``
         (a file with a ``raw`` block: Table 2) or ``"live"``; row labels ``"<agent> / <model> (published)"``
-        and :data:`PUBLISHED_BASELINE`; per-symbol blocks are labelled by symbol, the others ``"all"``.
+        and :data:`PUBLISHED_BASELINE`; per-symbol blocks are labelled by symbol, the others ``"all"``. A block is
+        read for each registered workflow whose spec names it (``bench.published_block``).
         A ``null`` (the paper's "—") is kept as None.
 
     Raises:
@@ -148,7 +149,10 @@ def load_published(path: Path | str
         return out
 
     tables: dict[str, dict[str, dict[str, dict[str, float | None] | None]]] = {}
-    for block, workflow in PUBLISHED_BLOCKS.items():
+    for task in tasks():
+        block, workflow = task.bench.published_block, task.bench.herculean
+        if block is None or workflow is None:
+            continue
         data = blocks.get(block)
         if not isinstance(data, dict):
             continue

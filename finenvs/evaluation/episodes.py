@@ -1,84 +1,19 @@
-"""Run a policy through one episode of a finenvs env and collect its scores."""
+"""Run a policy through one episode of a finenvs env and collect its scores.
+
+:class:`EpisodeResult` (a market episode's record) lives with the market tables that show it,
+:mod:`finenvs.tasks.market_section`; it is importable from here too.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 
-from finenvs.tasks.common import position_stats
+from finenvs.tasks.market_section import EpisodeResult, episode_part
 from finenvs.wrappers.metrics import EpisodeMetrics
-
-
-@dataclass
-class EpisodeResult:
-    """Scores and curves of one episode."""
-
-    env_id: str
-    policy: str
-    symbol: str
-    window_start: str
-    window_end: str
-    steps: int
-    total_reward: float
-    final_equity: float
-    fees: float
-    look_ahead_attempts: int
-    standard: dict[str, float]
-    herculean: dict[str, float]
-    dates: list[str] = field(repr=False)
-    wealth: list[float] = field(repr=False)
-    herculean_equity: list[float] = field(repr=False)
-    positions: list[float] = field(repr=False)
-    seconds: float = 0.0
-    #: agent episodes only: format errors, tool calls, tokens, cost, ... (see finenvs.evaluation.score)
-    efficiency: dict[str, Any] | None = None
-    #: FinHedging-v0: the selected ordered pair ("AAPL/MSFT"; long the first on LONG_SHORT)
-    pair: str | None = None
-    #: The policy read the future (an upper bound, not a baseline).
-    oracle: bool = False
-    #: FinHedging-v0: the pair's log price ratio on ``dates``
-    spread: list[float] | None = field(default=None, repr=False)
-    #: FinReport-v0 reports: mean quality score (0-10), its four dimensions, invalid ratings
-    quality: dict[str, Any] | None = None
-
-    @property
-    def time_in_market(self) -> float:
-        """Fraction of the episode's days with a position held."""
-        return position_stats(self.positions)[0]
-
-    @property
-    def round_trips(self) -> int:
-        """Positions opened (a reversal opens one); each is closed by the episode's end."""
-        return position_stats(self.positions)[1]
-
-    def row(self) -> dict[str, Any]:
-        """Flat JSON-able summary (no curves)."""
-        extra: dict[str, Any] = {"efficiency": self.efficiency} if self.efficiency is not None else {}
-        if self.pair is not None:
-            extra["pair"] = self.pair
-        if self.oracle:
-            extra["oracle"] = True
-        if self.quality is not None:
-            extra["quality"] = self.quality
-        return {
-            "env": self.env_id,
-            "policy": self.policy,
-            "symbol": self.symbol,
-            "window": f"{self.window_start}..{self.window_end}",
-            "steps": self.steps,
-            "final_equity": self.final_equity,
-            "fees": self.fees,
-            "look_ahead_attempts": self.look_ahead_attempts,
-            "standard": self.standard,
-            "herculean": self.herculean,
-            "time_in_market": self.time_in_market,
-            "round_trips": self.round_trips,
-            **extra,
-        }
 
 
 def run_episode(
@@ -93,8 +28,11 @@ def run_episode(
     """Play one episode of ``env`` with ``policy(obs, info) -> action``.
 
     The env is wrapped in :class:`~finenvs.wrappers.EpisodeMetrics` unless it
-    already is.
+    already is. The family's own fields of the episode (its spec's ``bench.episode_part``) fill
+    :attr:`EpisodeResult.extra`.
     """
+    from finenvs.tasks import task_of
+
     wrapped = env if _has_metrics(env) else EpisodeMetrics(env)
     began = time.perf_counter()
     if hasattr(policy, "reset"):
@@ -110,13 +48,11 @@ def run_episode(
         if terminated or truncated:
             break
     metrics = info["episode_metrics"]
-    pair = info.get("pair")
-    spread_path = getattr(env.unwrapped, "spread_path", None)
-    spread = spread_path() if callable(spread_path) else None
+    extra = episode_part(task_of(env_id)).of_episode(env.unwrapped, info)
     return EpisodeResult(
         env_id=env_id,
         policy=policy_name,
-        symbol=str(first_info.get("symbol", pair or "")),
+        symbol=str(first_info.get("symbol", extra.label or "")),
         window_start=str(first_info.get("window_start", first_info.get("date", ""))),
         window_end=str(info.get("date", "")),
         steps=steps,
@@ -131,10 +67,8 @@ def run_episode(
         herculean_equity=metrics["herculean_equity"],
         positions=metrics["positions"],
         seconds=time.perf_counter() - began,
-        pair=pair,
         oracle=bool(getattr(policy, "oracle", False)),
-        spread=None if spread is None else spread.tolist(),
-        quality=info.get("quality_summary"),
+        extra=extra,
     )
 
 

@@ -17,6 +17,8 @@ bodies of ``finenvs score --herculean-decisions`` and ``finenvs score RUN --expo
 
 An action word is the target position until the next close, as in FinTrading-v0 (and HERCULEAN's
 buy-and-hold baseline, which finenvs reproduces as BUY every day): BUY long, SELL short, HOLD flat.
+The module reaches the family through its registered spec (:func:`decisions_task`: the one whose
+``bench.herculean_decisions`` is set), its env id and its text protocol's action words, never by import.
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ from finenvs.evaluation.envpool import EnvPool, make_base_env
 from finenvs.evaluation.replay import replay_episode
 from finenvs.evaluation.runlog import jsonable, read_trajectories
 from finenvs.scoring.presets import SHARPE_CONVENTIONS, SHARPE_LABELS
-from finenvs.tasks import EpisodeSpec
+from finenvs.tasks import EpisodeSpec, TaskSpec, tasks
 from finenvs.tasks.common import MARKET_COLUMNS
-from finenvs.tasks.trading.protocol import TRADING_PROTOCOL
-from finenvs.tasks.trading.spec import ENV_ID
+from finenvs.text.markdown import md_table
+from finenvs.text.protocol import TextProtocol
 from finenvs.text.safe_json import JSONLimitError, loads
 
 #: The keys of a decisions file and of each of its recommendations (other keys are ignored).
@@ -54,11 +56,8 @@ MAX_TEXT_CHARS = {"status": 40, "symbol": 16, "model": 200}
 #: A recorded price further than this (relative) from the shipped close is reported as a warning: above
 #: float noise and a quarter's dividend adjustment, below any stock split.
 PRICE_TOLERANCE = 0.005
-#: The action played on a trading day of the window that has no recommendation: the text protocol's
-#: default (HOLD, flat), the action finenvs takes for any decision an agent did not make.
-MISSING_DAY_ACTION = TRADING_PROTOCOL.default
-#: What a decision day without a recommendation plays: ``"hold"`` (default) :data:`MISSING_DAY_ACTION`;
-#: ``"previous"`` the last recommendation before it (:data:`MISSING_DAY_ACTION` before the first).
+#: What a decision day without a recommendation plays: ``"hold"`` (default) :func:`missing_day_action`;
+#: ``"previous"`` the last recommendation before it (:func:`missing_day_action` before the first).
 MISSING_DAY_RULES = ("hold", "previous")
 #: The status :func:`export_run` writes for a finished episode, a failed one and one without its end.
 EXPORT_STATUS = {"complete": "completed", "failed": "failed", None: "in_progress"}
@@ -97,6 +96,31 @@ class HerculeanDecisions:
                 "end_date": self.end_date,
                 "recommendations": [{"date": r.date, "price": r.price, "recommended_action": r.action}
                                     for r in self.recommendations]}
+
+
+def decisions_task() -> TaskSpec:
+    """The family whose episodes HERCULEAN's decision files record: the registered spec with
+    ``bench.herculean_decisions`` (FinTrading-v0's).
+
+    Raises:
+        LookupError: No registered family, or more than one, says so.
+    """
+    found = [t for t in tasks() if t.bench.herculean_decisions]
+    if len(found) != 1:
+        raise LookupError(f"HERCULEAN decision files need exactly one registered family with bench.herculean_decisions; "
+                          f"found {[t.env_id for t in found]}")
+    return found[0]
+
+
+def _protocol() -> TextProtocol:
+    env_class: Any = decisions_task().env  # a family's env: it has a text protocol
+    return env_class.text_protocol
+
+
+def missing_day_action() -> str:
+    """The action played on a trading day of the window that has no recommendation: the text protocol's
+    default (HOLD, flat), the action finenvs takes for any decision an agent did not make."""
+    return _protocol().default
 
 
 # ---------------------------------------------------------------------- reading
@@ -168,7 +192,7 @@ def parse_decisions(doc: Any, *, source: str = "<decisions>", dataset: str | Non
     for key, day in (("start_date", start), ("end_date", end)):
         if bounds is not None and not bounds[0] <= day <= bounds[1]:
             raise fail(key, f"{day} is outside the {dataset!r} data of {symbol} ({bounds[0]}..{bounds[1]})")
-    words = TRADING_PROTOCOL.actions
+    words = _protocol().actions
     out: list[Recommendation] = []
     previous = ""
     for i, row in enumerate(rows):
@@ -252,7 +276,7 @@ def score_decisions(decisions: HerculeanDecisions, *, dataset: str = "core", env
 
     Calendar rule (the file's dates against the data's trading days):
 
-    * a decision day without a recommendation plays :data:`MISSING_DAY_ACTION` (HOLD: flat) — finenvs'
+    * a decision day without a recommendation plays :func:`missing_day_action` (HOLD: flat) — finenvs'
       default for a decision the agent did not make; HERCULEAN publishes no rule for it (its own sample file
       skips 2026-01-05). ``missing_day="previous"`` repeats the last recommendation instead (to bound what
       the rule changes). Counted in ``calendar["missing_days"]``.
@@ -279,15 +303,17 @@ def score_decisions(decisions: HerculeanDecisions, *, dataset: str = "core", env
     if missing_day not in MISSING_DAY_RULES:
         raise ValueError(f"missing_day={missing_day!r}; valid rules: {list(MISSING_DAY_RULES)}")
     d = decisions
+    env_id, protocol = decisions_task().env_id, _protocol()
+    default = protocol.default
     kwargs = {"dataset": dataset, **(env_kwargs or {}), "symbol": d.symbol, "split": None,
               "start": d.start_date, "end": d.end_date}
-    spec = EpisodeSpec(0, ENV_ID, kwargs, 0, None)
+    spec = EpisodeSpec(0, env_id, kwargs, 0, None)
     envs: dict[str, Any] = {}
     try:
         try:
             env = make_base_env(spec)
         except (ValueError, KeyError) as exc:
-            raise DataError(f"{d.source}: cannot play {d.symbol} {d.start_date}..{d.end_date} in {ENV_ID}: "
+            raise DataError(f"{d.source}: cannot play {d.symbol} {d.start_date}..{d.end_date} in {env_id}: "
                             f"{exc.args[0] if exc.args else exc}") from None
         envs[EnvPool._key(spec)] = env
         env.reset(seed=spec.seed)
@@ -297,12 +323,12 @@ def score_decisions(decisions: HerculeanDecisions, *, dataset: str = "core", env
         closes = {day: float(market.close_values[t]) for day, t in zip(days, range(state.start, state.end + 1),
                                                                        strict=True)}
         by_date = {r.date: r for r in d.recommendations}
-        words, last = [], MISSING_DAY_ACTION
+        words, last = [], default
         for day in days[:-1]:
             if day in by_date:
                 last = by_date[day].action
-            words.append(last if day in by_date or missing_day == "previous" else MISSING_DAY_ACTION)
-        _, metrics, _ = replay_episode(spec, [TRADING_PROTOCOL.actions[w] for w in words], envs=envs)
+            words.append(last if day in by_date or missing_day == "previous" else default)
+        _, metrics, _ = replay_episode(spec, [protocol.actions[w] for w in words], envs=envs)
         assert metrics is not None  # a complete replay (the default) has its metrics
     finally:
         for e in envs.values():
@@ -316,7 +342,7 @@ def score_decisions(decisions: HerculeanDecisions, *, dataset: str = "core", env
     notes = []
     if missing:
         notes.append(f"{len(missing)} decision day(s) without a recommendation played "
-                     f"{'the previous action' if missing_day == 'previous' else MISSING_DAY_ACTION}: "
+                     f"{'the previous action' if missing_day == 'previous' else default}: "
                      f"{missing[:LISTED_DATES]}")
     if off_calendar:
         notes.append(f"{len(off_calendar)} recommendation(s) on non-trading days not played: "
@@ -366,10 +392,11 @@ def export_run(run_dir: Path | str, out_dir: Path | str) -> list[Path]:
     if score.status in ("tampered", "not reproduced"):
         raise ValueError(f"{run_dir}: the run is {score.status} (`finenvs score {run_dir}` says why); "
                          "only a run that re-scores is exported")
+    env_id, protocol = decisions_task().env_id, _protocol()
     specs = [EpisodeSpec.from_dict(e) for e in score.meta.get("episodes") or []]
-    others = sorted({s.env_id for s in specs} - {ENV_ID})
+    others = sorted({s.env_id for s in specs} - {env_id})
     if others:
-        raise ValueError(f"{run_dir}: HERCULEAN decision files hold {ENV_ID} episodes; this run has {others}")
+        raise ValueError(f"{run_dir}: HERCULEAN decision files hold {env_id} episodes; this run has {others}")
     for s in specs:
         if s.env_kwargs.get("source", "real") != "real" or s.env_kwargs.get("data") is not None:
             raise ValueError(f"{run_dir}: episode {s.index} runs on synthetic or user data; a decisions file "
@@ -401,7 +428,7 @@ def export_run(run_dir: Path | str, out_dir: Path | str) -> list[Path]:
             env.close()
         symbol, start, end = str(info["symbol"]), str(info["window_start"]), str(info["window_end"])
         recs = tuple(Recommendation(r["date"], close[r["date"]],
-                                    TRADING_PROTOCOL.word_of(TRADING_PROTOCOL.decode(r["env_action"])))
+                                    protocol.word_of(protocol.decode(r["env_action"])))
                      for r in rows)
         doc = HerculeanDecisions("", EXPORT_STATUS.get(finals.get(s.index), "in_progress"), symbol, model, start,
                                  end, recs).to_json()
@@ -418,8 +445,6 @@ def herculean_markdown(results: Sequence[dict[str, Any]]) -> str:
     """One Markdown table per scored file (:func:`score_decisions` results): symbol, window, decisions,
     CR/SR/MDD under both presets (each Sharpe column labelled by its convention), calendar mismatches and
     the largest price difference; the Sharpe conventions in words below."""
-    from finenvs.evaluation.score import _table
-
     headers = ["symbol", "window", "decisions", *(c.label for c in MARKET_COLUMNS), "missing days (rule)",
                "off-calendar", "max price diff (rel.)"]
     lines = []
@@ -432,7 +457,7 @@ def herculean_markdown(results: Sequence[dict[str, Any]]) -> str:
                "n/a" if prices["max_rel_diff"] is None else f"{prices['max_rel_diff']:.1e} "
                f"({prices['max_rel_diff_date']})"]
         lines += [f"### {Path(r['file']).name}: {r['symbol']}, model {r['model']}, status {r['status']}", "",
-                  _table(headers, [row]), ""]
+                  md_table(headers, [row]), ""]
         lines += [f"- {note}" for note in r["warnings"]] + ([""] if r["warnings"] else [])
     lines += [f"{SHARPE_LABELS[p]}: {SHARPE_CONVENTIONS[p]}." for p in SHARPE_LABELS]
     return "\n".join(lines) + "\n"
@@ -468,7 +493,6 @@ def cli_export(run_dir: Path | str, out_dir: Path | str) -> int:
     return 0
 
 
-__all__ = ["EXPORT_STATUS", "MAX_FILE_BYTES", "MAX_RECOMMENDATIONS", "MISSING_DAY_ACTION", "MISSING_DAY_RULES",
-           "PRICE_TOLERANCE",
-           "HerculeanDecisions", "Recommendation", "cli_export", "cli_score_files", "export_run",
-           "herculean_markdown", "parse_decisions", "read_decisions", "score_decisions"]
+__all__ = ["EXPORT_STATUS", "MAX_FILE_BYTES", "MAX_RECOMMENDATIONS", "MISSING_DAY_RULES", "PRICE_TOLERANCE",
+           "HerculeanDecisions", "Recommendation", "cli_export", "cli_score_files", "decisions_task", "export_run",
+           "herculean_markdown", "missing_day_action", "parse_decisions", "read_decisions", "score_decisions"]

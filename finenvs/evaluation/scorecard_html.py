@@ -1,4 +1,4 @@
-"""The scorecard as one self-contained HTML page, and the charts of the non-market sections.
+"""The scorecard as one self-contained HTML page, and the chart of the section aggregate.
 
 :func:`write_html` renders the scorecard's Markdown (the subset
 :func:`~finenvs.evaluation.bench.render_markdown` writes: headings, paragraphs,
@@ -25,10 +25,8 @@ Charts are saved by :func:`save_png`: a palette PNG (at most 256 colours,
 output, so a full scorecard stays well under 2 MB. Legends sit outside the axes
 (:func:`outside_legend`), never over bars or lines.
 
-:func:`options_plot`, :func:`audit_plot` and :func:`qa_plot` draw the Options
-4-dimension bars, the Audit error breakdown and the FinQA scores by topic (the
-families' task specs name them as their ``bench.plots``); :func:`aggregate_plot`
-draws the FAB++ section aggregate.
+Each family's charts are its bench section's (:meth:`finenvs.tasks.section.Section.plots`, in the
+family's folder); :func:`aggregate_plot` draws the FAB++ section aggregate.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A benchmark that reports one run on one quarter ranks policies by noise until
 shown otherwise. :func:`run_windows` plays every (symbol, window, policy) of a
-market family (a task spec with ``bench.market_tables``) as one full episode with
+market family (a task spec with ``bench.market``) as one full episode with
 the env's ``start``/``end`` set to the window, on a long-history dataset of the
 shipped catalog, and records each episode's CR / SR / MDD (standard convention:
 ``SR (all days)``). :func:`summarize_windows` turns the episodes into, per policy
@@ -312,15 +312,15 @@ def play_window(env_id: str, env_kwargs: Mapping[str, Any], policy: str, seed: i
     return {"first": result.window_start, "last": result.window_end, "steps": result.steps,
             "final_equity": result.final_equity, "fees": result.fees,
             "look_ahead_attempts": result.look_ahead_attempts, "time_in_market": result.time_in_market,
-            "round_trips": result.round_trips, "pair": result.pair, "oracle": result.oracle,
-            "standard": _floats(result.standard), "herculean": _floats(result.herculean)}
+            "round_trips": result.round_trips, "oracle": result.oracle,
+            "standard": _floats(result.standard), "herculean": _floats(result.herculean), **result.extra.row()}
 
 
 # ---------------------------------------------------------------------------- the run
 def _market_task(env_id: str) -> TaskSpec:
     task = task_of(env_id)
-    if not task.bench.market_tables:
-        raise ValueError(f"{env_id} is not a market family (its task spec has no bench.market_tables); "
+    if not task.bench.market:
+        raise ValueError(f"{env_id} is not a market family (its task spec has no bench.market); "
                          "windows apply to envs that play a symbol over a date window")
     return task
 
@@ -346,7 +346,7 @@ def run_windows(
     """Play every (symbol, window, policy) of a market family as one full episode, and summarise.
 
     Args:
-        env_id: A market family's env id (its task spec has ``bench.market_tables``), e.g. ``"FinTrading-v0"``.
+        env_id: A market family's env id (its task spec has ``bench.market``), e.g. ``"FinTrading-v0"``.
         symbols: Symbols, one episode each per window (a pairs family's: the universe of its one episode).
             None: every symbol of the dataset (or of ``data=``).
         windows: ``"quarterly:2016-01-01:2025-12-31"``, a :class:`WindowSpec` (cut on each symbol's calendar)
@@ -769,7 +769,7 @@ def run_windows_suite(env_ids: Iterable[str], windows: str | WindowSpec, *, symb
     out: dict[str, Any] = {}
     for env_id in env_ids:
         bench = task_of(env_id).bench
-        if not bench.market_tables:
+        if not bench.market:
             continue
         try:
             out[env_id] = run_windows(env_id, universe if bench.universe else symbols, spec, seed=seed, after=after,

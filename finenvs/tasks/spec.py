@@ -24,9 +24,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from finenvs.tasks.section import PlanSection, Section
 from finenvs.tools.registry import CLOSED_BOOK_TOOLSET
 
 if TYPE_CHECKING:
@@ -128,14 +128,17 @@ class BenchSection:
     Attributes:
         title: Section heading (``"Trading"``, ``"Options"``, ...).
         suites: Suites that include the family (``"herculean"``, ``"fabpp"``).
-        market_tables: The baselines play every bench symbol (or the universe) and fill the per-symbol
-            CR/SR/MDD tables and equity charts.
+        section: The family's section of the scorecard (:class:`finenvs.tasks.section.Section`): it runs the
+            baselines, turns agent runs into rows of its tables and renders its tables, terminal lines and charts.
+            Default: :class:`~finenvs.tasks.section.PlanSection` (every baseline over the family's plan, one table
+            of its columns).
+        market: A market family: its episodes are the bench's symbols (``--symbols``, one episode each, or with
+            ``universe`` the ``--universe`` of one episode), the agents play those too, and ``--windows`` plays it
+            over many windows.
         universe: The family's ``symbols`` are one episode's universe (``--universe``), not one episode each.
-        run: ``(config) -> dict``: the family's own baseline section (None, without ``market_tables``: every
-            baseline over the family's plan, in one generic table).
-        markdown: ``(section dict) -> list[str]`` rendering ``run``'s result.
-        terminal: ``(section dict) -> list[str]``: terminal lines (default: ``markdown``).
-        plots: ``(section dict, folder) -> list[Path]``: the section's charts.
+        episode_part: The class of the family's own part of its market episode records (a
+            :class:`finenvs.tasks.market_section.EpisodePart` subclass: its fields, how a played and a recorded
+            episode fill them, which join the scorecard row); None: no fields of its own.
         live: The family has a live regime of its own (False: its live split asks the eval items again).
         herculean: The HERCULEAN workflow this family is (Table 2/3 layout); None if it is not one of the four.
         herculean_columns: The columns of its HERCULEAN table (default: ``columns``).
@@ -143,9 +146,13 @@ class BenchSection:
         herculean_labels: The labels (symbols) of the paper's table; the table keeps those the agents played.
         herculean_baseline: The baseline shown as HERCULEAN's "BL" row (Buy&Hold), run over the agents' plan.
         published: HERCULEAN's published rows, ``{agent: {label: {column key: value}}}``.
+        published_block: The block of HERCULEAN's published-results JSON (``--herculean-published``) that holds
+            the workflow's rows (``"trading"``, ``"hedging"``, ``"insights"``, ``"auditing"``).
+        herculean_decisions: HERCULEAN's trading-decision files record this family's episodes
+            (:mod:`finenvs.evaluation.herculean_files` reads, scores and writes them through it).
         fabpp_sections: FAB++ aggregate sections the family's tasks count in; each episode's metrics name its
-            ``section`` and its 0-100 ``task_score``; a ``run`` section exposes
-            ``section["tasks"][policy] = [{"section", "task_id", "score", "error"}]``.
+            ``section`` and its 0-100 ``task_score``; its section's record lists
+            ``record["tasks"][policy] = [{"section", "task_id", "score", "error"}]``.
         profiles: FAB++ aggregate profiles the family's baselines answer, ``{profile: policy}``.
         closed_book: The bench also runs the scripted agent closed book (``tools="none"``: the commit tool only)
             beside its run with the family's tools.
@@ -153,12 +160,10 @@ class BenchSection:
 
     title: str
     suites: tuple[str, ...]
-    market_tables: bool = False
+    section: Section = field(default_factory=PlanSection)
+    market: bool = False
     universe: bool = False
-    run: Callable[[Any], dict[str, Any]] | None = None
-    markdown: Callable[[dict[str, Any]], list[str]] | None = None
-    terminal: Callable[[dict[str, Any]], list[str]] | None = None
-    plots: Callable[[dict[str, Any], Path], list[Path]] | None = None
+    episode_part: type | None = None
     live: bool = True
     herculean: str | None = None
     herculean_columns: tuple[Column, ...] = ()
@@ -166,6 +171,8 @@ class BenchSection:
     herculean_labels: tuple[str, ...] = ()
     herculean_baseline: str | None = None
     published: Mapping[str, Mapping[str, Mapping[str, float]]] = field(default_factory=dict)
+    published_block: str | None = None
+    herculean_decisions: bool = False
     fabpp_sections: tuple[str, ...] = ()
     profiles: Mapping[str, str] = field(default_factory=dict)
     closed_book: bool = False

@@ -10,7 +10,9 @@ non-printable characters by spaces; a Markdown viewer shows the name as it was w
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 #: Longest name shown (characters); a longer one is cut and ends with "...".
@@ -38,4 +40,21 @@ def md_text(value: Any, limit: int = MAX_NAME_CHARS) -> str:
     return _SPECIAL.sub(lambda m: "\\" + m.group(), value)
 
 
-__all__ = ["MARKDOWN_SPECIAL", "MAX_NAME_CHARS", "md_text"]
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A pipe table, each column padded to its widest cell. Cells are written as given: a name from outside
+    goes through :func:`md_text` first."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
+    return "\n".join([line, sep, *body])
+
+
+def fmt_number(value: Any, scale: float = 1.0) -> str:
+    """A table cell: ``value * scale`` with two decimals, ``n/a`` for None, NaN and infinity."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    return f"{value * scale:.2f}"
+
+
+__all__ = ["MARKDOWN_SPECIAL", "MAX_NAME_CHARS", "fmt_number", "md_table", "md_text"]

@@ -185,7 +185,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_audit_bench(config: Any) -> dict[str, Any]:
-    """FinAudit-v0's section of ``finenvs bench`` (its task spec's ``bench.run``)."""
+    """FinAudit-v0's section of ``finenvs bench`` (its bench section's ``baselines``)."""
     return run_audit_section(config.seed)
 
 

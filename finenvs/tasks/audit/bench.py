@@ -9,7 +9,7 @@ from finenvs.charts import figure, have_matplotlib, outside_legend, save_png
 
 
 def audit_plot(section: dict[str, Any], folder: Path) -> list[Path]:
-    """FinAudit-v0's section chart: the answer classes of each baseline (its spec's ``bench.plots``)."""
+    """FinAudit-v0's section chart: the answer classes of each baseline (its bench section's ``draw``)."""
     if not have_matplotlib():
         return []
     fig = figure(9, 3)

@@ -14,6 +14,7 @@ from finenvs.tasks.audit.baselines import (
 from finenvs.tasks.audit.bench import audit_plot
 from finenvs.tasks.audit.env import FinAuditEnv
 from finenvs.tasks.common import indexed_plan
+from finenvs.tasks.section import RecordSection
 from finenvs.tasks.spec import BenchSection, Column, TaskSpec
 from finenvs.tools.xbrl import AUDIT_TOOLS
 
@@ -60,7 +61,6 @@ SPEC = TaskSpec(
     max_tool_calls=24,
     run_printer=run_output,
     bench=BenchSection(title="Auditing", suites=("herculean",), herculean="Auditing", live=False,
-                       herculean_per_label=False, plots=audit_plot,
-                       run=run_audit_bench,
-                       markdown=audit_markdown),
+                       herculean_per_label=False, published_block="auditing",
+                       section=RecordSection(baselines=run_audit_bench, tables=audit_markdown, draw=audit_plot)),
 )

@@ -14,6 +14,7 @@ from finenvs.tasks.deltahedge.baselines import (
     run_output,
 )
 from finenvs.tasks.deltahedge.env import FinDeltaHedgeEnv
+from finenvs.tasks.section import RecordSection
 from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, RLSpec, Selection, TaskSpec, finish_plan
 from finenvs.tools.options import DELTAHEDGE_TOOLS
 
@@ -106,8 +107,8 @@ SPEC = TaskSpec(
     tools=DELTAHEDGE_TOOLS,
     run_options=("symbol",),
     run_printer=run_output,
-    bench=BenchSection(title="Delta hedging", suites=("fabpp",), run=run_bench,
-                       markdown=bench_markdown, closed_book=True),
+    bench=BenchSection(title="Delta hedging", suites=("fabpp",), closed_book=True,
+                       section=RecordSection(baselines=run_bench, tables=bench_markdown)),
     rl=RLSpec(synthetic=rl_synthetic, wealth=rl_wealth, episode_scores=rl_episode_scores, run_scores=rl_run_scores,
               columns=(Column("hedging_error_pct_rmse", "hedge err RMSE %"),),
               build_hints={"maturity_days": 'maturity_days <= 20 fits every split: env_kwargs={"maturity_days": 20}'}),

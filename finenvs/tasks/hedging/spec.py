@@ -13,6 +13,7 @@ from finenvs.tasks.common import (
 )
 from finenvs.tasks.hedging.agent import ScriptedPairsAgent
 from finenvs.tasks.hedging.baselines import HEDGING_POLICIES
+from finenvs.tasks.hedging.bench import PairEpisode, PairsSection
 from finenvs.tasks.hedging.env import FinHedgingEnv
 from finenvs.tasks.hedging.tools import HEDGING_TOOLS
 from finenvs.tasks.spec import BenchSection, EpisodeSpec, RLSpec, Selection, TaskSpec, finish_plan
@@ -64,8 +65,9 @@ SPEC = TaskSpec(
     tools=HEDGING_TOOLS,
     run_printer=market_run_output,
     run_options=("symbols", "start", "end", "fee_bps", "chart"),
-    bench=BenchSection(title="Hedging", suites=("herculean",), market_tables=True, universe=True, herculean="Hedging",
-                       herculean_per_label=False,
+    bench=BenchSection(title="Hedging", suites=("herculean",), section=PairsSection(), market=True, universe=True,
+                       episode_part=PairEpisode, herculean="Hedging", herculean_per_label=False,
+                       published_block="hedging",
                        herculean_columns=HERCULEAN_MARKET_COLUMNS),
     rl=RLSpec(train_kwargs={"episode_length": 63}, eval_episodes="fixed", episode_scores=rl_episode_scores),
 )

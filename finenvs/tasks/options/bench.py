@@ -9,7 +9,7 @@ from finenvs.charts import bars, figure, have_matplotlib, save_png
 
 
 def options_plot(section: dict[str, Any], folder: Path) -> list[Path]:
-    """FinOptions-v0's section chart: the four scored dimensions per baseline (its spec's ``bench.plots``)."""
+    """FinOptions-v0's section chart: the four scored dimensions per baseline (its bench section's ``draw``)."""
     if not have_matplotlib():
         return []
     fig = figure(9, 4)

@@ -15,6 +15,7 @@ from finenvs.tasks.options.baselines import (
 from finenvs.tasks.options.bench import options_plot
 from finenvs.tasks.options.debate import debate_round
 from finenvs.tasks.options.env import FinOptionsEnv
+from finenvs.tasks.section import RecordSection
 from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan
 from finenvs.tools.options import OPTIONS_TOOLS
 from finenvs.tools.risk import RISK_TOOLS
@@ -84,9 +85,7 @@ SPEC = TaskSpec(
     run_printer=run_output,
     debate=debate_round,
     bench=BenchSection(title="Options", suites=("fabpp",), fabpp_sections=("options",),
-                       plots=options_plot,
                        profiles={"reference": "engine_reference", "naive": "keyword_stuffer", "random": "random"},
                        closed_book=True,
-                       run=run_options_bench,
-                       markdown=options_markdown),
+                       section=RecordSection(baselines=run_options_bench, tables=options_markdown, draw=options_plot)),
 )

@@ -509,7 +509,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_qa_bench(config: Any) -> dict[str, Any]:
-    """FinQA-v0's section of ``finenvs bench`` (its task spec's ``bench.run``): every baseline on the eval
+    """FinQA-v0's section of ``finenvs bench`` (its bench section's ``baselines``): every baseline on the eval
     questions, and each one's tasks for the FAB++ aggregate (``section["tasks"]``: score 0-100; a policy that
     raised scores 0 with its error)."""
     section = run_qa_section(config.seed)

@@ -9,7 +9,7 @@ from finenvs.charts import bars, figure, have_matplotlib, save_png
 
 
 def qa_plot(section: dict[str, Any], folder: Path) -> list[Path]:
-    """FinQA-v0's section chart: the score by topic of each baseline (its spec's ``bench.plots``)."""
+    """FinQA-v0's section chart: the score by topic of each baseline (its bench section's ``draw``)."""
     if not have_matplotlib():
         return []
     policies = section["policies"]

@@ -11,6 +11,7 @@ from finenvs.tasks.qa.debate import debate_round
 from finenvs.tasks.qa.env import FinQAEnv
 from finenvs.tasks.qa.judge import checklist
 from finenvs.tasks.qa.tools import QA_TOOLS
+from finenvs.tasks.section import RecordSection
 from finenvs.tasks.spec import BenchSection, Column, RunFlag, TaskSpec
 
 ENV_ID = "FinQA-v0"
@@ -64,7 +65,7 @@ SPEC = TaskSpec(
     debate=debate_round,
     judge=checklist,
     bench=BenchSection(title="Knowledge and Analysis", suites=("fabpp",), fabpp_sections=("knowledge", "analysis"),
-                       live=False, plots=qa_plot,
+                       live=False,
                        profiles={"reference": "scripted_agent", "naive": "first_number", "random": "random"},
-                       run=run_qa_bench, markdown=qa_markdown),
+                       section=RecordSection(baselines=run_qa_bench, tables=qa_markdown, draw=qa_plot)),
 )

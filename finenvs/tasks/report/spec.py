@@ -16,6 +16,7 @@ from finenvs.tasks.common import (
     symbol_plan,
 )
 from finenvs.tasks.report.baselines import REPORT_POLICIES, ScriptedReportAgent
+from finenvs.tasks.report.bench import ReportEpisode, ReportSection
 from finenvs.tasks.report.env import FinReportEnv
 from finenvs.tasks.report.judge import checklist
 from finenvs.tasks.report.tools import REPORT_TOOLSET
@@ -115,9 +116,9 @@ SPEC = TaskSpec(
                        "folder", type=Path),),
     run_printer=run_output,
     judge=checklist,
-    bench=BenchSection(title="Market Insights", suites=("herculean",), market_tables=True,
-                       herculean="Market Insights", herculean_baseline="buy_and_hold",
-        herculean_labels=HERCULEAN_SYMBOLS,
+    bench=BenchSection(title="Market Insights", suites=("herculean",), section=ReportSection(), market=True,
+                       episode_part=ReportEpisode, herculean="Market Insights", herculean_baseline="buy_and_hold",
+                       herculean_labels=HERCULEAN_SYMBOLS, published_block="insights",
                        herculean_columns=(*HERCULEAN_MARKET_COLUMNS, Column("quality", "Quality")),
                        published={"Buy&Hold (published)": {
                            s: {"h_cumulative_return": v["CR"] / 100, "h_sharpe": v["SR"],

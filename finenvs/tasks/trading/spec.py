@@ -10,6 +10,7 @@ from finenvs.tasks.common import (
     market_run_output,
     symbol_plan,
 )
+from finenvs.tasks.market_section import MarketSection
 from finenvs.tasks.spec import BenchSection, RLSpec, TaskSpec
 from finenvs.tasks.trading.agent import ScriptedTradingAgent
 from finenvs.tasks.trading.baselines import TRADING_POLICIES
@@ -56,9 +57,9 @@ SPEC = TaskSpec(
     run_printer=market_run_output,
     run_options=("symbol", "start", "end", "fee_bps", "fill", "chart"),
     bench=BenchSection(
-        title="Trading", suites=("herculean",), market_tables=True, herculean="Trading",
+        title="Trading", suites=("herculean",), section=MarketSection(), market=True, herculean="Trading",
         herculean_columns=HERCULEAN_MARKET_COLUMNS, herculean_baseline="buy_and_hold",
-        herculean_labels=HERCULEAN_SYMBOLS,
+        herculean_labels=HERCULEAN_SYMBOLS, published_block="trading", herculean_decisions=True,
         published={"Buy&Hold (published)": {s: {"h_cumulative_return": v["CR"] / 100, "h_sharpe": v["SR"],
                                                 "h_max_drawdown": v["MDD"] / 100}
                                             for s, v in HERCULEAN_PUBLISHED_BUY_AND_HOLD.items()}},

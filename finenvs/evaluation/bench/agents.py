@@ -1,0 +1,106 @@
+"""The agents of a bench run (each family's scripted agent, and a model when given one) and the episodes they play."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from finenvs.evaluation.agent_runs import SCRIPTED, BenchAgent, run_agent
+from finenvs.evaluation.bench.config import BenchConfig, herculean_splits
+from finenvs.tasks import Selection, TaskSpec, tasks
+from finenvs.tasks.market_section import split_symbols
+
+
+def bench_agents(config: BenchConfig) -> list[BenchAgent]:
+    """The agents of a bench run: each family's scripted agent (unless ``agents=False``) and the model, if any."""
+    from finenvs.evaluation.agents import make_agent
+
+    out = []
+    if config.agents:
+        out.append(BenchAgent(SCRIPTED, lambda task: task.make_scripted_agent()))
+        out.append(BenchAgent(f"{SCRIPTED} (closed book)", lambda task: task.make_scripted_agent(),
+                              env_kwargs={"tools": "none"}, closed_book_only=True))
+        if config.debate:
+            out.append(BenchAgent(f"{SCRIPTED} (debate)", lambda task: task.make_scripted_agent(),
+                                  env_kwargs={"debate": True}, debate_of=SCRIPTED))
+    if config.has_model:
+        probe = make_agent(tasks()[0].env_id, base_url=config.base_url, model=config.model, a2a_url=config.a2a_url,
+                           **config.endpoint)
+        name = config.model or probe.name
+        out.append(BenchAgent(name, lambda task: make_agent(task.env_id, base_url=config.base_url, model=config.model,
+                                                            a2a_url=config.a2a_url, **config.endpoint), model=True))
+        if config.debate:
+            out.append(BenchAgent(f"{name} (debate)", out[-1].make, model=True, env_kwargs={"debate": True},
+                                  debate_of=name))
+    return out
+
+
+def split_skips(specs: list[TaskSpec], config: BenchConfig, catalog: Any) -> list[str]:
+    """One line per market family whose split part leaves out asked-for symbols (long histories only)."""
+    out = []
+    for task in specs:
+        asked = (config.universe if task.bench.universe else config.symbols) if task.bench.market else None
+        if not asked:
+            continue
+        kept = split_symbols(task, list(asked), catalog)
+        left = [s for s in asked if s not in kept]
+        if left:
+            what = "the universe" if task.bench.universe else ", ".join(left)
+            out.append(f"{task.env_id}: {what} played in the windows part only ({', '.join(left)} "
+                       f"{'has' if len(left) == 1 else 'have'} no rows in the split's dataset)")
+    return out
+
+
+def agent_selection(task: TaskSpec, split: str, config: BenchConfig, model: bool, catalog: Any = None,
+                    env_kwargs: dict[str, Any] | None = None) -> Selection | None:
+    """The episodes an agent plays. Market families: the bench's symbols (or universe); without ``--symbols`` the
+    scripted agents play every symbol the baselines play and a model the family's plan (HERCULEAN's four stocks).
+    Other families: their plan (a model's cut to ``agent_limit``). None when ``--windows`` left the split part no
+    symbol to play (see :func:`~finenvs.tasks.market_section.split_symbols`)."""
+    symbols = None
+    if task.bench.market:
+        symbols = config.universe if task.bench.universe else config.symbols
+        if symbols is not None and catalog is not None:
+            symbols = split_symbols(task, symbols, catalog)
+            if not symbols:
+                return None
+        if symbols is None and not model and not task.bench.universe and catalog is not None:
+            symbols = catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core"))
+    instances = (config.instances or {}).get(task.family)
+    return Selection(split=split, symbols=tuple(symbols) if symbols else None, seeds=(config.seed,),
+                     instances=instances, limit=config.agent_limit if model else None,
+                     env_kwargs={**config.env_kwargs, **(env_kwargs or {})})
+
+
+def run_agents(agents: list[BenchAgent], specs: list[TaskSpec], config: BenchConfig, root: Path,
+               errors: list[dict[str, str]], catalog: Any) -> list[dict[str, Any]]:
+    """Every agent over every family's plan (and, for HERCULEAN's workflows, the live split too)."""
+    runs = []
+    for agent in agents:
+        for task in specs:
+            if agent.closed_book_only and not task.bench.closed_book:
+                continue
+            if agent.debate_of is not None and task.debate is None:
+                continue
+            splits = herculean_splits(config) if task.bench.herculean and task.bench.live else (config.split,)
+            for split in splits:
+                if config.progress:
+                    print(f"finenvs bench: agent {agent.name} on {task.env_id} ({split})", flush=True)
+                try:
+                    extra = {"failure_rule": "herculean"} if agent.model and config.herculean_rule else {}
+                    selection = agent_selection(task, split, config, agent.model, catalog, dict(agent.env_kwargs))
+                    if selection is None:  # --windows symbols with long histories only: nothing in this split
+                        continue
+                    run = run_agent(agent, task, selection, root, concurrency=config.concurrency,
+                                    progress=config.progress, **extra)
+                    run["sections"] = list(task.bench.fabpp_sections)
+                    runs.append(run)
+                except Exception as exc:  # reported, never dropped
+                    errors.append({"env": task.env_id, "symbol": split, "policy": agent.name,
+                                   "error": f"{type(exc).__name__}: {exc}"})
+    return runs
+
+
+__all__ = ["agent_selection", "bench_agents", "run_agents", "split_skips"]

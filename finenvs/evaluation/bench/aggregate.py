@@ -1,0 +1,191 @@
+"""FAB++'s section aggregate in ``finenvs bench``: each baseline profile and each agent, with the Alpha score and,
+with ``--debate``, the adversarial debate's multipliers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from finenvs.evaluation.agent_runs import debate_record, fabpp_tasks
+from finenvs.evaluation.bench.config import BenchConfig
+from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resolve_weights
+from finenvs.scoring.alpha import alpha_score
+from finenvs.tasks import TaskSpec
+from finenvs.text.markdown import fmt_number, md_table, md_text
+
+
+def run_debates(fabpp: list[TaskSpec], agent_runs: list[dict[str, Any]], config: BenchConfig,
+                errors: list[dict[str, str]]) -> dict[str, Any]:
+    """With ``config.debate``: every baseline of each family with a debate round under FAB++'s adversarial debate
+    (:func:`~finenvs.evaluation.debate_runs.run_debate`), and the agents' debated runs beside them; env id ->
+    record. Without it: nothing."""
+    debates: dict[str, Any] = {}
+    if not config.debate:
+        return debates
+    from finenvs.evaluation.debate_runs import run_debate
+
+    for task in fabpp:
+        if task.debate is None:
+            continue
+        try:
+            debates[task.env_id] = run_debate(task, config.split, config.seed,
+                                              (config.instances or {}).get(task.family), config.env_kwargs)
+        except Exception as exc:  # reported, never dropped
+            errors.append({"env": task.env_id, "symbol": "-", "policy": "debate",
+                           "error": f"{type(exc).__name__}: {exc}"})
+    for run in agent_runs:  # the agents' debated runs, beside the baselines'
+        if run.get("debate_of") is not None and run["env"] in debates:
+            debates[run["env"]].setdefault("agents", {})[run["debate_of"]] = debate_record(run)
+    return debates
+
+
+def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_runs: list[dict[str, Any]],
+                      weights: str | dict[str, float], errors: list[dict[str, str]], *,
+                      cost_floor: float | None = None, task_ids: dict[str, set[str]] | None = None,
+                      debates: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The FAB++ section aggregate of each baseline profile (the families' ``profiles``) and of each agent, each
+    with FAB++'s Alpha score (``record["alpha"]``, :func:`finenvs.scoring.alpha.alpha_score`: R the overall, D 1.0
+    without a debate round, the agent's dollar cost and look-ahead attempts per decision; a baseline costs 0).
+
+    A family's section lists its tasks per policy (``section["tasks"][policy]``, each with its FAB++ section
+    and 0-100 score); an agent's tasks are its runs' episodes. A task whose policy raised scores 0; a section that
+    failed as a whole counts as one errored task (0), so it is never silently dropped. With ``task_ids`` (family ->
+    the task ids an evaluation config selected) a profile counts only those tasks of the families named. With
+    ``debates`` (env id -> :func:`~finenvs.evaluation.debate_runs.run_debate`'s record) a profile also gets
+    ``overall_debate``: the aggregate with each debated section's mean multiplier of the profile's policy.
+    """
+    out: dict[str, Any] = {"weights": resolve_weights(weights), "profiles": {}}
+    failed = {e["env"] for e in errors}
+    for profile in dict.fromkeys(p for t in fabpp for p in t.bench.profiles):
+        out["profiles"][profile] = _profile_record(profile, fabpp, sections, out["weights"], failed,
+                                                   cost_floor=cost_floor, task_ids=task_ids, debates=debates or {})
+    if debates:
+        out["debate"] = debates
+    fab_runs = [r for r in agent_runs if r["family"] in {t.family for t in fabpp} and r.get("debate_of") is None]
+    for agent, items in fabpp_tasks(fab_runs).items():
+        out["profiles"][agent] = _agent_record(agent, [TaskScore(*item) for item in items], fab_runs, out["weights"],
+                                               cost_floor=cost_floor, debates=debates or {})
+    return out
+
+
+def _with_debate(record: dict[str, Any], scores: list[TaskScore], weights: dict[str, float],
+                 multipliers: dict[str, float]) -> dict[str, Any]:
+    """``record`` with the overall under the debate's section multipliers beside the plain one (when debated)."""
+    if multipliers:
+        record["overall_debate"] = aggregate(scores, weights, multipliers).overall
+        record["debate_multipliers"] = multipliers
+    return record
+
+
+def _profile_record(profile: str, fabpp: list[TaskSpec], sections: dict[str, Any], weights: dict[str, float],
+                    failed: set[str], *, cost_floor: float | None, task_ids: dict[str, set[str]] | None,
+                    debates: dict[str, Any]) -> dict[str, Any]:
+    """One baseline profile: the tasks of the policy that answers each family's sections (a baseline costs 0)."""
+    scores: list[TaskScore] = []
+    answered: dict[str, str] = {}
+    multipliers: dict[str, float] = {}
+    debated_rows: list[float] = []
+    for task in fabpp:
+        policy = task.bench.profiles.get(profile)
+        if policy is None:
+            continue
+        for name in task.bench.fabpp_sections:
+            answered[name] = policy
+        section = sections.get(task.family)
+        if section is None:
+            if task.env_id in failed:
+                scores += [TaskScore(name, task.env_id, None, f"the {task.env_id} section failed")
+                           for name in task.bench.fabpp_sections[:1]]
+            continue
+        debated = debates.get(task.env_id, {}).get("policies", {}).get(policy)
+        if debated:
+            multipliers.update({k: v for k, v in debated["section_multipliers"].items()
+                                if k in task.bench.fabpp_sections})
+            debated_rows += [float(row["multiplier"]) for row in debated["rows"]]
+        keep = None if task_ids is None else task_ids.get(task.family)
+        scores += [TaskScore(t["section"], t["task_id"], t["score"], t.get("error"))
+                   for t in section["tasks"][policy] if keep is None or t["task_id"] in keep]
+    record = _with_debate(aggregate(scores, weights).record(), scores, weights, multipliers)
+    alpha = alpha_score(record["overall"], cost_usd=0.0, decisions=len(scores), cost_floor=cost_floor,
+                        debate_multiplier=sum(debated_rows) / len(debated_rows) if debated_rows else 1.0)
+    return {**record, "policies": answered, "alpha": alpha.record()}
+
+
+def _agent_record(agent: str, scores: list[TaskScore], fab_runs: list[dict[str, Any]], weights: dict[str, float], *,
+                  cost_floor: float | None, debates: dict[str, Any]) -> dict[str, Any]:
+    """One agent: its runs' tasks, its dollar cost and look-ahead attempts, its debated runs' multipliers."""
+    multipliers: dict[str, float] = {}
+    debated_tasks: list[float] = []
+    for debate in debates.values():
+        mine = debate.get("agents", {}).get(agent)
+        if mine:
+            multipliers.update(mine["section_multipliers"])
+            debated_tasks += [row["multiplier"] for row in mine["rows"]]
+    record = _with_debate(aggregate(scores, weights).record(), scores, weights, multipliers)
+    effs = [r["efficiency"] for r in fab_runs if r["agent"] == agent]
+    costs = [e.get("cost_usd") for e in effs]
+    alpha = alpha_score(record["overall"], cost_usd=None if None in costs else float(sum(costs)),
+                        lookahead_attempts=sum(int(e.get("look_ahead_attempts") or 0) for e in effs),
+                        decisions=sum(int(e.get("decisions") or 0) for e in effs), cost_floor=cost_floor,
+                        debate_multiplier=sum(debated_tasks) / len(debated_tasks) if debated_tasks else 1.0)
+    return {**record, "policies": {name: agent for name in record["sections"]}, "alpha": alpha.record()}
+
+
+def aggregate_markdown(agg: dict[str, Any]) -> list[str]:
+    """The scorecard's section-aggregate block."""
+    w = agg["weights"]
+    names = list(w)
+    lines = ["## Section aggregate (FAB++)", "",
+             "Every task normalised to 0-100; section score = mean of its tasks (an errored task counts 0); "
+             "weights " + ", ".join(f"{SECTION_NAMES.get(k, k)} {100 * v:.0f}%" for k, v in w.items())
+             + ", redistributed over the sections that ran. Each profile names the baseline that answers each "
+             "section. Alpha is FAB++'s R·D / (C·P): R the overall, D the debate multiplier (1.0: no debate round), "
+             "C = ln(1 + cost in $), P = 1 + look-ahead attempts per decision; at zero cost C = 0 and alpha is "
+             "undefined (n/a), never infinite (`--alpha-cost-floor` sets a dollar floor).", "",
+             "| profile | " + " | ".join(SECTION_NAMES.get(k, k) for k in names) + " | overall | alpha (R, C, P) |",
+             "|---|" + "---:|" * (len(names) + 2)]
+    for profile, rec in agg["profiles"].items():
+        cells = []
+        for k in names:
+            sec = rec["sections"][k]
+            cells.append("—" if sec["score"] is None else f"{sec['score']:.2f} ({md_text(rec['policies'][k])})")
+        overall = "—" if rec["overall"] is None else f"**{rec['overall']:.2f}**"
+        lines.append(f"| {md_text(profile)} | " + " | ".join(cells) + f" | {overall} | {alpha_cell(rec.get('alpha'))} |")
+    lines.append("")
+    return lines
+
+
+def alpha_cell(alpha: dict[str, Any] | None) -> str:
+    """``alpha (R, C, P)`` for a table: n/a with its reason when undefined."""
+    if not alpha:
+        return "—"
+    c = "n/a" if alpha["C"] is None else f"{alpha['C']:.4f}"
+    parts = f"R {fmt_number(alpha['R'])}, C {c}, P {alpha['P']:.2f}"
+    if alpha["alpha"] is None:
+        note = alpha["note"]
+        reason = "zero cost" if "zero cost" in note else "cost unknown" if "unknown" in note else "no score"
+        return f"n/a: {reason} ({parts})"
+    return f"{alpha['alpha']:.2f} ({parts})"
+
+
+def aggregate_terminal(agg: dict[str, Any]) -> list[str]:
+    """The section aggregate as the terminal shows it: one row per profile."""
+    weights = agg["weights"]
+    return ["Section aggregate (" + ", ".join(f"{k} {100 * v:.0f}%" for k, v in weights.items()) + "):",
+            md_table(["profile", *weights, "overall", "alpha (R, C, P)"], [
+                [name, *("n/a" if rec["sections"][k]["score"] is None else f"{rec['sections'][k]['score']:.2f}"
+                         for k in weights),
+                 "n/a" if rec["overall"] is None else f"{rec['overall']:.2f}", alpha_cell(rec.get("alpha"))]
+                for name, rec in agg["profiles"].items()])]
+
+
+def debate_overall_markdown(agg: dict[str, Any]) -> list[str]:
+    """Each debated profile's overall beside its plain one, with the section multipliers."""
+    lines = ["| profile | overall | with debate | multipliers |", "|---|---:|---:|---|"]
+    lines += [f"| {md_text(name)} | {fmt_number(rec['overall'])} | {fmt_number(rec['overall_debate'])} | "
+              + ", ".join(f"{k} {v:.3f}" for k, v in rec["debate_multipliers"].items()) + " |"
+              for name, rec in agg["profiles"].items() if "overall_debate" in rec]
+    return [*lines, ""]
+
+
+__all__ = ["aggregate_markdown", "aggregate_terminal", "alpha_cell", "debate_overall_markdown", "run_debates",
+           "section_aggregate"]

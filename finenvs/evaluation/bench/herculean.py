@@ -1,0 +1,115 @@
+"""HERCULEAN in ``finenvs bench``: its Table 2 (backtest) and Table 3 (live) layout and the reproduction of its
+published Buy&Hold rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+from finenvs.baselines.registry import make_policy
+from finenvs.evaluation.agent_runs import herculean_tables
+from finenvs.evaluation.bench.agents import agent_selection
+from finenvs.evaluation.bench.config import BenchConfig, herculean_splits
+from finenvs.evaluation.episodes import play_episode
+from finenvs.tasks import TaskSpec, tasks
+from finenvs.tasks.market_section import SR_H, EpisodeResult
+from finenvs.text.markdown import md_table, md_text
+
+
+def herculean_baselines(specs: list[TaskSpec], agent_runs: list[dict[str, Any]], splits: tuple[str, ...],
+                        config: BenchConfig, catalog: Any) -> dict[str, Any]:
+    """HERCULEAN's "BL" rows: each workflow's ``herculean_baseline`` over the episodes the agents played."""
+    out: dict[str, Any] = {}
+    for task in specs:
+        name = task.bench.herculean_baseline
+        if name is None:
+            continue
+        for split in splits:
+            runs = [r for r in agent_runs if r["family"] == task.family and r["split"] == split]
+            if not runs:
+                continue
+            selection = agent_selection(task, split, config, model=False, catalog=catalog)
+            if selection is None:
+                continue
+            labels = {e["index"]: e["label"] for e in runs[0]["episodes"]}
+            cells = {}
+            for ep in task.plan(selection):
+                env = gym.make(task.env_id, **ep.env_kwargs)
+                result = play_episode(env, make_policy(name, task.env_id, env, seed=config.seed), seed=ep.seed,
+                                      options=ep.options)
+                env.close()
+                cells[labels.get(ep.index, result["metrics"]["label"])] = task.metrics_of_run([result["metrics"]])
+            out.setdefault(task.family, {})[split] = {f"{name} (BL)": cells}
+    return out
+
+
+def herculean_record(specs: list[TaskSpec], agent_runs: list[dict[str, Any]], config: BenchConfig,
+                     catalog: Any) -> dict[str, Any] | None:
+    """The HERCULEAN tables of the workflows in the run (None without a workflow or an agent run)."""
+    workflows = [t for t in specs if t.bench.herculean]
+    if not workflows or not agent_runs:
+        return None
+    splits = herculean_splits(config)
+    baselines = herculean_baselines(workflows, agent_runs, splits, config, catalog)
+    return herculean_tables(workflows, agent_runs, baselines, splits, config.published)
+
+
+def reproduction_check(results: list[EpisodeResult], split: str) -> list[dict[str, Any]]:
+    """Compare finenvs' herculean baseline rows with the figures HERCULEAN publishes for them (eval split)."""
+    if split != "eval":
+        return []
+    out = []
+    for task in tasks():
+        baseline = task.bench.herculean_baseline
+        for published in task.bench.published.values():
+            for r in results:
+                pub = published.get(r.symbol)
+                if r.env_id != task.env_id or r.policy != baseline or pub is None:
+                    continue
+                theirs = {"CR": round(100.0 * pub["h_cumulative_return"], 2), "SR": round(pub["h_sharpe"], 2),
+                          "MDD": round(100.0 * pub["h_max_drawdown"], 2)}
+                ours = {"CR": round(100.0 * r.herculean["cumulative_return"], 2), "SR": round(r.herculean["sharpe"], 2),
+                        "MDD": round(100.0 * r.herculean["max_drawdown"], 2)}
+                out.append({"env": r.env_id, "symbol": r.symbol, "published": theirs, "finenvs": ours,
+                            "match": ours == theirs})
+    return out
+
+
+def reproduction_markdown(checks: list[dict[str, Any]]) -> list[str]:
+    """The reproduction check's table (none without checks)."""
+    if not checks:
+        return []
+    return [
+        "## Reproduction check: HERCULEAN Table 2 buy-and-hold baseline",
+        "",
+        "finenvs' `herculean` preset on the shipped data beside the figures the paper publishes for its "
+        "Trading and Market Insights workflows (CR %, SR, MDD %; rounded to 2 decimals as published). The "
+        "live window (Table 3) is checked by the tests.",
+        "",
+        md_table(
+            ["env", "symbol", "CR pub", "CR finenvs", f"{SR_H} pub", f"{SR_H} finenvs", "MDD pub", "MDD finenvs",
+             "match"],
+            [
+                [c["env"], md_text(c["symbol"]), f"{c['published']['CR']:.2f}", f"{c['finenvs']['CR']:.2f}",
+                 f"{c['published']['SR']:.2f}", f"{c['finenvs']['SR']:.2f}",
+                 f"{c['published']['MDD']:.2f}", f"{c['finenvs']['MDD']:.2f}",
+                 "yes" if c["match"] else "NO"]
+                for c in checks
+            ],
+        ),
+        "",
+    ]
+
+
+def reproduction_terminal(checks: list[dict[str, Any]]) -> list[str]:
+    """The reproduction check in one line (none without checks)."""
+    if not checks:
+        return []
+    ok = sum(c["match"] for c in checks)
+    return ["", f"HERCULEAN Table 2 buy-and-hold reproduced on {ok}/{len(checks)} rows "
+                f"({', '.join(sorted({c['env'] for c in checks}))}; CR, SR, MDD to the published 2 decimals)."]
+
+
+__all__ = ["herculean_baselines", "herculean_record", "reproduction_check",
+           "reproduction_markdown", "reproduction_terminal"]

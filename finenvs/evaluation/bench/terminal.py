@@ -1,0 +1,39 @@
+"""What ``finenvs bench`` prints when it is done: each family's section in short, then the cross-family tables."""
+
+from __future__ import annotations
+
+from finenvs.evaluation.agent_runs import herculean_markdown
+from finenvs.evaluation.bench.aggregate import aggregate_terminal
+from finenvs.evaluation.bench.herculean import reproduction_terminal
+from finenvs.evaluation.bench.scorecard import Scorecard
+
+
+def terminal_table(card: Scorecard) -> str:
+    """Each family's section as its section prints it and its agents in one line, then HERCULEAN's tables, the
+    section aggregate, the reproduction check and the windows part."""
+    out: list[str] = []
+    for task in card.tasks():
+        view = card.view(task)
+        if view.has_content:
+            out += ["", *task.bench.section.terminal(view)]
+        runs = view.runs
+        if runs:
+            out.append("")
+            out.append(f"{task.env_id} agents: " + "; ".join(
+                f"{r['agent']} ({r['split']}, {len(r['episodes'])} episodes"
+                + (f", {r['failed']} failed" if r["failed"] else "") + "): "
+                + ", ".join(f"{c.label} {c.cell(r['metrics'])}" for c in task.columns[:4]) for r in runs))
+    if card.herculean:
+        out.append("")
+        out += [ln for ln in herculean_markdown(card.herculean, tuple(card.herculean))[3:] if ln]
+    if card.aggregate:
+        out += ["", *aggregate_terminal(card.aggregate)]
+    out += reproduction_terminal(card.reproduction)
+    if card.windows:
+        from finenvs.evaluation.windows import suite_terminal
+
+        out += suite_terminal(card.windows)
+    return "\n".join(out[1:] if out[:1] == [""] else out)
+
+
+__all__ = ["terminal_table"]
