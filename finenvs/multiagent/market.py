@@ -184,7 +184,6 @@ class MarketImpactEnv(MarketShell):
         self.symbol = symbol
         w = self.params.window
         self._synthetic = SyntheticSpec.from_dict(synthetic) if exogenous == "synthetic" else None
-        self._closes: np.ndarray | None = None
         self._dates: tuple[str, ...] = ()
         if exogenous == "real":
             from finenvs.data.catalog import default_catalog
@@ -213,9 +212,14 @@ class MarketImpactEnv(MarketShell):
             low=-OBS_BOUND, high=OBS_BOUND, shape=(w + 2 + 3 * self.params.n_agents,), dtype=np.float32
         )
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
-        self._episode: MarketEpisode | None = None
-        self._state: MarketState | None = None
         self._last_outcome: StepOutcome | None = None
+
+    #: The real path's closes (exogenous="real" only; flat and synthetic paths are made each reset).
+    _closes: np.ndarray
+    #: The current episode's constants and core state, set by reset() (``_started``): step() reaches them only
+    #: through _check_actions(), which raises ResetNeeded before the first reset, so the step needs no None check.
+    _episode: MarketEpisode
+    _state: MarketState
 
     # ------------------------------------------------------------------ PettingZoo API
     def reset(
@@ -277,7 +281,7 @@ class MarketImpactEnv(MarketShell):
 
     def state(self) -> np.ndarray:
         """Global state: the public features, then every agent's position, cash and equity (float32)."""
-        if self._state is None:
+        if not self._started:
             raise ResetNeeded(f"{self.metadata['name']}: call reset() before state()")
         return global_state(self._episode, self._state)
 
@@ -313,13 +317,13 @@ class MarketImpactEnv(MarketShell):
     # ------------------------------------------------------------------ extras
     @property
     def episode(self) -> MarketEpisode | None:
-        """The current episode's constants (the exogenous prices and path)."""
-        return self._episode
+        """The current episode's constants (the exogenous prices and path; None before reset)."""
+        return self._episode if self._started else None
 
     @property
     def market_state(self) -> MarketState | None:
         """The current core state (every agent's book; None before reset)."""
-        return self._state
+        return self._state if self._started else None
 
     @staticmethod
     def action_names() -> tuple[str, ...]:

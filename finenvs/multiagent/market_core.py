@@ -238,7 +238,7 @@ def make_episode(
     steps: int,
     dates: Sequence[str] | None = None,
     label: str = "",
-    sessions: Sequence[int] | None = None,
+    sessions: Sequence[int] | np.ndarray | None = None,
 ) -> MarketEpisode:
     """Bundle the params and one exogenous price path into an episode.
 
@@ -378,7 +378,7 @@ def initial_state(ep: MarketEpisode) -> MarketState:
     )
 
 
-def target_positions(actions: Sequence[int]) -> np.ndarray:
+def target_positions(actions: Sequence[int] | np.ndarray) -> np.ndarray:
     """Target positions (units) of validated actions (SELL/HOLD/BUY -> -1/0/+1)."""
     return np.asarray(actions, dtype=np.int64) - 1
 

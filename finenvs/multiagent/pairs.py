@@ -158,26 +158,25 @@ class PairsMarketEnv(MarketShell):
         self.exogenous = exogenous
         w = self.params.window
         self._synthetic: PairsSpec | None = None
-        self._closes: np.ndarray | None = None
         self._dates: tuple[str, ...] = ()
         if exogenous == "synthetic":
             self._synthetic = PairsSpec.from_dict(synthetic)
             if self._synthetic.n_assets != N_LEGS:
                 raise ValueError(f"synthetic n_assets={self._synthetic.n_assets}; the pairs market has exactly 2 legs")
-            self.symbols = self._synthetic.symbols()
+            self.symbols: tuple[str, ...] = self._synthetic.symbols()
         elif exogenous == "real":
             from finenvs.data.catalog import default_catalog
             from finenvs.data.universe import Universe, check_calendars
 
-            symbols = tuple(symbols)
-            if len(symbols) != N_LEGS:
-                raise ValueError(f"symbols={list(symbols)} must name exactly 2 symbols, one per leg")
+            names = tuple(symbols)
+            if len(names) != N_LEGS:
+                raise ValueError(f"symbols={list(names)} must name exactly 2 symbols, one per leg")
             catalog = default_catalog()
-            series = [catalog.series(s, DATASET) for s in symbols]
+            series = [catalog.series(s, DATASET) for s in names]
             universe = Universe.align(series)
             lo, hi = split_bounds(split, start, end)
             self._window = session_window(
-                universe.dates, lo, hi, calendar=None if calendar is None else check_calendar(calendar), history=w, label="/".join(symbols),
+                universe.dates, lo, hi, calendar=None if calendar is None else check_calendar(calendar), history=w, label="/".join(names),
                 explicit_start=start is not None, min_decisions=1, episode_length=steps,
                 history_note=f"window={w} mid returns need {w} earlier closes", calendar_word="common ",
             )
@@ -186,7 +185,7 @@ class PairsMarketEnv(MarketShell):
             self._closes = universe.close
             self._row_dates = universe.dates
             self._dates = universe.date_strings
-            self.symbols = symbols
+            self.symbols = names
         else:
             self.symbols = ("FLAT-A", "FLAT-B")
         if exogenous == "real":
@@ -200,9 +199,14 @@ class PairsMarketEnv(MarketShell):
         self._setup([f"leg_{j}" for j in range(N_LEGS)], self.params.obs_size, OBS_BOUND, render_mode)
         self.state_space = spaces.Box(low=-OBS_BOUND, high=OBS_BOUND, shape=(self.params.obs_size,), dtype=np.float32)
         self._index = {a: j for j, a in enumerate(self.possible_agents)}
-        self._episode: PairsEpisode | None = None
-        self._state: PairsState | None = None
         self._last_outcome: PairsOutcome | None = None
+
+    #: The real paths' closes, one row per leg (exogenous="real" only; flat and synthetic paths are made each reset).
+    _closes: np.ndarray
+    #: The current episode's constants and core state, set by reset() (``_started``): step() reaches them only
+    #: through _check_actions(), which raises ResetNeeded before the first reset, so the step needs no None check.
+    _episode: PairsEpisode
+    _state: PairsState
 
     # ------------------------------------------------------------------ PettingZoo API
     def reset(
@@ -259,7 +263,7 @@ class PairsMarketEnv(MarketShell):
 
     def state(self) -> np.ndarray:
         """Global state: ``leg_0``'s observation (the team book is common knowledge)."""
-        if self._state is None:
+        if not self._started:
             raise ResetNeeded(f"{self.metadata['name']}: call reset() before state()")
         return pairs_observe(self._episode, self._state, 0)
 
@@ -299,13 +303,13 @@ class PairsMarketEnv(MarketShell):
     # ------------------------------------------------------------------ extras
     @property
     def episode(self) -> PairsEpisode | None:
-        """The current episode's constants (both legs' exogenous prices and paths)."""
-        return self._episode
+        """The current episode's constants (both legs' exogenous prices and paths; None before reset)."""
+        return self._episode if self._started else None
 
     @property
     def market_state(self) -> PairsState | None:
         """The current core state (both legs' books; None before reset)."""
-        return self._state
+        return self._state if self._started else None
 
     @staticmethod
     def action_names() -> tuple[str, ...]:

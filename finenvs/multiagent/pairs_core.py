@@ -121,7 +121,7 @@ class PairsEpisode:
 
 def make_pairs_episode(
     params: PairsParams, prices: Any, steps: int, dates: Sequence[str] | None = None,
-    symbols: tuple[str, str] = ("A", "B"), sessions: Sequence[int] | None = None,
+    symbols: Sequence[str] = ("A", "B"), sessions: Sequence[int] | np.ndarray | None = None,
 ) -> PairsEpisode:
     """Bundle two aligned exogenous price paths (shape ``(2, window + steps + 1)``) into an episode
     (``sessions``: the session index of each row from the first decision, as in
@@ -134,9 +134,9 @@ def make_pairs_episode(
     if arr.ndim != 2 or arr.shape[0] != N_LEGS:
         raise ValueError(f"pairs prices must have shape (2, window + steps + 1); got {arr.shape}")
     leg_params = params.leg()
-    legs = tuple(make_episode(leg_params, arr[j], steps, dates, label=symbols[j], sessions=sessions)
-                 for j in range(N_LEGS))
-    return PairsEpisode(params=params, legs=legs, steps=int(steps), symbols=(str(symbols[0]), str(symbols[1])))
+    first, second = (make_episode(leg_params, arr[j], steps, dates, label=symbols[j], sessions=sessions)
+                     for j in range(N_LEGS))
+    return PairsEpisode(params=params, legs=(first, second), steps=int(steps), symbols=(str(symbols[0]), str(symbols[1])))
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,7 +177,8 @@ def initial_pairs_state(ep: PairsEpisode) -> PairsState:
     return PairsState(legs=(initial_state(ep.legs[0]), initial_state(ep.legs[1])))
 
 
-def pairs_transition(ep: PairsEpisode, state: PairsState, targets: Sequence[int]) -> tuple[PairsState, PairsOutcome]:
+def pairs_transition(ep: PairsEpisode, state: PairsState, targets: Sequence[int] | np.ndarray
+                     ) -> tuple[PairsState, PairsOutcome]:
     """Each leg trades to its target (units, -1/0/+1) and both legs advance one step.
 
     ``state`` must not be done.

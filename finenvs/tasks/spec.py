@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from finenvs.tasks.section import PlanSection, Section
 from finenvs.tools.registry import CLOSED_BOOK_TOOLSET
@@ -288,6 +288,17 @@ def _import_path(obj: Any) -> Any:
 
 EpisodeMetricsFn = Callable[[Any, dict[str, Any], list[dict[str, Any]]], dict[str, Any]]
 RunMetricsFn = Callable[[list[dict[str, Any]]], dict[str, Any]]
+
+
+class EnvPolicy(Protocol):
+    """A baseline class built from the env it acts in (``cls.from_env(env, seed)``), then called
+    ``policy(obs, info) -> action``; :func:`finenvs.baselines.make_policy` builds every class with ``from_env``
+    this way, and a family's bench runs its baselines with it."""
+
+    @classmethod
+    def from_env(cls, env: Any, seed: int | None = 0) -> EnvPolicy: ...
+
+    def __call__(self, obs: Any, info: dict[str, Any]) -> Any: ...
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from finenvs.scoring.audit import audit_rates
+from finenvs.tasks.spec import EnvPolicy
 from finenvs.text.chat import (
     NO_USAGE,
     ChatReply,
@@ -157,7 +158,7 @@ class RandomAuditor:
         return json.dumps({"reported_value": a, "calculated_value": b})
 
 
-AUDIT_POLICIES: dict[str, tuple[type, str]] = {
+AUDIT_POLICIES: dict[str, tuple[type[EnvPolicy], str]] = {
     "oracle": (OracleAuditor, "uses the tools to read the fact and recompute the calculation network (ACC 1 check)"),
     "extract_only": (ExtractOnly, "reads the reported fact; calculated = reported"),
     "random": (RandomAuditor, "malformed half the time, random amounts otherwise"),
@@ -194,7 +195,7 @@ def run_audit_section(seed: int = 0) -> dict[str, Any]:
     import gymnasium as gym
 
     env = gym.make("FinAudit-v0", split="eval")
-    section: dict[str, Any] = {"n": len(env.unwrapped.instances), "policies": {}}
+    section: dict[str, Any] = {"n": len(env.get_wrapper_attr("instances")), "policies": {}}
     for name, (cls, _) in AUDIT_POLICIES.items():
         rows = run_audit(env, cls.from_env(env, seed), seed=seed)
         section["policies"][name] = {**summarise(rows), "rows": rows}

@@ -338,13 +338,16 @@ class FinDeltaHedgeEnv(gym.Env):
         if source == "real":
             self._load_real(symbol, data)
 
-        self._episode: HedgeEpisode | None = None
-        self._state: tuple | None = None
+        self._state: tuple = ()  # a HedgeState-ordered tuple (see the core); empty until reset()
         self._symbol: str | None = None
         self._hedge_hist: list[float] = []
         self._record = render_mode is not None
         self._done = True
         self._counter = LookAheadCounter()
+
+    #: The current episode's constants, set by reset() with the state: step() reads it only once reset() has made
+    #: _done False, so the step loop needs no None check; the rest go through _current().
+    _episode: HedgeEpisode
 
     # ------------------------------------------------------------------ setup
     def _synthetic_model(self, source: str, overrides: dict[str, Any]) -> tuple[Any, float | None]:
@@ -450,6 +453,7 @@ class FinDeltaHedgeEnv(gym.Env):
             if options:
                 raise ValueError(f"reset options {sorted(options)} apply to source='real' only")
             path = simulate_path(self.source, self._model_params, self.spot, self.n_steps, self.dt, rng)
+            assert self._pricing_vol is not None  # a synthetic source's nominal vol (_synthetic_model)
             ep = make_episode(
                 path, option=self.option, strike=self.moneyness * self.spot, dt=self.dt, r=self.r, q=self.q,
                 pricing_vol=self._pricing_vol, fee=self._fee, reward_scale=self.reward_scale,
@@ -550,7 +554,7 @@ class FinDeltaHedgeEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
             raise gym.error.ResetNeeded(
-                "call reset() before step()" if self._state is None
+                "call reset() before step()" if not self._state
                 else "the episode has ended (the option expired); call reset() before step()"
             )
         hedge = self.hedge_of(action)
@@ -584,7 +588,7 @@ class FinDeltaHedgeEnv(gym.Env):
     # ------------------------------------------------------------------ text interface
     def text_action(self, parsed: ParsedAction) -> ParsedAction:
         """A parsed reply as the step's action: an invalid one keeps the hedge held (no trade, no cost)."""
-        if self._state is None:
+        if not self._state:
             raise gym.error.ResetNeeded("call reset() before text_action()")
         if parsed.valid:
             return parsed
@@ -594,9 +598,7 @@ class FinDeltaHedgeEnv(gym.Env):
 
     def text_state(self) -> dict[str, str]:
         """The book at the current step as prompt lines (only spots up to this step)."""
-        if self._state is None or self._episode is None:
-            raise gym.error.ResetNeeded("call reset() before text_state()")
-        ep, st = self._episode, self.state
+        ep, st = self._current("text_state")
         t = st.t
         out = {"Step": f"{t + 1} of {ep.n_steps} ({self.steps_per_day} per trading day)" if t < ep.n_steps
                else f"expired after {ep.n_steps} steps"}
@@ -618,26 +620,25 @@ class FinDeltaHedgeEnv(gym.Env):
 
     def as_of_view(self) -> HedgeView:
         """The current step (the tools read the book at it; the counter is the episode's)."""
-        if self._state is None or self._episode is None:
-            raise gym.error.ResetNeeded("call reset() before as_of_view()")
-        t = self._state[0]
-        return HedgeView(t, self._episode.dates[t] if self._episode.dates is not None else None, self._counter)
+        ep, st = self._current("as_of_view")
+        return HedgeView(st.t, ep.dates[st.t] if ep.dates is not None else None, self._counter)
 
     # ------------------------------------------------------------------ extras
     @property
     def state(self) -> HedgeState | None:
         """The current core state as a named tuple (None before reset)."""
-        return None if self._state is None else HedgeState(*self._state)
+        return HedgeState(*self._state) if self._state else None
 
     @property
     def episode(self) -> HedgeEpisode | None:
-        """The current episode's constants (its whole path: for analysis and oracles, never for policies)."""
-        return self._episode
+        """The current episode's constants (its whole path: for analysis and oracles, never for policies); None
+        before reset."""
+        return self._episode if self._state else None
 
     @property
     def pricing_vol(self) -> float | None:
         """The synthetic model's nominal vol, or the current real episode's realised vol."""
-        return self._episode.pricing_vol if self.source == "real" and self._episode else self._pricing_vol
+        return self._episode.pricing_vol if self.source == "real" and self._state else self._pricing_vol
 
     @property
     def universe(self) -> tuple[str, ...]:
@@ -648,20 +649,23 @@ class FinDeltaHedgeEnv(gym.Env):
     def obs_names() -> tuple[str, ...]:
         return OBS_NAMES
 
+    def _current(self, method: str) -> tuple[HedgeEpisode, HedgeState]:
+        """The current episode and state; ``ResetNeeded`` naming ``method`` before reset()."""
+        if not self._state:
+            raise gym.error.ResetNeeded(f"call reset() before {method}()")
+        return self._episode, HedgeState(*self._state)
+
     def named_observation(self) -> dict[str, float]:
         """The observation at the current step, by name (what the RL agents see; see ``OBS_NAMES``)."""
-        if self._state is None or self._episode is None:
-            raise gym.error.ResetNeeded("call reset() before named_observation()")
-        obs = observe(self._episode, tuple(self._state))
+        ep, st = self._current("named_observation")
+        obs = observe(ep, tuple(st))
         return {name: float(obs[i]) for i, name in enumerate(OBS_NAMES)}
 
     def render(self) -> Any:
         if self.render_mode is None:
             gym.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'rgb_array'")
             return None
-        if self._state is None or self._episode is None:
-            raise gym.error.ResetNeeded("call reset() before render()")
-        ep, state = self._episode, self.state
+        ep, state = self._current("render")
         t = state.t
         where = f"{self._symbol} {ep.dates[t]} " if ep.dates is not None else ""
         if self.render_mode == "ansi":

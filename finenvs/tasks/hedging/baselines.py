@@ -189,7 +189,7 @@ class ZScorePairs(PairsPolicy):
     exit: float = 0.5
     stop: float = 4.0
     name: str = "zscore_coint"
-    rule: ZScoreRule | None = field(default=None, repr=False)
+    rule: ZScoreRule = field(init=False, repr=False)  # built by __post_init__ from the fields above
     chosen: int | None = None
 
     def __post_init__(self) -> None:

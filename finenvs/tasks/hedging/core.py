@@ -346,9 +346,12 @@ def initial_state(start: int, end: int) -> tuple:
 
 
 def observe(ep: Episode, book: PairBook | None, state: tuple) -> np.ndarray:
-    """Observation at the close of day ``state.t`` (a fresh float32 array)."""
+    """Observation at the close of day ``state.t`` (a fresh float32 array); ``book`` is the chosen pair's (None
+    only before the selection)."""
     if state[3] < 0:
         return ep.selection_obs.copy()
+    if book is None:
+        raise ValueError("a state with a chosen pair is observed with that pair's book; got None")
     obs = book.obs_rows[state[0] - ep.start].copy()
     position = state[4]
     if position != 0:

@@ -257,11 +257,10 @@ class FinHedgingEnv(gym.Env):
         if source == "synthetic":
             if symbols is not None:
                 raise ValueError("symbols= is for source='real'; a synthetic universe is named SYN-A, SYN-B, ...")
-            self._synthetic = PairsSpec.from_dict(synthetic)
+            self._synthetic: PairsSpec | None = PairsSpec.from_dict(synthetic)
             self._symbols = self._synthetic.symbols()
             if self.episode_length is None:
                 self.episode_length = DEFAULT_SYNTHETIC_LENGTH
-            self._universe: Universe | None = None
         else:
             self._synthetic = None
             if data is not None:
@@ -284,7 +283,7 @@ class FinHedgingEnv(gym.Env):
         self.layout = Layout(n, self.params)
         self.n_pairs = n * (n - 1)
         self.pairs = pair_list(n)
-        self.action_space = spaces.Discrete(max(self.n_pairs, N_TRADE_ACTIONS))
+        self.action_space: spaces.Discrete = spaces.Discrete(max(self.n_pairs, N_TRADE_ACTIONS))
         self.observation_space = spaces.Box(-OBS_BOUND, OBS_BOUND, shape=(self.layout.size,), dtype=np.float32)
         size = int(self.action_space.n)
         self._mask_select = np.zeros(size, dtype=np.int8)
@@ -297,15 +296,22 @@ class FinHedgingEnv(gym.Env):
         self._lookahead = LookAheadCounter()
         self._episodes: dict[tuple, Episode] = {}
         self._window_now: SessionWindow | None = None
-        self._episode: Episode | None = None
         self._books: dict[int, PairBook] = {}
-        self._book: PairBook | None = None
-        self._state: tuple | None = None
+        self._book: PairBook | None = None  # the chosen pair's, from the selection step on
+        self._state: tuple = ()  # a HedgingState-ordered tuple (see hedging core); empty until reset()
         self._episode_series: dict[str, PriceSeries] = {}
         self._equity_hist: list[float] = []
         self._held_hist: list[int] = []
         self._invalid = 0
         self._done = True
+
+    #: The common calendar of the symbols and its default window (source="real" only: a synthetic universe is
+    #: simulated each reset).
+    _universe: Universe
+    _window: SessionWindow
+    #: The current episode's constants, set by reset() with the state: step() reads it only once reset() has
+    #: made _done False, so the step loop needs no None check.
+    _episode: Episode
 
     # ------------------------------------------------------------------ data
     def _catalog(self) -> Any:
@@ -363,10 +369,11 @@ class FinHedgingEnv(gym.Env):
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; valid options: {list(RESET_OPTIONS)}")
         rng = self.np_random
-        if self.source == "synthetic":
+        if self._synthetic is not None:  # source="synthetic"
             if options:
                 raise ValueError("start/end options apply to source='real' only")
             first = max(self.params.history, SYNTHETIC_HISTORY)
+            assert self.episode_length is not None  # a synthetic env always has one (__init__ sets the default)
             n_rows = first + self.episode_length + 1
             sim = simulate_pairs(self._synthetic, n_rows, rng)
             self._episode_series = {s.symbol: s for s in sim.series}
@@ -392,15 +399,17 @@ class FinHedgingEnv(gym.Env):
                 raise WindowError(f"the live window {window.start_day}..{window.end_day} has {last - first + 1} "
                                   "common bar(s) so far; an episode needs at least 3 (a selection and a trade)")
             key = (first, last, window.end_day, open_now)
-            episode = self._episodes.get(key)
-            if episode is None:
+            cached = self._episodes.get(key)
+            if cached is not None:
+                episode = cached
+            else:
                 episode = make_episode(universe, self.params, first, last, close_at_end=not open_now,
                                        remaining=window.time_remaining(),
                                        data_ends=not (open_now or window.complete))
                 if len(self._episodes) >= EPISODE_CACHE_SIZE:
                     self._episodes.pop(next(iter(self._episodes)))
                 self._episodes[key] = episode
-        if episode is not self._episode:
+        if not self._state or episode is not self._episode:
             self._books = {}
         self._episode = episode
         self._window_now = window
@@ -454,7 +463,7 @@ class FinHedgingEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
             raise gym.error.ResetNeeded(
-                "call reset() before step()" if self._state is None
+                "call reset() before step()" if not self._state
                 else "the episode has ended; call reset() before step()"
             )
         a = action if action.__class__ is int and 0 <= action < N_TRADE_ACTIONS else self._validate_action(action)
@@ -484,11 +493,13 @@ class FinHedgingEnv(gym.Env):
                     )
                 mapped = f"action {a} is not a trading action; mapped to HOLD"
                 a = HOLD
-            state, outcome = transition(self._book, state, a)
+            book = self._book
+            if book is None:  # the selection step sets it with state[3]; never None here
+                raise RuntimeError("FinHedging-v0: a trading step without a chosen pair's book")
+            state, outcome = transition(book, state, a)
         reward, held, equity_at_decision, fee, closed_out, terminated, truncated = outcome
         self._state = state
         t = state[0]
-        book = self._book
         if self.render_mode is not None:
             self._equity_hist.append(state[8])
             self._held_hist.append(held)
@@ -518,7 +529,7 @@ class FinHedgingEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the actions valid now (the interface maskable policies expect)."""
-        if self._state is None:
+        if not self._state:
             raise gym.error.ResetNeeded("call reset() before action_masks()")
         return (self._mask_select if self._state[3] < 0 else self._mask_trade).astype(bool)
 
@@ -545,9 +556,10 @@ class FinHedgingEnv(gym.Env):
         A word of the wrong stage, or an invalid reply, becomes the stage's
         default (pair 0 on the selection step, HOLD afterwards) with the reason.
         """
-        if self._state is None:
+        if not self._state:
             raise gym.error.ResetNeeded("call reset() before text_action()")
-        selecting = self._state[3] < 0
+        pair = self._state[3]
+        selecting = pair < 0
         kind, value = parsed.action
         if selecting:
             default = ParsedAction(0, self.text_protocol.word_of(("pair", 0)), parsed.invalid, "default", parsed.reasoning)
@@ -561,7 +573,7 @@ class FinHedgingEnv(gym.Env):
                 )
             return ParsedAction(value, parsed.name, None, parsed.via, parsed.reasoning)
         if kind != "trade":
-            chosen = "/".join(self.pair)
+            chosen = "/".join(self.pair_symbols(pair))
             return ParsedAction(
                 HOLD, "HOLD", f"the pair is already chosen ({chosen}); {parsed.name} is not a trading action; "
                 "took HOLD", "default", parsed.reasoning,
@@ -570,21 +582,20 @@ class FinHedgingEnv(gym.Env):
 
     def text_state(self) -> dict[str, str]:
         """The state at the current close as prompt lines (used by the text interface)."""
-        if self._state is None or self._episode is None:
-            raise gym.error.ResetNeeded("call reset() before text_state()")
-        state, u, window = self.state, self._episode.universe, self._window_now
+        ep, window, state = self._current("text_state")
+        u = ep.universe
         k, n = int(window.positions[state.t - window.first]), window.n_decisions
         out = {
             "Universe": ", ".join(u.symbols),
             "Date": f"{u.date_strings[state.t]} (decision {k + 1} of {n}; window "
             f"{window.start_day}..{window.end_day})",
         }
-        if self.pair is None:
+        book = self._book  # set with the pair, by the selection step
+        if book is None:
             out["Stage"] = "choose the pair (answer LONG/SHORT, e.g. " + self.text_protocol.word_of(("pair", 0)) + ")"
             out["Closes"] = ", ".join(f"{sym} {u.close_values[i][state.t]:.2f}" for i, sym in enumerate(u.symbols))
         else:
-            a, b = self.pair
-            book = self._book
+            a, b = self.pair_symbols(state.pair)
             out["Stage"] = f"trade the pair {a}/{b} (LONG_SHORT = long {a}, short {b})"
             out["Closes"] = f"{a} {book.close_i[state.t]:.2f}, {b} {book.close_j[state.t]:.2f}"
             held = "" if state.position == 0 else f", held {state.days_held} day(s)"
@@ -599,9 +610,8 @@ class FinHedgingEnv(gym.Env):
         Prices are each symbol's own series (its own calendar); with
         ``source="real"`` the view also reads the shipped rates, news and filings.
         """
-        if self._state is None or self._episode is None:
-            raise gym.error.ResetNeeded("call reset() before as_of_view()")
-        as_of = self._episode.universe.dates[self._state[0]]
+        ep, _, state = self._current("as_of_view")
+        as_of = ep.universe.dates[state.t]
         series = dict(self._episode_series)
         symbols = sorted(series)
 
@@ -621,7 +631,7 @@ class FinHedgingEnv(gym.Env):
     @property
     def state(self) -> HedgingState | None:
         """The current core state as a named tuple (None before reset)."""
-        return None if self._state is None else HedgingState(*self._state)
+        return HedgingState(*self._state) if self._state else None
 
     @property
     def universe(self) -> tuple[str, ...]:
@@ -629,8 +639,8 @@ class FinHedgingEnv(gym.Env):
 
     @property
     def episode(self) -> Episode | None:
-        """Constants of the current episode (its universe arrays and selection observation)."""
-        return self._episode
+        """Constants of the current episode (its universe arrays and selection observation); None before reset."""
+        return self._episode if self._state else None
 
     @property
     def book(self) -> PairBook | None:
@@ -640,28 +650,34 @@ class FinHedgingEnv(gym.Env):
     @property
     def pair(self) -> tuple[str, str] | None:
         """The chosen ordered pair (None before selection)."""
-        if self._state is None or self._state[3] < 0:
+        if not self._state or self._state[3] < 0:
             return None
         return self.pair_symbols(self._state[3])
 
     def spread_path(self) -> np.ndarray | None:
         """The chosen pair's log price ratio ``log P_i - log P_j`` from the first decision to now (None before selection)."""
-        if self._book is None or self._state is None:
+        book = self._book
+        if book is None or not self._state:
             return None
         u = self._episode.universe
-        return (u.log_close[self._book.i] - u.log_close[self._book.j])[self._state[1] : self._state[0] + 1].copy()
+        return (u.log_close[book.i] - u.log_close[book.j])[self._state[1] : self._state[0] + 1].copy()
 
     @staticmethod
     def action_names() -> tuple[str, ...]:
         return ACTION_NAMES
 
+    def _current(self, method: str) -> tuple[Episode, SessionWindow, HedgingState]:
+        """The current episode, its window and state; ``ResetNeeded`` naming ``method`` before reset()."""
+        window = self._window_now
+        if not self._state or window is None:
+            raise gym.error.ResetNeeded(f"call reset() before {method}()")
+        return self._episode, window, HedgingState(*self._state)
+
     def render(self) -> Any:
         if self.render_mode is None:
             gym.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'rgb_array'")
             return None
-        if self._state is None or self._episode is None:
-            raise gym.error.ResetNeeded("call reset() before render()")
-        state, ep = self.state, self._episode
+        ep, window, state = self._current("render")
         u = ep.universe
         if self.render_mode == "ansi":
             peak = max(self._equity_hist)
@@ -670,8 +686,8 @@ class FinHedgingEnv(gym.Env):
             return (
                 f"{u.date_strings[state.t]} pair {pair} | position {_POSITION_NAMES[state.position]} | "
                 f"equity {state.equity:.4f} | drawdown {drawdown:.2%} | fees {state.fees_paid:.4f} | "
-                f"entries {state.entries} | day {int(self._window_now.positions[state.t - state.start])}/"
-                f"{self._window_now.n_decisions}"
+                f"entries {state.entries} | day {int(window.positions[state.t - state.start])}/"
+                f"{window.n_decisions}"
             )
         from finenvs.tasks.rendering import spread_chart
 
@@ -683,7 +699,7 @@ class FinHedgingEnv(gym.Env):
         else:
             spread = (u.log_close[book.i] - u.log_close[book.j])[idx]
             pi, pj = u.symbols[book.i], u.symbols[book.j]
-            title = f"{pi}/{pj} {self._window_now.start_day}..{self._window_now.end_day}"
+            title = f"{pi}/{pj} {window.start_day}..{window.end_day}"
             label = f"log({pi} / {pj})"
         return spread_chart(
             dates=u.dates[idx], spread=spread, positions=np.asarray(self._held_hist),

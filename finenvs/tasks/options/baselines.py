@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from finenvs.tasks.options.core import TEMPLATE_NAMES, reference_answer
+from finenvs.tasks.spec import EnvPolicy
 from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent, current_turn
 
 #: gym.make kwargs of the policies that answer in text.
@@ -151,7 +152,7 @@ def _off(value: Any, factor: float = 1.2) -> Any:
     return value
 
 
-OPTIONS_POLICIES: dict[str, tuple[type, str]] = {
+OPTIONS_POLICIES: dict[str, tuple[type[EnvPolicy], str]] = {
     "engine_reference": (EngineReference, "the engine's exact answer (ceiling, 100 by construction)"),
     "template_rule": (TemplateRule, "RL action: requested template at the money, full budget"),
     "random": (RandomOptions, "uniform RL action"),
@@ -288,9 +289,9 @@ def run_output(env: Any, result: dict[str, Any], flags: dict[str, Any]) -> tuple
 
 
 # ----------------------------------------------------------------------------- the offline chat agent
-def _turn_results(messages: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
+def _turn_results(messages: list[dict[str, Any]]) -> list[tuple[str | None, Any, Any]]:
     """``(tool, arguments, result)`` of every tool call of this decision, in call order."""
-    calls: dict[Any, tuple[str, Any]] = {}
+    calls: dict[Any, tuple[str | None, Any]] = {}
     out = []
     for msg in current_turn(messages):
         for call in msg.get("tool_calls") or []:

@@ -117,6 +117,20 @@ class OptionLeg:
     def sign(self) -> float:
         return 1.0 if self.side == "long" else -1.0
 
+    @property
+    def option_strike(self) -> float:
+        """The strike of a call or put (:func:`parse_leg` gives every option leg one); ValueError for stock."""
+        if self.strike is None:
+            raise ValueError(f"a {self.kind} leg has no strike")
+        return self.strike
+
+    @property
+    def option_expiry(self) -> str:
+        """The expiry of a call or put (:func:`parse_leg` gives every option leg one); ValueError for stock."""
+        if self.expiry is None:
+            raise ValueError(f"a {self.kind} leg has no expiry")
+        return self.expiry
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"side": "buy" if self.side == "long" else "sell", "type": self.kind,
                                "quantity": self.quantity}
@@ -216,8 +230,9 @@ def parse_answer(text: Any) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- the engine's numbers
 def _quote_for(task: dict[str, Any], leg: OptionLeg) -> dict[str, Any]:
+    strike = leg.option_strike
     for q in task["quotes"]:
-        if q["type"] == leg.kind and math.isclose(q["strike"], leg.strike, abs_tol=1e-9) and q["expiry"] == leg.expiry:
+        if q["type"] == leg.kind and math.isclose(q["strike"], strike, abs_tol=1e-9) and q["expiry"] == leg.expiry:
             return q
     listed = sorted({q["strike"] for q in task["quotes"] if q["type"] == leg.kind and q["expiry"] == leg.expiry})
     expiries = sorted({q["expiry"] for q in task["quotes"]})
@@ -244,7 +259,7 @@ def analyse(task: dict[str, Any], legs: list[OptionLeg], contracts: float) -> di
     scale = mult * contracts
     if task.get("leg_greeks"):
         return _stated_greeks(task, legs, scale, spot, mult)
-    priced = []
+    priced: list[tuple[OptionLeg, float, float | None, float | None]] = []  # leg, premium, iv, years
     for leg in legs:
         if leg.kind == "stock":
             priced.append((leg, spot, None, None))
@@ -269,7 +284,7 @@ def analyse(task: dict[str, Any], legs: list[OptionLeg], contracts: float) -> di
             greeks[name] += units * g[name]
     net = sum(leg.sign * leg.quantity * (1.0 / mult if leg.kind == "stock" else 1.0) * p
               for leg, p, _, _ in priced) * scale
-    expiries = sorted({leg.expiry for leg in legs if leg.kind != "stock"})
+    expiries = sorted({leg.option_expiry for leg in legs if leg.kind != "stock"})
     pop_vol = float(m["pop_vol"])
     out: dict[str, Any] = {"net_premium": net, **{k: greeks[k] for k in (*GREEK_NAMES, "rho")},
                            "value": greeks["value"]}
@@ -369,7 +384,7 @@ def classify(legs: list[OptionLeg], multiplier: float) -> tuple[str | None, str]
     if not options:
         return None, "no option legs"
     qty = {leg.quantity for leg in options}
-    expiries = sorted({leg.expiry for leg in options})
+    expiries = sorted({leg.option_expiry for leg in options})
     if stock:
         if len(stock) != 1 or stock[0].side != "long":
             return None, "stock templates hold one long stock leg"
@@ -385,7 +400,7 @@ def classify(legs: list[OptionLeg], multiplier: float) -> tuple[str | None, str]
         if shape == [("call", "short"), ("put", "long")]:
             call = next(leg for leg in options if leg.kind == "call")
             put = next(leg for leg in options if leg.kind == "put")
-            if put.strike < call.strike:
+            if put.option_strike < call.option_strike:
                 return "collar", "long stock + long put below + short call above"
             return None, "a collar's put strike must be below its call strike"
         return None, f"long stock with {shape} is not a listed template"
@@ -402,8 +417,8 @@ def classify(legs: list[OptionLeg], multiplier: float) -> tuple[str | None, str]
     if len(qty) != 1 and not (len(options) == 3):
         return None, "legs of unequal quantity"
     if len(options) == 2:
-        a, b = sorted(options, key=lambda leg: (leg.strike, leg.kind))
-        if a.kind == b.kind and a.side != b.side and a.strike < b.strike:
+        a, b = sorted(options, key=lambda leg: (leg.option_strike, leg.kind))
+        if a.kind == b.kind and a.side != b.side and a.option_strike < b.option_strike:
             kind = a.kind
             if kind == "call":
                 return ("bull_call_spread", "long lower call, short higher call") if a.side == "long" else \
@@ -415,13 +430,13 @@ def classify(legs: list[OptionLeg], multiplier: float) -> tuple[str | None, str]
             call = b if put is a else a
             if put.strike == call.strike:
                 return "long_straddle", "long call + long put, same strike"
-            if put.strike < call.strike:
+            if put.option_strike < call.option_strike:
                 return "long_strangle", "long put below + long call above"
             return None, "a strangle's put strike must be below its call strike"
         return None, "two legs that form no listed spread (check sides and strike order)"
     if len(options) == 3:
-        ordered = sorted(options, key=lambda leg: leg.strike)
-        k1, k2, k3 = (leg.strike for leg in ordered)
+        ordered = sorted(options, key=lambda leg: leg.option_strike)
+        k1, k2, k3 = (leg.option_strike for leg in ordered)
         same_type = len({leg.kind for leg in options}) == 1
         sides = [leg.side for leg in ordered]
         if same_type and sides == ["long", "short", "long"] and k1 < k2 < k3 \
@@ -430,11 +445,11 @@ def classify(legs: list[OptionLeg], multiplier: float) -> tuple[str | None, str]
             return "long_butterfly", "long K1, short 2 x K2, long K3, equal wings"
         return None, "three legs form only a long butterfly (long K1, short 2 x K2, long K3, equal wings)"
     if len(options) == 4:
-        puts = sorted((leg for leg in options if leg.kind == "put"), key=lambda leg: leg.strike)
-        calls = sorted((leg for leg in options if leg.kind == "call"), key=lambda leg: leg.strike)
+        puts = sorted((leg for leg in options if leg.kind == "put"), key=lambda leg: leg.option_strike)
+        calls = sorted((leg for leg in options if leg.kind == "call"), key=lambda leg: leg.option_strike)
         if len(puts) == 2 and len(calls) == 2 \
                 and [p.side for p in puts] == ["long", "short"] and [c.side for c in calls] == ["short", "long"]:
-            if puts[0].strike < puts[1].strike < calls[0].strike < calls[1].strike:
+            if puts[0].option_strike < puts[1].option_strike < calls[0].option_strike < calls[1].option_strike:
                 return "iron_condor", "long put < short put < short call < long call"
             return None, "iron condor strikes must be long put < short put < short call < long call"
         return None, "four legs form only an iron condor"
@@ -443,13 +458,15 @@ def classify(legs: list[OptionLeg], multiplier: float) -> tuple[str | None, str]
 
 def strikes_ordered(template: str, legs: list[OptionLeg]) -> bool:
     """Whether the strikes follow the requested template's order, whatever the other details."""
-    calls = sorted(leg.strike for leg in legs if leg.kind == "call")
-    puts = sorted(leg.strike for leg in legs if leg.kind == "put")
-    by_side = {(leg.kind, leg.side): leg.strike for leg in legs if leg.kind != "stock"}
+    calls = sorted(leg.option_strike for leg in legs if leg.kind == "call")
+    puts = sorted(leg.option_strike for leg in legs if leg.kind == "put")
+    by_side = {(leg.kind, leg.side): leg.option_strike for leg in legs if leg.kind != "stock"}
     if template == "iron_condor":
         lp, sp = by_side.get(("put", "long")), by_side.get(("put", "short"))
         sc, lc = by_side.get(("call", "short")), by_side.get(("call", "long"))
-        return None not in (lp, sp, sc, lc) and lp < sp < sc < lc
+        if lp is None or sp is None or sc is None or lc is None:
+            return False
+        return lp < sp < sc < lc
     if template in ("bull_call_spread", "bear_call_spread"):
         lo_side = "long" if template == "bull_call_spread" else "short"
         hi_side = "short" if lo_side == "long" else "long"
@@ -463,11 +480,10 @@ def strikes_ordered(template: str, legs: list[OptionLeg]) -> bool:
     if template == "long_straddle":
         return bool(puts and calls) and puts[0] == calls[0]
     if template == "long_butterfly":
-        ks = sorted(leg.strike for leg in legs if leg.kind != "stock")
+        ks = sorted(leg.option_strike for leg in legs if leg.kind != "stock")
         return len(ks) == 3 and ks[0] < ks[1] < ks[2] and math.isclose(ks[1] - ks[0], ks[2] - ks[1])
     if template == "long_calendar":
-        ks = {leg.strike for leg in legs if leg.kind != "stock"}
-        return len(ks) == 1
+        return len({leg.option_strike for leg in legs if leg.kind != "stock"}) == 1
     return bool(calls or puts)  # covered call, protective put: any strike
 
 
@@ -816,7 +832,10 @@ def _risk_items(task: dict[str, Any], answer: dict[str, Any], contracts: float |
                 engine: dict[str, Any] | None, engine_error: str | None, mult: float) -> list[ItemScore]:
     out = []
     for name in task["ask"]["risk"]:
-        if engine is None and name != "exit_rule":
+        if name == "exit_rule":
+            out.append(_exit_item(answer, engine))
+            continue
+        if engine is None:
             out.append(ItemScore("risk", name, 0.0, f"no position to check against: {engine_error}"))
             continue
         if name == "within_budget":
@@ -844,8 +863,6 @@ def _risk_items(task: dict[str, Any], answer: dict[str, Any], contracts: float |
             ok = abs(stated - truth) <= max(HEDGE_REL_TOL * abs(truth), 1.0 if mult > 1 else 0.01)
             out.append(ItemScore("risk", name, float(ok), "ok" if ok else
                                  f"hedge {stated:.4g} shares; delta-neutral is {truth:.4g}"))
-        elif name == "exit_rule":
-            out.append(_exit_item(answer, engine))
     return out
 
 

@@ -346,9 +346,10 @@ class FinOptionsEnv(gym.Env):
         if source == "real" and bank is None:
             split_bounds(split)  # an unknown split fails here, not at reset
         self.action_mode = action_mode
-        self.action_space: spaces.Space = PrintableText(MAX_ANSWER_CHARS) if action_mode == "text" else \
-            spaces.MultiDiscrete([len(TEMPLATE_NAMES), len(CENTER_OFFSETS), len(WIDTHS), N_EXPIRY_SLOTS,
-                                  len(SIZE_FRACTIONS)])
+        legs_space = spaces.MultiDiscrete([len(TEMPLATE_NAMES), len(CENTER_OFFSETS), len(WIDTHS), N_EXPIRY_SLOTS,
+                                           len(SIZE_FRACTIONS)])
+        self._nvec = legs_space.nvec  # the legs mode's action sizes (its errors name them)
+        self.action_space: spaces.Space = PrintableText(MAX_ANSWER_CHARS) if action_mode == "text" else legs_space
         self.observation_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (48,), np.float32)
         self.task: dict[str, Any] | None = None
         self._view: OptionsView | None = None
@@ -393,7 +394,7 @@ class FinOptionsEnv(gym.Env):
         view = catalog.as_of(date, dataset=self.dataset)
         return synthetic_chain(view, symbol), None
 
-    def _synthetic_chain(self) -> tuple[Any, float]:
+    def _synthetic_chain(self) -> tuple[Any, float | None]:
         rng = self.np_random
         sigma = float(rng.uniform(0.15, 0.6))
         rate_pct = float(rng.uniform(0.0, 5.0))
@@ -532,10 +533,10 @@ class FinOptionsEnv(gym.Env):
                     and np.all(arr == np.round(arr)):
                 arr = arr.astype(np.int64)
             else:
-                raise ValueError(f"an RL action is 5 integers {list(self.action_space.nvec)} (template, centre, "
+                raise ValueError(f"an RL action is 5 integers {list(self._nvec)} (template, centre, "
                                  f"width, expiry, size); got {shown(action)}")
         if not self.action_space.contains(arr.astype(self.action_space.dtype)):
-            raise ValueError(f"action {arr.tolist()} is outside MultiDiscrete({self.action_space.nvec.tolist()})")
+            raise ValueError(f"action {arr.tolist()} is outside MultiDiscrete({self._nvec.tolist()})")
         return arr
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -549,10 +550,14 @@ class FinOptionsEnv(gym.Env):
                                  f"PrintableText({MAX_ANSWER_CHARS}): one JSON object; got {type(action).__name__}")
             parsed = self.text_protocol.parse_text(action)
             answer = None if parsed.invalid else read_answer(action)[0]
-            card = unread_card(task, parsed.invalid) if answer is None else score_answer(task, answer)
+            if answer is None:
+                assert parsed.invalid is not None  # the protocol checks a reply with read_answer: None says why
+                card = unread_card(task, parsed.invalid)
+            else:
+                card = score_answer(task, answer)
         else:
             if isinstance(action, (str, bytes, dict)):
-                raise ValueError(f"FinOptions-v0 (action_mode='legs') takes MultiDiscrete({self.action_space.nvec.tolist()})"
+                raise ValueError(f"FinOptions-v0 (action_mode='legs') takes MultiDiscrete({self._nvec.tolist()})"
                                  " actions; for text answers make the env with action_mode='text'")
             answer = self.rl_answer(self._check_rl_action(action))
             card = score_answer(task, answer)
@@ -586,7 +591,7 @@ class FinOptionsEnv(gym.Env):
         except (AnswerError, ValueError, TypeError) as exc:
             return {"realised_pnl": None, "settlement": {"error": str(exc)}}
         m = task["market"]
-        expiries = sorted({leg.expiry for leg in legs if leg.kind != "stock"})
+        expiries = sorted({leg.option_expiry for leg in legs if leg.kind != "stock"})
         if not expiries:
             return {"realised_pnl": None, "settlement": {"error": "no option leg to settle"}}
         first = np.datetime64(expiries[0], "D")
@@ -680,7 +685,8 @@ def _position_value_at(task: dict[str, Any], legs: list[OptionLeg], contracts: f
         if leg.kind == "stock":
             total += units * spot_t
         elif leg.expiry == horizon:
-            total += units * (max(spot_t - leg.strike, 0.0) if leg.kind == "call" else max(leg.strike - spot_t, 0.0))
+            strike = leg.option_strike
+            total += units * (max(spot_t - strike, 0.0) if leg.kind == "call" else max(strike - spot_t, 0.0))
         else:
             quote = _quote_for(task, leg)
             days_left = (np.datetime64(leg.expiry, "D") - np.datetime64(horizon, "D")).astype(int)

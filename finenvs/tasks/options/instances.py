@@ -66,13 +66,18 @@ ITEM_KEYS = {"contracts_allowed": "contracts", "legs_valid": "legs", "legs_match
              "hedge": "hedge.shares", "exit_rule": "exit.take_profit, exit.stop_loss"}
 
 
+def _nearest(listed: list[int], target: int) -> int:
+    """The listed days to expiry nearest ``target`` (the earlier one on a tie)."""
+    return min(listed, key=lambda d: (abs(d - target), d))
+
+
 def offered_quotes(chain: OptionChain) -> list[dict[str, Any]]:
     """The contracts a task offers (module docstring), as JSON-able dicts."""
     days = chain.days_to_expiry()
     listed = sorted({int(d) for d in days if d >= 7})
     if not listed:
         raise ValueError(f"the {chain.symbol} chain of {chain.snapshot} has no expiry 7 or more days out")
-    chosen = sorted({min(listed, key=lambda d, t=t: (abs(d - t), d)) for t in TARGET_DAYS})
+    chosen = sorted({_nearest(listed, t) for t in TARGET_DAYS})
     quotes = []
     for d in chosen:
         mask = (days == d) & (np.abs(chain.strike / chain.spot - 1.0) <= STRIKE_SPAN) & (chain.mid > 0.005)

@@ -32,6 +32,7 @@ import numpy as np
 
 from finenvs.tasks.qa.analysis import key_values
 from finenvs.tasks.qa.methods import METHODS
+from finenvs.tasks.spec import EnvPolicy
 from finenvs.text.chat import (
     NO_USAGE,
     ChatReply,
@@ -455,7 +456,7 @@ class Reference:
         return json.dumps({"answer": truth}, default=str)
 
 
-QA_POLICIES: dict[str, tuple[type, str]] = {
+QA_POLICIES: dict[str, tuple[type[EnvPolicy], str]] = {
     "scripted_agent": (ScriptedQAAgent, "offline agent: date-locked tools for data, the calculate tool for every number"),
     "first_number": (FirstNumber, "the first number of the question for every part (the naive reading)"),
     "random": (RandomQA, "malformed half the time, random numbers otherwise"),
@@ -523,7 +524,8 @@ def run_qa_section(seed: int = 0) -> dict[str, Any]:
     import gymnasium as gym
 
     env = gym.make("FinQA-v0", split="eval")
-    section: dict[str, Any] = {"n": len(env.unwrapped.items), "as_of": env.unwrapped.as_of, "policies": {}}
+    section: dict[str, Any] = {"n": len(env.get_wrapper_attr("items")), "as_of": env.get_wrapper_attr("as_of"),
+                               "policies": {}}
     for name in BENCH_POLICIES:
         cls = QA_POLICIES[name][0]
         rows = run_qa(env, cls.from_env(env, seed), seed=seed)

@@ -342,7 +342,7 @@ def _from_object(obj: dict[str, Any], form: str, fallback_text: str, source: Any
     method = obj.get("method")
     notes: list[str] = []
     method_field = isinstance(method, str)
-    method_text = method[:MAX_METHOD_CHARS] if method_field else fallback_text
+    method_text = method[:MAX_METHOD_CHARS] if isinstance(method, str) else fallback_text
     named: dict[str, Any] = {}
     unnamed: list[Any] = []
     inter = obj.get("intermediates")

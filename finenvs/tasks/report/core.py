@@ -273,7 +273,7 @@ def _sector_relative(close: np.ndarray, ws: int, m: dict[str, float], peer_close
             cov = float(np.cov(r, rb, ddof=1)[0, 1])
             out["beta_60d"] = cov / float(rb.var(ddof=1))
             out["correlation_60d"] = float(np.corrcoef(r, rb)[0, 1])
-        basket_12w = np.prod(1.0 + rb) - 1.0 if np.isfinite(rb).all() else nan
+        basket_12w = float(np.prod(1.0 + rb)) - 1.0 if np.isfinite(rb).all() else nan
         if math.isfinite(basket_12w) and math.isfinite(m["return_12w"]):
             out["relative_strength_12w"] = (1.0 + m["return_12w"]) / (1.0 + basket_12w) - 1.0
     return out

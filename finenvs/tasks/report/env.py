@@ -58,6 +58,7 @@ from finenvs.tasks.report.quality import (
 )
 from finenvs.tasks.trading.core import (
     RUIN_LOG_RETURN,
+    Episode,
     MarketData,
     TradingParams,
     initial_state,
@@ -322,10 +323,10 @@ class FinReportEnv(gym.Env):
         for sym in universe:
             if sym not in available:
                 raise UnknownSymbolError(f"unknown symbol {sym!r} in dataset {dataset!r}; valid symbols: {sorted(available)}")
-            basket = self.peer_map.get(sym)
-            if not basket:
+            listed = self.peer_map.get(sym)
+            if not listed:
                 raise ValueError(f"{sym} has no peer basket; pass peers={{{sym!r}: [...]}} with symbols of {dataset!r}")
-            bad = [p for p in basket if p not in available or p == sym]
+            bad = [p for p in listed if p not in available or p == sym]
             if bad:
                 raise ValueError(f"peers of {sym} must be other symbols of dataset {dataset!r}; invalid: {bad}")
         self._universe = tuple(universe)
@@ -335,23 +336,28 @@ class FinReportEnv(gym.Env):
         self.action_space: spaces.Space = (
             spaces.Discrete(len(RATINGS)) if action_mode == "rating" else PrintableText(MAX_REPORT_CHARS)
         )
-        self.observation_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (len(METRIC_NAMES) + len(SCALAR_NAMES),), np.float32)
+        self.observation_space: spaces.Box = spaces.Box(
+            -OBS_BOUND, OBS_BOUND, (len(METRIC_NAMES) + len(SCALAR_NAMES),), np.float32
+        )
         self._lookahead = LookAheadCounter()
         self._markets: dict[str, MarketData] = {}
         self._metric_cache: dict[tuple[str, int], dict[str, float]] = {}
         self._doc_numbers: dict[tuple[str, str], tuple[tuple[float, ...], tuple[float, ...]]] = {}
-        self._symbol: str | None = None
         self._days: np.ndarray = np.empty(0, dtype=np.int64)  # rows of the report days that have a bar
         self._numbers: np.ndarray = np.empty(0, dtype=np.int64)  # their report numbers (0-based) on the calendar
         self._n_reports = 0  # report days of the window on the calendar
-        self._window_now: SessionWindow | None = None
         self._open = False
         self._k = 0
-        self._state: tuple | None = None
-        self._episode: Any = None
+        self._state: tuple = ()  # a TradingState-ordered tuple (see the trading core); empty until reset()
         self._done = True
         self._history: list[dict[str, Any]] = []
         self._daily: list[tuple[str, float, float]] = []
+
+    #: The current episode's symbol, window and constants, set by reset() with the state: methods that read them
+    #: first check that the state is set (ResetNeeded otherwise).
+    _symbol: str
+    _window_now: SessionWindow
+    _episode: Episode
 
     # ------------------------------------------------------------------ data
     def _catalog(self) -> Any:
@@ -526,7 +532,7 @@ class FinReportEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
-            raise gym.error.ResetNeeded("call reset() before step()" if self._state is None
+            raise gym.error.ResetNeeded("call reset() before step()" if not self._state
                                         else "the episode has ended; call reset() before step()")
         rating, problem, card = self._rating_of_action(action)
         report_date = self._episode.market.date_strings[int(self._days[self._k])]
@@ -617,7 +623,7 @@ class FinReportEnv(gym.Env):
 
     def facts(self) -> ReportFacts:
         """What is visible at the current report close, for scoring a report (read through the as-of view)."""
-        if self._symbol is None or self._done:
+        if not self._state or self._done:
             raise gym.error.ResetNeeded("no report is due: call reset()")
         view = self.as_of_view()
         return report_facts(view, self._symbol, self.listed_peers(self._symbol, view.as_of),
@@ -625,6 +631,8 @@ class FinReportEnv(gym.Env):
 
     def report_template(self) -> str:
         """The eight-section template with this report's symbol and date filled in."""
+        if not self._state:
+            raise gym.error.ResetNeeded("call reset() before report_template()")
         info = self._info()
         return REPORT_TEMPLATE.format(symbol=self._symbol, date=info["report_date"] or info["date"])
 
@@ -635,13 +643,13 @@ class FinReportEnv(gym.Env):
 
     def weekly_metrics(self) -> dict[str, float]:
         """The 16 weekly metrics at the current report close."""
-        if self._symbol is None:
+        if not self._state:
             raise gym.error.ResetNeeded("call reset() before weekly_metrics()")
         return self.metrics_at(self._symbol, int(self._days[min(self._k, self._days.size - 1)]))
 
     def as_of_view(self) -> AsOfView:
         """Date-locked reads at the current report close (look-ahead attempts are counted)."""
-        if self._state is None or self._symbol is None:
+        if not self._state:
             raise gym.error.ResetNeeded("call reset() before as_of_view()")
         catalog = self._catalog()
         row = int(self._days[self._k]) if self._k < self._days.size else self._state[0]
@@ -653,7 +661,7 @@ class FinReportEnv(gym.Env):
 
     def text_state(self) -> dict[str, str]:
         """The state at the current report close as prompt lines (used by the text interface and tools)."""
-        if self._state is None or self._symbol is None:
+        if not self._state:
             raise gym.error.ResetNeeded("call reset() before text_state()")
         info = self._info()
         n = self._n_reports
@@ -670,7 +678,7 @@ class FinReportEnv(gym.Env):
 
     @property
     def market(self) -> MarketData | None:
-        return None if self._episode is None else self._episode.market
+        return self._episode.market if self._state else None
 
     @property
     def universe(self) -> tuple[str, ...]:
@@ -678,7 +686,7 @@ class FinReportEnv(gym.Env):
 
     @property
     def state(self) -> tuple | None:
-        return self._state
+        return self._state or None
 
     @staticmethod
     def action_names() -> tuple[str, ...]:
@@ -693,7 +701,7 @@ class FinReportEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'rgb_array'")
             return None
-        if self._state is None:
+        if not self._state:
             raise gym.error.ResetNeeded("call reset() before render()")
         if self.render_mode == "ansi":
             info = self._info()
@@ -781,14 +789,14 @@ def report_facts(
     filings = view.filings(symbol)
     for filing in _latest_by_form(filings):
         for sec in filing["sections"]:
-            key = (filing["id"], sec["section"])
-            if key not in doc_cache:
+            doc_key = (filing["id"], sec["section"])
+            if doc_key not in doc_cache:
                 p: list[float] = []
                 q: list[float] = []
                 _add_numbers(view.filing_section(filing["id"], sec["section"])["text"], p, q)
-                doc_cache[key] = (tuple(p), tuple(q))
-            plain += doc_cache[key][0]
-            percent += doc_cache[key][1]
+                doc_cache[doc_key] = (tuple(p), tuple(q))
+            plain += doc_cache[doc_key][0]
+            percent += doc_cache[doc_key][1]
     return ReportFacts(
         symbol=symbol,
         report_date=_dt.date.fromisoformat(str(dates[-1])),

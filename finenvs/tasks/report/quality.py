@@ -733,7 +733,7 @@ def score_report(
     report: Any,
     facts: ReportFacts,
     *,
-    direction_of: Callable[[str], int] | None = None,
+    direction_of: Callable[[str], float] | None = None,
     judge: Judge | None = None,
 ) -> QualityCard:
     """Parse and score one report (never raises for any report input).
@@ -741,7 +741,7 @@ def score_report(
     Args:
         report: The report (str; bytes are decoded as UTF-8).
         facts: What was visible at the report close.
-        direction_of: Rating -> -1/0/+1 (default: the sign of HERCULEAN's position map).
+        direction_of: Rating -> position, whose sign is the direction (default: HERCULEAN's position map).
         judge: Optional LLM judge of the reasoning: called with the report text and a
             context dict (symbol, date, rating, metrics); its score in [0, 1] is one more
             Reasoning check. A judge that raises or returns something else is recorded in

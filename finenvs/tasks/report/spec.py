@@ -48,9 +48,10 @@ HERCULEAN_PUBLISHED_BUY_AND_HOLD: dict[str, dict[str, dict[str, float]]] = {
 def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
     """The ratings' market metrics, and each report's quality (0-10) with its four dimensions."""
     metrics = market_episode_metrics(env, reset_info, infos)
-    reports = [{"date": i.get("report_date"), "rating": i.get("rating"), "invalid": i.get("invalid_action"),
-                "quality": (i.get("quality") or {}).get("score"),
-                "dimensions": (i.get("quality") or {}).get("dimensions")} for i in infos]
+    reports: list[dict[str, Any]] = [
+        {"date": i.get("report_date"), "rating": i.get("rating"), "invalid": i.get("invalid_action"),
+         "quality": (i.get("quality") or {}).get("score"), "dimensions": (i.get("quality") or {}).get("dimensions")}
+        for i in infos]
     metrics["reports"] = reports
     metrics["invalid_ratings"] = sum(1 for r in reports if r["invalid"])
     scored = [r for r in reports if r["quality"] is not None]

@@ -242,7 +242,7 @@ class FinTradingEnv(gym.Env):
         self._markets: dict[str, MarketData] = {}
         self._windows: dict[str, SessionWindow] = {}
         if source == "synthetic":
-            self._synthetic = SyntheticSpec.from_dict(synthetic)
+            self._synthetic: SyntheticSpec | None = SyntheticSpec.from_dict(synthetic)
             self._universe: tuple[str, ...] = (symbol or f"SYN-{self._synthetic.model.upper()}",)
             if self.episode_length is None:
                 self.episode_length = DEFAULT_SYNTHETIC_LENGTH
@@ -275,15 +275,20 @@ class FinTradingEnv(gym.Env):
         self._lookahead = LookAheadCounter()
         self._market_now: MarketData | None = None
         self._window_now: SessionWindow | None = None
-        self._episode: Episode | None = None
         # precomputed episode constants (observation templates) of recent windows, reused on reset
         self._episodes: dict[tuple, Episode] = {}
-        self._episode_series: PriceSeries | None = None
-        self._state: tuple | None = None  # a TradingState-ordered tuple (see trading_core)
+        self._state: tuple = ()  # a TradingState-ordered tuple (see trading_core); empty until reset()
         self._equity_hist: list[float] = []
         self._held_hist: list[int] = []
         self._record = render_mode is not None  # keep curves only when they can be rendered
-        self._done = True  # no episode until reset()
+        #: False while the episode runs, _AT_LAST_BAR at the data's last bar, True with no episode (ended or not begun)
+        self._done: bool | str = True
+
+    #: The current episode's constants and series, set by reset(): step() reads _episode only once reset() has
+    #: made _done falsy (or _AT_LAST_BAR), so the step loop needs no None check; the rest reach both through
+    #: _current(), which raises ResetNeeded before the first reset().
+    _episode: Episode
+    _episode_series: PriceSeries
 
     # ------------------------------------------------------------------ data
     def _catalog(self) -> Any:
@@ -323,6 +328,7 @@ class FinTradingEnv(gym.Env):
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; valid options: {list(RESET_OPTIONS)}")
         market, series, window = self._draw_episode(self.np_random, options)
+        assert market is not None  # _draw_episode builds the market unless told not to
         first, last = window.first, window.last
         self._market_now = market
         self._window_now = window
@@ -382,10 +388,12 @@ class FinTradingEnv(gym.Env):
         episode comes without its :class:`MarketData` (None; the caller computes
         what it needs from the series).
         """
-        if self.source == "synthetic":
+        symbol: Any
+        if self._synthetic is not None:  # source="synthetic"
             if "start" in options or "end" in options:
                 raise ValueError("start/end options apply to source='real' only")
             symbol = str(options.get("symbol") or self._universe[0])
+            assert self.episode_length is not None  # a synthetic env always has one (__init__ sets the default)
             n_rows = self._history_needed + self.episode_length + 1
             series = simulate(self._synthetic, n_rows, rng, symbol=symbol)
             market = MarketData.from_series(series) if build else None
@@ -433,7 +441,7 @@ class FinTradingEnv(gym.Env):
             if self._done is _AT_LAST_BAR:
                 return self._step_at_last_bar(action)
             raise gym.error.ResetNeeded(
-                "call reset() before step()" if self._state is None
+                "call reset() before step()" if not self._state
                 else "the episode has ended; call reset() before step()"
             )
         if action.__class__ is not int or not 0 <= action <= 2:  # fast path: a valid Python int
@@ -508,11 +516,9 @@ class FinTradingEnv(gym.Env):
         catalog dataset); with ``source="real"`` it also reads the shipped rates,
         news and filing sections. A synthetic market has only its own path.
         """
-        if self._state is None or self._market_now is None:
-            raise gym.error.ResetNeeded("call reset() before as_of_view()")
-        market = self._market_now
+        market, _, state = self._current("as_of_view")
         episode_series = self._episode_series
-        as_of = market.dates[self._state[0]]
+        as_of = market.dates[state.t]
         if self.source == "synthetic":
 
             def _synthetic(sym: str) -> PriceSeries:
@@ -553,9 +559,7 @@ class FinTradingEnv(gym.Env):
 
     def text_state(self) -> dict[str, str]:
         """The state at the current close as prompt lines (used by the text interface)."""
-        if self._state is None or self._market_now is None:
-            raise gym.error.ResetNeeded("call reset() before text_state()")
-        state, market, window = self.state, self._market_now, self._window_now
+        market, window, state = self._current("text_state")
         k, n = int(window.positions[state.t - window.first]), window.n_decisions
         fee_bps = self.params.fee * 10_000.0
         return {
@@ -573,7 +577,7 @@ class FinTradingEnv(gym.Env):
     @property
     def state(self) -> TradingState | None:
         """The current core state as a named tuple (None before reset)."""
-        return None if self._state is None else TradingState(*self._state)
+        return TradingState(*self._state) if self._state else None
 
     @property
     def market(self) -> MarketData | None:
@@ -600,32 +604,35 @@ class FinTradingEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'rgb_array'")
             return None
-        if self._state is None or self._market_now is None:
-            raise gym.error.ResetNeeded("call reset() before render()")
+        market, window, state = self._current("render")
         if self.render_mode == "ansi":
-            return self._render_text()
+            return self._render_text(market, window, state)
         from finenvs.tasks.rendering import equity_chart
 
-        market = self._market_now
-        start = self._state[1]
-        idx = slice(start, start + len(self._equity_hist))
+        idx = slice(state.start, state.start + len(self._equity_hist))
         return equity_chart(
             dates=market.dates[idx],
             close=market.close[idx],
             equity=np.asarray(self._equity_hist),
             positions=np.asarray(self._held_hist),
-            title=f"{market.symbol} {self._window_now.start_day}..{self._window_now.end_day}",
+            title=f"{market.symbol} {window.start_day}..{window.end_day}",
         )
 
-    def _render_text(self) -> str:
-        state, market = self.state, self._market_now
+    def _current(self, method: str) -> tuple[MarketData, SessionWindow, TradingState]:
+        """The current episode's market, window and state; ``ResetNeeded`` naming ``method`` before reset()."""
+        market, window = self._market_now, self._window_now
+        if not self._state or market is None or window is None:
+            raise gym.error.ResetNeeded(f"call reset() before {method}()")
+        return market, window, TradingState(*self._state)
+
+    def _render_text(self, market: MarketData, window: SessionWindow, state: TradingState) -> str:
         peak = max(self._equity_hist)
         drawdown = 1.0 - state.equity / peak if peak > 0 else 0.0
         return (
             f"{market.date_strings[state.t]} {market.symbol} close {market.close[state.t]:.2f} | "
             f"position {_POSITION_NAMES[state.position]} | equity {state.equity:.4f} | "
             f"drawdown {drawdown:.2%} | fees {state.fees_paid:.4f} | "
-            f"day {int(self._window_now.positions[state.t - state.start])}/{self._window_now.n_decisions}"
+            f"day {int(window.positions[state.t - state.start])}/{window.n_decisions}"
         )
 
 

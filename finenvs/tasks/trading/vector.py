@@ -27,6 +27,7 @@ Data
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -45,7 +46,6 @@ try:  # gymnasium >= 1.1
 
     _MODES: dict[str, Any] = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
 except ImportError:  # gymnasium 1.0: next-step autoreset only, no enum
-    AutoresetMode = None
     _MODES = {"next_step": "NextStep"}
 
 #: Largest observation table (bytes) a synthetic vector env precomputes; past it, steps gather the windows.
@@ -124,7 +124,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         autoreset_mode = next((name for name, mode in _MODES.items() if mode == autoreset_mode), autoreset_mode)
         if not isinstance(autoreset_mode, str) or autoreset_mode not in _MODES:
             raise ValueError(f"autoreset_mode={autoreset_mode!r}; valid modes: {sorted(_MODES)}"
-                             + ("" if AutoresetMode is not None else " (same_step needs gymnasium >= 1.1)"))
+                             + ("" if "same_step" in _MODES else " (same_step needs gymnasium >= 1.1)"))
         if env_kwargs.get("render_mode") is not None:
             raise ValueError("FinTradingVectorEnv does not render; build a FinTradingEnv to render one episode")
         env_kwargs.pop("render_mode", None)
@@ -164,7 +164,9 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             self._table = np.empty((0, self._obs_size), dtype=np.float32)
             self._pool(*(self._single._market(sym) for sym in self._single.universe))
         else:
-            self._slot = self._single._history_needed + self._single.episode_length + 1
+            length = self._single.episode_length
+            assert length is not None  # a synthetic FinTradingEnv always has one
+            self._slot = self._single._history_needed + length + 1
             rows = self.num_envs * self._slot
             self._close = np.ones(rows)
             self._open = np.ones(rows)
@@ -219,11 +221,12 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             closes.append(np.asarray(market.close, dtype=np.float64))
             opens.append(np.asarray(market.open, dtype=np.float64))
             tables.append(table)
-            if rows and self._single.calendar is None:  # the bars are the sessions
+            calendar = self._single.calendar
+            if rows and calendar is None:  # the bars are the sessions
                 ordinals.append(np.arange(rows, dtype=np.int64))
-            elif rows:
-                calendar = window_sessions(self._single.calendar, market.dates[0], market.dates[-1])
-                ordinals.append(session_positions(calendar, market.dates))
+            elif rows and calendar is not None:
+                sessions = window_sessions(calendar, market.dates[0], market.dates[-1])
+                ordinals.append(session_positions(sessions, market.dates))
         self._close = np.concatenate(closes)
         self._open = np.concatenate(opens)
         self._table = np.concatenate(tables)
@@ -322,12 +325,15 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"unknown reset option(s) {unknown}; valid options: {[*RESET_OPTIONS, 'reset_mask']}")
         if seed is None:
             seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        elif isinstance(seed, bool):
+            raise TypeError(f"seed={seed!r}; pass None, an int or one seed per sub-env")
+        elif isinstance(seed, (int, np.integer)):
             seeds = [int(seed) + i for i in range(self.num_envs)]
         else:
             seeds = list(seed)
             if len(seeds) != self.num_envs:
                 raise ValueError(f"{len(seeds)} seeds for num_envs={self.num_envs}; pass one per sub-env, an int or None")
+        indices: Sequence[int]
         if mask is None:
             indices = range(self.num_envs)
         else:
@@ -380,7 +386,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         target = self._targets.take(a)
         do = target != position
         # a window whose data ends before its last session: the decision at its last bar finds no next bar
-        stops = False
+        stops: bool | np.bool_ = False
         if self._stopping:
             at_last = t >= self._end
             stops = at_last.any()
