@@ -52,7 +52,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # task families (finenvs/tasks/<family>/: core, env, protocol, tools, agents, baselines, bench section,
     # judge, spec), the spec and registry they declare themselves with, multi-agent shells, and the top-level
     # package that registers the shipped families
-    ("finenvs.tasks", "finenvs.multiagent", "finenvs"),
+    ("finenvs.tasks", "finenvs.multiagent", "finenvs", "finenvs.envs"),
     # on top of tasks/envs
     ("finenvs.wrappers", "finenvs.baselines"),
     # runner, endpoints, MCP/A2A, score, bench, scorecard

@@ -103,3 +103,29 @@ def test_wheel_ships_only_the_finenvs_package_with_its_data(tmp_path):
         assert f"Provides-Extra: {extra}" in metadata
     for dep in ("gymnasium>=1.0", "numpy", "pandas", "scipy", "duckdb"):
         assert f"Requires-Dist: {dep}" in metadata
+
+
+def test_old_env_module_paths_still_import_with_a_warning():
+    out = _python(
+        "import json, warnings\n"
+        "warnings.simplefilter('always')\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    from finenvs.envs.trading import FinTradingEnv\n"
+        "    from finenvs.envs import options_core\n"
+        "import finenvs.envs, finenvs.tasks.trading.env as new, finenvs.tasks.options.core as core, importlib\n"
+        "same = all(importlib.import_module('finenvs.envs.' + old) is importlib.import_module(to)\n"
+        "           for old, to in finenvs.envs.MOVED.items())\n"
+        "print(json.dumps({'same': same and FinTradingEnv is new.FinTradingEnv and options_core is core,\n"
+        "                  'spec': new.__spec__.name, 'warned': [str(w.message) for w in caught]}))\n"
+    )
+    report = json.loads(out)
+    assert report["same"] is True and report["spec"] == "finenvs.tasks.trading.env"
+    assert report["warned"] == ["finenvs.envs.trading moved to finenvs.tasks.trading.env; import it from there",
+                                "finenvs.envs.options_core moved to finenvs.tasks.options.core; import it from there"]
+
+
+def test_the_library_uses_no_old_env_module_path():
+    used = [str(p.relative_to(ROOT)) for folder in ("finenvs", "wrappers", "baselines", "scoring", "tests", "docs")
+            for p in (ROOT / folder).rglob("*.py") if "finenvs.envs." in p.read_text(encoding="utf-8")
+            and p.relative_to(ROOT).as_posix() not in ("finenvs/envs/__init__.py", "tests/test_packaging.py")]
+    assert not used, used
