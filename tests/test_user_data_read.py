@@ -179,6 +179,29 @@ def test_utc_stamps_after_midnight_keep_the_new_york_date(tmp_path):
     assert [str(d) for d in load_prices(pq)["utc"].dates] == want
 
 
+def test_daily_bars_stamped_at_midnight_keep_their_day_in_any_offset(tmp_path):
+    # a vendor's daily export: each bar at midnight UTC (New York time would put it on the day before)
+    stamps = ["2024-03-07T00:00:00Z", "2024-03-08T00:00:00+00:00", "2024-03-11 00:00:00.000+0000",
+              "2024-03-12T00:00+09:00"]
+    want = ["2024-03-07", "2024-03-08", "2024-03-11", "2024-03-12"]
+    path = tmp_path / "midnight.csv"
+    _stamped(stamps).to_csv(path, index=False)
+    assert [str(d) for d in load_prices(path)["midnight"].dates] == want
+    aware = _stamped(stamps[:3]).assign(Date=pd.to_datetime(stamps[:3], format="ISO8601", utc=True))
+    assert [str(d) for d in load_prices(aware, symbol="X")["X"].dates] == want[:3]
+    pq = tmp_path / "midnight.parquet"
+    _parquet(pq, aware)
+    assert [str(d) for d in load_prices(pq)["midnight"].dates] == want[:3]
+    # a time of day other than midnight still converts; an unreadable offset is still refused
+    mixed = tmp_path / "mixed.csv"
+    _stamped(["2024-03-07T00:00:00Z", "2024-03-09T01:00:00Z"]).to_csv(mixed, index=False)
+    assert [str(d) for d in load_prices(mixed)["mixed"].dates] == ["2024-03-07", "2024-03-08"]
+    bad = tmp_path / "bad.csv"
+    _stamped(["2024-03-07T00:00:00Z", "2024-03-08T00:00:00+25:00"]).to_csv(bad, index=False)
+    with pytest.raises(DataError, match=r"row 2: date is missing or unparsable"):
+        load_prices(bad)
+
+
 def test_naive_dates_stay_as_written_and_strict(tmp_path):
     stamps = ["2024-03-07", "2024-03-08 23:30:00", "2024-03-11T00:00:00"]
     path = tmp_path / "naive.csv"

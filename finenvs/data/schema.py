@@ -26,10 +26,13 @@ consistent; :attr:`PriceSeries.adjusted_from` records the column used. Without
 one, the prices are taken as given (:func:`split_like_jumps` finds the days
 that look like an unadjusted split).
 
-Dates are exchange dates. A timestamp with a UTC offset (``2024-03-11
-00:00:00-04:00``, ``2024-03-12T01:00:00Z``; offsets may differ from row to row,
-as across daylight saving) is converted to New York time (``EXCHANGE_TZ``) and
-its date taken; a date or timestamp without an offset is taken as written.
+Dates are exchange dates. A timestamp with a UTC offset and a time of day
+(``2024-03-12T01:00:00Z``, ``2024-03-11 16:00:00-04:00``; offsets may differ
+from row to row, as across daylight saving) is converted to New York time
+(``EXCHANGE_TZ``) and its date taken. A stamp at midnight of its own offset
+(``2024-03-12T00:00:00Z``, ``2024-03-11 00:00:00-04:00``: how vendors export
+daily bars) names its day: its date is taken as written, whatever the offset.
+A date or timestamp without an offset is taken as written.
 A datetime column of a DataFrame or Parquet file is read the same way.
 
 Nothing is imputed or forward-filled: the trading calendar of a symbol is
@@ -398,8 +401,10 @@ def _exchange_dates(raw: Any, source: str) -> np.ndarray:
     import pandas as pd
 
     if pd.api.types.is_datetime64_any_dtype(raw.dtype):
-        if getattr(raw.dt, "tz", None) is not None:
-            raw = raw.dt.tz_convert(EXCHANGE_TZ).dt.tz_localize(None)
+        if getattr(raw.dt, "tz", None) is not None:  # midnights of the column's zone name their day
+            local = raw.dt.tz_localize(None)
+            midnight = (local == local.dt.normalize()).to_numpy(dtype=bool)
+            raw = local.where(midnight, raw.dt.tz_convert(EXCHANGE_TZ).dt.tz_localize(None))
         return raw.to_numpy().astype("datetime64[D]")
     text = raw.astype("string").str.strip()
     # a time of day followed by Z or +hh:mm / -hhmm / +hh: the offset of an aware timestamp
@@ -413,6 +418,16 @@ def _exchange_dates(raw: Any, source: str) -> np.ndarray:
         if (~aware).any():
             naive = pd.to_datetime(text[~aware], format="ISO8601", errors="coerce")
             out[~aware] = naive.to_numpy().astype("datetime64[D]")
+        # a midnight of its own offset names its day (a daily bar): the date as written
+        midnight = aware.copy()
+        if aware.any():
+            at_midnight = text[aware].str.contains(r"^\d{4}-\d\d-\d\d[T ]00:00(?::00(?:[.,]0+)?)?\s*(?:Z|z|[+-]\d\d(?::?\d\d)?)$")
+            midnight[aware] = at_midnight.fillna(False).to_numpy(dtype=bool)
+            aware &= ~midnight
+        if midnight.any():  # the whole stamp must still read (an offset of +25:00 does not)
+            readable = pd.to_datetime(text[midnight], format="ISO8601", utc=True, errors="coerce").notna()
+            days = pd.to_datetime(text[midnight].str.slice(0, 10), format="%Y-%m-%d", errors="coerce")
+            out[midnight] = days.where(readable).to_numpy().astype("datetime64[D]")
         if aware.any():
             stamps = pd.to_datetime(text[aware], format="ISO8601", utc=True, errors="coerce")
             out[aware] = stamps.dt.tz_convert(EXCHANGE_TZ).dt.tz_localize(None).to_numpy().astype("datetime64[D]")
