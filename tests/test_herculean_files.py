@@ -311,6 +311,11 @@ def test_round_trip_export_read_score_equals_finenvs_score(run_dir: Path, tmp_pa
         recorded = [s["action"] for s in steps if s["type"] == "step" and s["episode"] == episode.index]
         assert result["actions"] == recorded
         assert result["calendar"]["missing_days"] == 0 and result["prices"]["max_rel_diff"] == 0.0
+        # a row for every trading day through the window's end: the last repeats the last decision
+        rows = decisions.recommendations
+        assert rows[-1].date == decisions.end_date == result["window"].split("..")[1]
+        assert len(rows) == len(recorded) + 1 and rows[-1].action == rows[-2].action
+        assert result["calendar"]["last_day"] == 1
         assert not differences(result["metrics"], episode.metrics)
 
 

@@ -375,8 +375,11 @@ def export_run(run_dir: Path | str, out_dir: Path | str) -> list[Path]:
     One file per episode, ``trading_decisions_e<index>_<SYMBOL>_<start>_<end>.json``: status ``completed``
     (``failed`` for an episode that failed under HERCULEAN's rule, ``in_progress`` for one without its
     episode record), model the run's agent model (else its name), the played window as start/end dates, and
-    one recommendation per recorded decision: its date, the env's close that day and the action word. The
-    window's last day carries none (no decision is taken at the last close). The run is re-scored first
+    one recommendation per recorded decision: its date, the env's close that day and the action word. An
+    episode whose decisions reach the window's end also gets a row for its last day, repeating the last
+    action: no decision is taken at the last close, and HERCULEAN's scorer, which trades every row's action
+    and closes after the last row, then holds the position to that close as finenvs does (without it, it
+    would close a day early). The run is re-scored first
     (:func:`~finenvs.evaluation.score.score_run`, nothing written to it): a tampered run or one that does not
     reproduce is refused. Fees, fill and shorting are not part of the format: a run with non-default ones
     scores the same only when :func:`score_decisions` gets them in ``env_kwargs``.
@@ -424,12 +427,15 @@ def export_run(run_dir: Path | str, out_dir: Path | str) -> list[Path]:
             base: Any = env.unwrapped  # FinTrading-v0's env
             state, market = base.state, base.market
             close = {market.date_strings[t]: float(market.close_values[t]) for t in range(state.start, state.end + 1)}
+            last_day, eve = market.date_strings[state.end], market.date_strings[state.end - 1]
         finally:
             env.close()
         symbol, start, end = str(info["symbol"]), str(info["window_start"]), str(info["window_end"])
         recs = tuple(Recommendation(r["date"], close[r["date"]],
                                     protocol.word_of(protocol.decode(r["env_action"])))
                      for r in rows)
+        if recs and recs[-1].date == eve:  # the decisions reached the window's end: its last day keeps the
+            recs += (Recommendation(last_day, close[last_day], recs[-1].action),)  # position to the last close
         doc = HerculeanDecisions("", EXPORT_STATUS.get(finals.get(s.index), "in_progress"), symbol, model, start,
                                  end, recs).to_json()
         path = out / f"trading_decisions_e{s.index:03d}_{_FILE_PART.sub('_', symbol)}_{start}_{end}.json"
