@@ -340,3 +340,29 @@ def test_cli_add_and_list_print_what_was_added(layer_dir, tmp_path, tsla, capsys
     assert "core: user 1 symbols (TSLA2)" in listing and "not shipped: TSLA2" in listing
     with pytest.raises(ValueError, match="exactly one"):
         cli_data_add(prices="x.csv", symbol="TSLA2", news="y.csv")
+
+
+def test_bench_leaves_out_a_user_symbol_a_family_refuses_and_says_why(layer_dir, tsla):
+    """A symbol added to the core dataset is played by FinTrading-v0; FinReport-v0 has no peer basket for it: the
+    bench leaves it out of that family before any work (a scorecard note with the env's reason), not failing."""
+    from finenvs.data.catalog import default_catalog
+    from finenvs.evaluation.bench import BenchConfig, agent_selection, split_skips
+    from finenvs.tasks import task_of
+    from finenvs.tasks.market_section import playable_symbols
+
+    add_prices(bars(tsla, hi=BASE_END), "TSLA2")
+    catalog = default_catalog()
+    assert "TSLA2" in catalog.symbols("core")
+    config = BenchConfig(split="eval")
+    report, trading = task_of("FinReport-v0"), task_of("FinTrading-v0")
+    notes = split_skips([report, trading], config, catalog)
+    assert len(notes) == 1 and notes[0].startswith("FinReport-v0: TSLA2 not played (its env refuses it: TSLA2 has "
+                                                   "no peer basket")
+    symbols = catalog.symbols("core")
+    assert "TSLA2" not in playable_symbols(report, symbols, config, catalog)
+    assert "TSLA2" in playable_symbols(trading, symbols, config, catalog)
+    assert "TSLA2" not in agent_selection(report, "eval", config, model=False, catalog=catalog).symbols
+    # the family's own argument makes it playable: peers given in the bench's env arguments
+    with_peers = BenchConfig(split="eval", env_kwargs={"peers": {"TSLA2": ["AAPL", "MSFT"]}})
+    assert "TSLA2" in playable_symbols(report, symbols, with_peers, catalog)
+    assert not [n for n in split_skips([report], with_peers, catalog) if "TSLA2" in n]

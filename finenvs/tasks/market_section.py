@@ -188,6 +188,36 @@ def split_symbols(task: Any, symbols: list[str], catalog: Any) -> list[str]:
     return kept
 
 
+#: The longest refusal reason a scorecard note keeps.
+MAX_REFUSAL_CHARS = 300
+
+
+def refused_symbols(task: Any, symbols: list[str], config: Any) -> dict[str, str]:
+    """The symbols a market family's env will not play, each with the env's reason (``{}`` for a universe family).
+
+    Each symbol's env is built once, as its episodes would build it (milliseconds; nothing is stepped): a symbol
+    in the data the family cannot use (FinReport-v0's user symbol without a peer basket) is left out before any
+    work, and the scorecard says why, instead of failing the bench.
+    """
+    if task.bench.universe:
+        return {}
+    out = {}
+    for symbol in symbols:
+        try:
+            gym.make(task.env_id, symbol=symbol, split=config.split, **config.env_kwargs).close()
+        except (ValueError, LookupError) as exc:
+            reason = str(exc.args[0]) if exc.args else type(exc).__name__
+            out[symbol] = reason if len(reason) <= MAX_REFUSAL_CHARS else reason[: MAX_REFUSAL_CHARS - 3] + "..."
+    return out
+
+
+def playable_symbols(task: Any, symbols: list[str], config: Any, catalog: Any) -> list[str]:
+    """:func:`split_symbols` without the symbols the family's env refuses (:func:`refused_symbols`)."""
+    kept = split_symbols(task, symbols, catalog)
+    refused = refused_symbols(task, kept, config)
+    return [s for s in kept if s not in refused]
+
+
 def _ci_cell(values: list[float], scale: float, seed: int) -> str:
     """``[lo, hi]`` of the percentile-bootstrap 95% interval of the mean of ``values`` (n/a with fewer than 2)."""
     from finenvs.scoring.bootstrap import bootstrap_ci
@@ -216,9 +246,9 @@ class MarketSection(Section):
         task, config = ctx.task, ctx.config
         if task.bench.universe:  # one episode per policy on the whole universe
             return [UNIVERSE] if not config.universe or split_symbols(task, list(config.universe), ctx.catalog) else []
-        if config.symbols:
-            return split_symbols(task, list(config.symbols), ctx.catalog)
-        return ctx.catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core"))
+        asked = list(config.symbols) if config.symbols else ctx.catalog.symbols(
+            gym.spec(task.env_id).kwargs.get("dataset", "core"))
+        return playable_symbols(task, asked, config, ctx.catalog)
 
     @staticmethod
     def env_kwargs(ctx: BenchContext, symbol: str) -> dict[str, Any]:
@@ -467,4 +497,4 @@ class MarketSection(Section):
 
 __all__ = ["HERCULEAN_COLUMNS", "MEAN_CI_BOOT", "ORACLE_MARK", "SR_H", "SR_STD", "STANDARD_COLUMNS", "UNIVERSE",
            "EpisodePart", "EpisodeResult", "MarketSection", "episode_part", "mean_rows", "metric_cells", "policy_label",
-           "split_symbols"]
+           "playable_symbols", "refused_symbols", "split_symbols"]

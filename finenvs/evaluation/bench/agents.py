@@ -10,7 +10,7 @@ import gymnasium as gym
 from finenvs.evaluation.agent_runs import SCRIPTED, BenchAgent, run_agent
 from finenvs.evaluation.bench.config import BenchConfig, herculean_splits
 from finenvs.tasks import Selection, TaskSpec, tasks
-from finenvs.tasks.market_section import split_symbols
+from finenvs.tasks.market_section import playable_symbols, refused_symbols, split_symbols
 
 
 def bench_agents(config: BenchConfig) -> list[BenchAgent]:
@@ -38,18 +38,24 @@ def bench_agents(config: BenchConfig) -> list[BenchAgent]:
 
 
 def split_skips(specs: list[TaskSpec], config: BenchConfig, catalog: Any) -> list[str]:
-    """One line per market family whose split part leaves out asked-for symbols (long histories only)."""
+    """One line per market family whose split part leaves out symbols: asked-for ones with a long history only,
+    and those its env refuses (a user symbol FinReport-v0 has no peer basket for), each with the env's reason."""
     out = []
     for task in specs:
-        asked = (config.universe if task.bench.universe else config.symbols) if task.bench.market else None
-        if not asked:
+        if not task.bench.market:
             continue
-        kept = split_symbols(task, list(asked), catalog)
-        left = [s for s in asked if s not in kept]
-        if left:
-            what = "the universe" if task.bench.universe else ", ".join(left)
-            out.append(f"{task.env_id}: {what} played in the windows part only ({', '.join(left)} "
-                       f"{'has' if len(left) == 1 else 'have'} no rows in the split's dataset)")
+        asked = config.universe if task.bench.universe else config.symbols
+        if asked:
+            kept = split_symbols(task, list(asked), catalog)
+            left = [s for s in asked if s not in kept]
+            if left:
+                what = "the universe" if task.bench.universe else ", ".join(left)
+                out.append(f"{task.env_id}: {what} played in the windows part only ({', '.join(left)} "
+                           f"{'has' if len(left) == 1 else 'have'} no rows in the split's dataset)")
+        else:
+            kept = catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core"))
+        for symbol, reason in refused_symbols(task, list(kept), config).items():
+            out.append(f"{task.env_id}: {symbol} not played (its env refuses it: {reason})")
     return out
 
 
@@ -63,11 +69,12 @@ def agent_selection(task: TaskSpec, split: str, config: BenchConfig, model: bool
     if task.bench.market:
         symbols = config.universe if task.bench.universe else config.symbols
         if symbols is not None and catalog is not None:
-            symbols = split_symbols(task, symbols, catalog)
+            symbols = playable_symbols(task, list(symbols), config, catalog)
             if not symbols:
                 return None
         if symbols is None and not model and not task.bench.universe and catalog is not None:
-            symbols = catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core"))
+            symbols = playable_symbols(task, catalog.symbols(gym.spec(task.env_id).kwargs.get("dataset", "core")),
+                                       config, catalog)
     instances = (config.instances or {}).get(task.family)
     return Selection(split=split, symbols=tuple(symbols) if symbols else None, seeds=(config.seed,),
                      instances=instances, limit=config.agent_limit if model else None,
