@@ -1,5 +1,8 @@
 """Scoring of XBRL audit answers: every answer lands in exactly one class.
 
+Two gradings (:data:`GRADINGS`): finenvs' (the default, below) and HERCULEAN's
+(``grading="herculean"``, FinAuditing's grader rules, at the end).
+
 An answer is ``{"reported_value": ..., "calculated_value": ...}``. Classes, checked
 in this order:
 
@@ -23,6 +26,25 @@ for ``reported_value`` (the HERCULEAN spelling); keys are case-insensitive.
 Equality: ``|answer - truth| <= tolerance``, where the tolerance is half a unit
 of the concept fact's declared decimals (``decimals=-6``: 500,000; ``INF``:
 1e-9 relative) — see :func:`finenvs.xbrl.model.half_unit`.
+
+HERCULEAN's grading (``grading="herculean"``) applies FinAuditing's grader rules
+to the same JSON object (read as above):
+
+1. ``structural`` — not a JSON object, or its keys are not exactly
+   ``extracted_value`` and ``calculated_value`` (:data:`HERCULEAN_KEYS`, as
+   spelled: ``reported_value`` or an extra key such as ``reasoning`` is a
+   structural error);
+2. ``extraction`` — ``extracted_value`` is not the filing's value, or not a number;
+3. ``calculation`` — ``calculated_value`` is not exactly the ground truth, or
+   not a number;
+4. ``pass`` — both exact.
+
+"Exact" is equality of the numbers (read as above, so ``"-1,284"`` equals
+``-1284``) up to floating-point noise, :data:`EXACT_RELATIVE` of the truth (at
+least that much absolute): no half-unit allowance. FinAuditing's grader is an
+LLM judge told these rules (structure, then the extracted value "by numeric
+meaning", then the calculated value "exactly equal, zero tolerance"); this is
+its deterministic reading.
 """
 
 from __future__ import annotations
@@ -40,6 +62,16 @@ CLASSES = ("structural", "extraction", "calculation", "pass")
 #: Rate names of the classes.
 RATE_NAMES = {"pass": "ACC", "structural": "SER", "extraction": "EER", "calculation": "CER"}
 FIELDS = ("reported_value", "calculated_value")
+#: The gradings: finenvs' (the default) and HERCULEAN's (FinAuditing's grader rules).
+GRADINGS = ("finenvs", "herculean")
+#: The keys HERCULEAN's grading requires, exactly (the reported value is its ``extracted_value``).
+HERCULEAN_KEYS = ("extracted_value", "calculated_value")
+#: The answer keys each grading asks an agent for.
+ANSWER_KEYS = {"finenvs": FIELDS, "herculean": HERCULEAN_KEYS}
+#: HERCULEAN's exact comparison allows only floating-point noise: this fraction of the truth (at least absolute).
+EXACT_RELATIVE = 1e-9
+#: Most unexpected or missing keys named in a structural error.
+LISTED_KEYS = 5
 ALIASES = {"extracted_value": "reported_value", "reported": "reported_value", "calculated": "calculated_value"}
 _SCALES = {"thousand": 1e3, "thousands": 1e3, "k": 1e3, "million": 1e6, "millions": 1e6, "m": 1e6, "mn": 1e6,
            "mm": 1e6, "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12, "trillions": 1e12,
@@ -205,8 +237,89 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}" if float(x).is_integer() else f"{x:,}"
 
 
-def classify(action: Any, truth: AuditTruth) -> AuditOutcome:
-    """Put one answer in its class (see the module docstring). Never raises on a bad answer."""
+def check_grading(grading: str) -> str:
+    """``grading`` if it is one of :data:`GRADINGS`.
+
+    Raises:
+        ValueError: Another value, naming the valid ones.
+    """
+    if not isinstance(grading, str) or grading not in GRADINGS:
+        raise ValueError(f"grading={str(grading)[:40]!r}; valid gradings: {list(GRADINGS)}")
+    return grading
+
+
+def _key_list(keys: Iterable[Any]) -> str:
+    keys = list(keys)
+    named = ", ".join(repr(str(k)[:40]) for k in keys[:LISTED_KEYS])
+    return f"[{named}{', ...' if len(keys) > LISTED_KEYS else ''}]"
+
+
+def herculean_object(action: Any) -> dict[str, Any]:
+    """The answer object if its keys are exactly :data:`HERCULEAN_KEYS` (HERCULEAN's structure check).
+
+    Raises:
+        AnswerFormatError: Not a JSON object, a key missing or an extra key (the first few named).
+    """
+    obj = _object(action)
+    missing = [k for k in HERCULEAN_KEYS if k not in obj]
+    extra = [k for k in obj if k not in HERCULEAN_KEYS]
+    if missing or extra:
+        parts = ([f"missing key(s) {_key_list(missing)}"] if missing else []) + (
+            [f"unexpected key(s) {_key_list(extra)}"] if extra else [])
+        raise AnswerFormatError(f"{'; '.join(parts)}: HERCULEAN's grading needs exactly the keys "
+                                f"{list(HERCULEAN_KEYS)}")
+    return obj
+
+
+def answer_problem(action: Any, grading: str = "finenvs") -> str | None:
+    """Why ``action`` is a structural error under ``grading``, or None (it is read and compared)."""
+    try:
+        if check_grading(grading) == "herculean":
+            herculean_object(action)
+        else:
+            parse_answer(action)
+    except AnswerFormatError as exc:
+        return str(exc)
+    return None
+
+
+def _exact(answer: float, truth: float) -> bool:
+    return abs(answer - truth) <= EXACT_RELATIVE * max(1.0, abs(truth))
+
+
+def _classify_herculean(action: Any, truth: AuditTruth) -> AuditOutcome:
+    try:
+        obj = herculean_object(action)
+    except AnswerFormatError as exc:
+        return AuditOutcome("structural", str(exc), None)
+    values: dict[str, float | str] = {}
+    for key in HERCULEAN_KEYS:
+        try:
+            values[key] = parse_number(obj[key])
+        except AnswerFormatError as exc:
+            values[key] = str(exc)  # why it is not a number
+    numbers = [v for v in values.values() if isinstance(v, float)]
+    answer = AuditAnswer(*numbers) if len(numbers) == 2 else None
+    for key, label, expected in (("extracted_value", "extraction", truth.reported_value),
+                                 ("calculated_value", "calculation", truth.calculated_value)):
+        value = values[key]
+        if isinstance(value, str):
+            return AuditOutcome(label, f"{key}: {value} (HERCULEAN's grading: a value that is not a number is "
+                                "wrong, not a structural error)", answer)
+        if not _exact(value, expected):
+            return AuditOutcome(label, f"{key} {_fmt(value)} != {_fmt(expected)} (HERCULEAN's grading: exact)",
+                                answer)
+    return AuditOutcome("pass", "extracted and calculated values match exactly", answer)
+
+
+def classify(action: Any, truth: AuditTruth, grading: str = "finenvs") -> AuditOutcome:
+    """Put one answer in its class under ``grading`` (see the module docstring). Never raises on a bad answer.
+
+    Raises:
+        ValueError: ``grading`` is not one of :data:`GRADINGS`.
+    """
+    if check_grading(grading) == "herculean":
+        return _classify_herculean(action, truth)
     try:
         answer = parse_answer(action)
     except AnswerFormatError as exc:
@@ -250,5 +363,6 @@ def audit_rates(labels: Sequence[str], groups: Iterable[str] | None = None) -> d
     return result
 
 
-__all__ = ["CLASSES", "RATE_NAMES", "AnswerFormatError", "AuditAnswer", "AuditOutcome", "AuditTruth",
-           "audit_rates", "classify", "parse_answer", "parse_number"]
+__all__ = ["ANSWER_KEYS", "CLASSES", "EXACT_RELATIVE", "GRADINGS", "HERCULEAN_KEYS", "RATE_NAMES", "AnswerFormatError",
+           "AuditAnswer", "AuditOutcome", "AuditTruth", "answer_problem", "audit_rates", "check_grading", "classify",
+           "herculean_object", "parse_answer", "parse_number"]

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from finenvs.cli.common import agent_arguments, episodes_saved, extra_body, newest
+from finenvs.cli.common import agent_arguments, episodes_saved, extra_body, json_object, newest
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +27,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--weights", default="fabpp",
                        help="section weights of the aggregate: a preset (fabpp, equal, reasoning) or "
                        "knowledge=0.3,analysis=0.35,options=0.35")
+    bench.add_argument("--env-kwargs", metavar="JSON",
+                       help="env arguments as a JSON object for every family the bench runs (pick the family with "
+                       "--envs), e.g. --envs FinAudit-v0 --env-kwargs '{\"grading\": \"herculean\"}'; checked "
+                       "against each family's env arguments before any work and recorded in the scorecard")
     bench.add_argument("--no-html", action="store_true", help="skip scorecard.html")
     bench.add_argument("--no-agents", action="store_true",
                        help="skip the offline scripted agents that run through the text interface and tools")
@@ -94,6 +98,18 @@ def _check_bench(args: argparse.Namespace) -> None:
     if args.universe is not None and len(args.universe) < 2:
         raise ValueError(f"--universe {' '.join(args.universe)}: a pairs universe (FinHedging-v0) needs at least 2 "
                          "symbols")
+    env_kwargs = json_object("--env-kwargs", args.env_kwargs)
+    if env_kwargs:  # every family the bench runs takes them, or the bench refuses before any work
+        from finenvs.cli.checks import check_env_kwargs
+        from finenvs.evaluation.bench import BenchConfig
+        from finenvs.evaluation.bench.config import select_tasks
+
+        for task in select_tasks(BenchConfig(suite=args.suite, envs=args.envs)):
+            try:
+                check_env_kwargs(task, env_kwargs)
+            except ValueError as exc:
+                raise ValueError(f"{exc} (the bench gives them to every family it runs: choose the families with "
+                                 "--envs)") from None
     if args.after is not None:
         from finenvs.data.asof import to_day
 
@@ -174,6 +190,7 @@ def handle(args: argparse.Namespace) -> int:
             debate=args.debate,
             windows=args.windows,
             after=args.after,
+            env_kwargs=json_object("--env-kwargs", args.env_kwargs) or {},
         )
     )
     print(terminal_table(card))

@@ -3,7 +3,9 @@ offline chat agent of ``FinAudit-text-v0``.
 
 Each baseline is ``policy(obs, info) -> answer`` built with ``from_env(env, seed)``
 and reads the filing only through the env's tools (:class:`finenvs.tools.ToolBox`),
-the way an LLM agent does. The oracle re-derives the calculated value from the
+the way an LLM agent does. Each answers with the keys the env's grading asks for
+(``env.unwrapped.text_protocol.answer_keys``: ``reported_value`` by default,
+``extracted_value`` under HERCULEAN's grading), as a model told the rules would. The oracle re-derives the calculated value from the
 tool outputs alone — it never calls the ground-truth code — so its accuracy of 1
 on the generated instances is a check of the ground truth, not a tautology.
 
@@ -21,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from finenvs.scoring.audit import audit_rates
+from finenvs.scoring.audit import ANSWER_KEYS, audit_rates
 from finenvs.tasks.spec import EnvPolicy
 from finenvs.text.chat import (
     NO_USAGE,
@@ -32,11 +34,22 @@ from finenvs.text.chat import (
     first_prompt,
     prompt_state,
 )
+from finenvs.text.markdown import md_text
 from finenvs.tools import ToolBox
 
 
 def _task(info: dict[str, Any]) -> tuple[str, str]:
     return str(info["concept"]), str(info["period"])
+
+
+def answer_keys(env: Any) -> tuple[str, str]:
+    """The two answer keys ``env``'s grading asks for (finenvs' when it names none)."""
+    protocol = getattr(getattr(env, "unwrapped", env), "text_protocol", None)
+    return tuple(getattr(protocol, "answer_keys", ANSWER_KEYS["finenvs"]))  # type: ignore[return-value]
+
+
+def _answer(keys: tuple[str, str], reported: Any, calculated: Any) -> str:
+    return json.dumps({keys[0]: reported, keys[1]: calculated})
 
 
 def _most_precise_first(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -47,6 +60,7 @@ def _most_precise_first(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class _ToolAgent:
     def __init__(self, env: Any) -> None:
         self.tools = ToolBox(env, max_chars=200_000)
+        self.keys = answer_keys(env)
         self.calls = 0
 
     def call(self, name: str, **arguments: Any) -> dict[str, Any]:
@@ -104,13 +118,13 @@ class OracleAuditor(_ToolAgent):
         concept, period = _task(info)
         got = self.reported(concept, period)
         if got is None:
-            return json.dumps({"reported_value": None, "calculated_value": None})
+            return _answer(self.keys, None, None)
         reported, unit = got
         calculated = self._sum(concept, period, unit, (concept,))
         if calculated is None:
             meta = self.call("get_concept", concept=concept)
             calculated = abs(reported) if meta["non_negative"] else reported
-        return json.dumps({"reported_value": reported, "calculated_value": calculated})
+        return _answer(self.keys, reported, calculated)
 
 
 class ExtractOnly(_ToolAgent):
@@ -123,7 +137,7 @@ class ExtractOnly(_ToolAgent):
     def __call__(self, obs: str, info: dict[str, Any]) -> str:
         got = self.reported(*_task(info))
         value = got[0] if got else None
-        return json.dumps({"reported_value": value, "calculated_value": value})
+        return _answer(self.keys, value, value)
 
 
 #: Replies the random agent sends half the time (structural errors of several kinds).
@@ -140,12 +154,13 @@ MALFORMED = (
 class RandomAuditor:
     """Half the time a malformed reply (structural error), else two log-uniform random amounts."""
 
-    def __init__(self, seed: int | None = 0) -> None:
+    def __init__(self, seed: int | None = 0, keys: tuple[str, str] = ANSWER_KEYS["finenvs"]) -> None:
         self.rng = np.random.default_rng(seed)
+        self.keys = keys
 
     @classmethod
     def from_env(cls, env: Any, seed: int | None = 0) -> RandomAuditor:
-        return cls(seed)
+        return cls(seed, answer_keys(env))
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
@@ -155,7 +170,7 @@ class RandomAuditor:
         if self.rng.random() < 0.5:
             return MALFORMED[int(self.rng.integers(len(MALFORMED)))]
         a, b = (float(round(10 ** self.rng.uniform(3, 11))) for _ in range(2))
-        return json.dumps({"reported_value": a, "calculated_value": b})
+        return _answer(self.keys, a, b)
 
 
 AUDIT_POLICIES: dict[str, tuple[type[EnvPolicy], str]] = {
@@ -186,16 +201,30 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_audit_bench(config: Any) -> dict[str, Any]:
-    """FinAudit-v0's section of ``finenvs bench`` (its bench section's ``baselines``)."""
-    return run_audit_section(config.seed)
+    """FinAudit-v0's section of ``finenvs bench`` (its bench section's ``baselines``): the bench's env arguments
+    reach it (``grading``, ``tasks_file``: a HERCULEAN-format task file replaces the eval instances)."""
+    return run_audit_section(config.seed, env_kwargs=config.env_kwargs)
 
 
-def run_audit_section(seed: int = 0) -> dict[str, Any]:
-    """FinAudit-v0's eval split with every baseline, for the scorecard."""
+def run_audit_section(seed: int = 0, env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """FinAudit-v0's eval split (or the task file ``env_kwargs`` names) with every baseline, for the scorecard.
+
+    The record names its ``grading`` and ``tasks_file`` only when they are not the defaults (finenvs' grading,
+    the generated eval instances), so a default bench's record is what it always was.
+    """
     import gymnasium as gym
 
-    env = gym.make("FinAudit-v0", split="eval")
+    from finenvs.tasks.audit.env import file_kwargs
+
+    env_kwargs = dict(env_kwargs or {})
+    kwargs = file_kwargs(env_kwargs.get("split"), env_kwargs) or {**env_kwargs, "split": "eval"}
+    env = gym.make("FinAudit-v0", **kwargs)
     section: dict[str, Any] = {"n": len(env.get_wrapper_attr("instances")), "policies": {}}
+    if kwargs.get("grading", "finenvs") != "finenvs":
+        section["grading"] = kwargs["grading"]
+    if kwargs["split"] == "file":
+        section["tasks_file"] = kwargs["tasks_file"]
+        section["excluded"] = list(env.get_wrapper_attr("excluded"))
     for name, (cls, _) in AUDIT_POLICIES.items():
         rows = run_audit(env, cls.from_env(env, seed), seed=seed)
         section["policies"][name] = {**summarise(rows), "rows": rows}
@@ -209,9 +238,16 @@ def audit_markdown(section: dict[str, Any]) -> list[str]:
         return "—" if isinstance(x, float) and math.isnan(x) else f"{100 * x:.1f}"
 
     kinds = list(next(iter(section["policies"].values()))["by"])
+    if section.get("tasks_file"):
+        source = (f"{section['n']} answerable tasks of the HERCULEAN-format task file {md_text(section['tasks_file'])}"
+                  f" ({len(section.get('excluded') or [])} excluded: no bundle or no ground truth).")
+    else:
+        source = (f"{section['n']} eval instances generated from the shipped SEC filings (seeds 0..{section['n'] - 1}; "
+                  "20 per kind).")
+    grading = ("Graded by HERCULEAN's rules (exactly the keys extracted_value and calculated_value, both values "
+               "exact). " if section.get("grading") == "herculean" else "")
     lines = ["## Audit", "", "### FinAudit-v0", "",
-             f"{section['n']} eval instances generated from the shipped SEC filings (seeds 0..{section['n'] - 1}; "
-             "20 per kind). Each answer lands in exactly one class: ACC (pass) + SER (structural) + EER "
+             f"{source} {grading}Each answer lands in exactly one class: ACC (pass) + SER (structural) + EER "
              "(extraction) + CER (calculation) = 100%.", "",
              "| policy | ACC % | SER % | EER % | CER % |", "|---|---:|---:|---:|---:|"]
     for name, s in section["policies"].items():
@@ -333,7 +369,9 @@ class ScriptedAuditAgent(ScriptedChatAgent):
        facts, and so on down the network;
     4. ``get_concept`` when no role sums completely (the sign rule);
 
-    then commits ``{"reported_value", "calculated_value"}`` with ``commit_action``.
+    then commits ``{"reported_value", "calculated_value"}`` with ``commit_action`` — or the keys the
+    ``commit_action`` schema requires (``extracted_value`` under HERCULEAN's grading, with no ``reasoning``
+    when the schema offers none), as a model that reads its tools would.
     On the 100 eval instances it makes 3 to 18 tool calls per decision in at most
     three turns (the network never needs a grandchild there), the oracle's own
     range; 23 instances need more than the runner's default budget of 8, so run it
@@ -350,26 +388,46 @@ class ScriptedAuditAgent(ScriptedChatAgent):
     def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
         """The next assistant turn for this conversation (pure function of its inputs)."""
         names, _, round_no = self._turn(messages, tools)
+        schema = _commit_schema(tools, first_prompt(messages))
         if not {"get_facts", "get_calculation", "get_concept", "commit_action"} <= names:
-            return ChatReply("I cannot read the filing without tools.\n"
-                             + json.dumps({"reported_value": None, "calculated_value": None}), usage=NO_USAGE)
+            return ChatReply("I cannot read the filing without tools.\n" + _answer(schema[0], None, None),
+                             usage=NO_USAGE)
         task = prompt_state(first_prompt(messages))
         if not task.get("Concept") or not task.get("Period"):
-            return self._commit(round_no, None, None, "the prompt names no Concept and Period")
+            return self._commit(schema, round_no, None, None, "the prompt names no Concept and Period")
         walk = _OracleWalk(call_results(messages), task["Concept"], task["Period"])
         try:
             answer = walk.answer()
         except (ValueError, KeyError, TypeError) as exc:  # a tool error, or a result without the expected fields
-            return self._commit(round_no, walk.reported, walk.reported, f"{exc!s}; answering the reported value")
+            return self._commit(schema, round_no, walk.reported, walk.reported, f"{exc!s}; answering the reported value")
         if answer is not _UNKNOWN:
-            return self._commit(round_no, *answer)
+            return self._commit(schema, round_no, *answer)
         if walk.missing:
             return self._calls(round_no, *walk.missing)
-        return self._commit(round_no, walk.reported, walk.reported, "tool results unreadable; answering the reported value")
+        return self._commit(schema, round_no, walk.reported, walk.reported, "tool results unreadable; answering the reported value")
 
-    def _commit(self, round_no: int, reported: float | None, calculated: float | None, why: str) -> ChatReply:
-        return self._calls(round_no, ("commit_action", {"reported_value": reported, "calculated_value": calculated,
-                                                        "reasoning": why}))
+    def _commit(self, schema: tuple[tuple[str, str], bool], round_no: int, reported: float | None,
+                calculated: float | None, why: str) -> ChatReply:
+        keys, reasoning = schema
+        arguments: dict[str, Any] = {keys[0]: reported, keys[1]: calculated}
+        if reasoning:
+            arguments["reasoning"] = why
+        return self._calls(round_no, ("commit_action", arguments))
+
+
+def _commit_schema(tools: list[dict[str, Any]], prompt: str) -> tuple[tuple[str, str], bool]:
+    """``(answer keys, whether a reasoning field is offered)`` as the ``commit_action`` schema states them; without
+    that tool, the keys the prompt names (HERCULEAN's when it names ``extracted_value``)."""
+    for tool in tools or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name") == "commit_action":
+            parameters = function.get("parameters") or {}
+            required = parameters.get("required") if isinstance(parameters, dict) else None
+            if isinstance(required, list) and len(required) == 2 and all(isinstance(k, str) for k in required):
+                properties = parameters.get("properties") or {}
+                return (required[0], required[1]), isinstance(properties, dict) and "reasoning" in properties
+    keys = ANSWER_KEYS["herculean"] if '"extracted_value"' in prompt else ANSWER_KEYS["finenvs"]
+    return keys, True
 
 
 # ---------------------------------------------------------------------------- finenvs run

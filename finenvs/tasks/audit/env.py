@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -10,13 +12,12 @@ import numpy as np
 
 from finenvs.data.asof import LookAheadCounter
 from finenvs.errors import shown
-from finenvs.scoring.audit import AnswerFormatError, AuditOutcome, classify, parse_answer
+from finenvs.scoring.audit import ANSWER_KEYS, GRADINGS, AuditOutcome, answer_problem, check_grading, classify
 from finenvs.tasks.validation import check_choice, check_render_mode
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
 from finenvs.xbrl.corpus import Corpus, shipped_corpus
 from finenvs.xbrl.model import Filing
 from finenvs.xbrl.tasks import (
-    ANSWER_FORMAT,
     EVAL_SEEDS,
     AuditInstance,
     GroundTruth,
@@ -40,6 +41,17 @@ AUDIT_INSTRUCTIONS = (
 )
 
 
+def answer_format(grading: str = "finenvs") -> str:
+    """The answer-format line of the task text under ``grading`` (it names the keys the grading reads)."""
+    first, second = ANSWER_KEYS[check_grading(grading)]
+    line = (f'Answer with one JSON object: {{"{first}": <number>, "{second}": <number>}} in the fact\'s unit '
+            '(e.g. USD, not millions); strings like "-14,721,000" are read too.')
+    if grading == "herculean":
+        line += (f" Graded as HERCULEAN grades: exactly these two keys ({first} is the reported value; any other "
+                 "key is a structural error), and both values must match exactly.")
+    return line
+
+
 @dataclass(frozen=True)
 class AuditProtocol(AnswerProtocol):
     """The text protocol of FinAudit-v0: the action is a JSON answer, not a word.
@@ -47,46 +59,115 @@ class AuditProtocol(AnswerProtocol):
     ``parse_text``/``parse_commit`` never raise. A reply the scorer cannot read is
     still the episode's answer: it is scored as a structural error (reward 0),
     with the reason in ``invalid``; there is no default answer to fall back on.
+    ``grading`` (:data:`~finenvs.scoring.audit.GRADINGS`) names the keys the
+    prompt, the commit schema and the check ask for: finenvs' ``reported_value``,
+    or HERCULEAN's ``extracted_value`` with no other key (its commit schema then
+    has no ``reasoning``: an extra key is a structural error under that grading).
     """
+
+    grading: str = "finenvs"
+
+    @property
+    def answer_keys(self) -> tuple[str, str]:
+        """The two keys of an answer under this protocol's grading."""
+        return ANSWER_KEYS[self.grading]
 
     def commit_schema(self) -> dict[str, Any]:
         number = {"type": ["number", "string"],
                   "description": "A number in the fact's unit, or a string such as \"-14,721,000\"."}
-        return {"type": "object",
-                "properties": {"reported_value": number, "calculated_value": number,
-                               "reasoning": {"type": "string", "description": "Optional: how you got the values."}},
-                "required": ["reported_value", "calculated_value"], "additionalProperties": False}
+        first, second = self.answer_keys
+        properties: dict[str, Any] = {first: number, second: number}
+        if self.grading == "finenvs":
+            properties["reasoning"] = {"type": "string", "description": "Optional: how you got the values."}
+        return {"type": "object", "properties": properties, "required": [first, second],
+                "additionalProperties": False}
 
     def check(self, answer: Any) -> str | None:
-        try:
-            parse_answer(answer)
-        except AnswerFormatError as exc:
-            return str(exc)
-        return None
+        return answer_problem(answer, self.grading)
 
     def parse_commit(self, arguments: Any) -> ParsedAction:
         arguments, problem = self.commit_arguments(arguments)
         if problem is not None:
             return ParsedAction(str(arguments), "ANSWER", problem, "tool")
+        if self.grading != "finenvs":  # the commit is the answer, every key of it
+            return self.answer(arguments, "tool")
         reasoning = arguments.get("reasoning", "")
         answer = {k: v for k, v in arguments.items() if k != "reasoning"}
         return self.answer(answer, "tool", reasoning[: self.max_chars] if isinstance(reasoning, str) else "")
 
 
-AUDIT_PROTOCOL = AuditProtocol(
-    task="FinAudit-v0",
-    instructions=AUDIT_INSTRUCTIONS,
-    actions={"ANSWER": "ANSWER"},
-    default="ANSWER",
-    default_reason="an unreadable answer is scored as a structural error (reward 0); nothing is substituted",
-    max_chars=MAX_ANSWER_CHARS,
-    hint='{"reported_value": <number>, "calculated_value": <number>}',
-    answer_note=(
-        "Commit with the commit_action tool (reported_value, calculated_value), or reply with one JSON object "
-        '{"reported_value": <number>, "calculated_value": <number>} (a ```json block or one object inside '
-        "your text). Numbers may be strings such as \"-14,721,000\", in the fact's unit. An answer that is not "
-        "such an object is a structural error (reward 0); nothing is substituted."),
-)
+def audit_protocol(grading: str = "finenvs") -> AuditProtocol:
+    """FinAudit-v0's text protocol under ``grading`` (its prompt and commit schema name that grading's keys)."""
+    first, second = ANSWER_KEYS[check_grading(grading)]
+    example = f'{{"{first}": <number>, "{second}": <number>}}'
+    note = (f"Commit with the commit_action tool ({first}, {second}), or reply with one JSON object {example} (a "
+            "```json block or one object inside your text). Numbers may be strings such as \"-14,721,000\", in the "
+            "fact's unit. An answer that is not such an object is a structural error (reward 0); nothing is "
+            "substituted.")
+    if grading == "herculean":
+        note += (f" Graded as HERCULEAN grades: the object has exactly the keys {first} (the value the filing "
+                 f"reports) and {second}, no other key; {first} and {second} must match exactly (no rounding "
+                 "allowance).")
+    return AuditProtocol(
+        task="FinAudit-v0",
+        instructions=AUDIT_INSTRUCTIONS,
+        actions={"ANSWER": "ANSWER"},
+        default="ANSWER",
+        default_reason="an unreadable answer is scored as a structural error (reward 0); nothing is substituted",
+        max_chars=MAX_ANSWER_CHARS,
+        hint=example,
+        answer_note=note,
+        grading=grading,
+    )
+
+
+AUDIT_PROTOCOL = audit_protocol("finenvs")
+#: The protocol of each grading.
+AUDIT_PROTOCOLS = {g: audit_protocol(g) for g in GRADINGS}
+
+
+def file_tasks(tasks_file: str | Path, corpus: Corpus | str | None = None
+               ) -> tuple[list[AuditInstance], list[dict[str, str]]]:
+    """The answerable tasks of a HERCULEAN-format task file (in file order) and the excluded ones with the reason.
+
+    Raises:
+        DataFileError: The file is missing or malformed (see :func:`~finenvs.xbrl.tasks.load_herculean_tasks`).
+        ValueError: No task of the file is answerable (the first reasons named).
+    """
+    if not isinstance(corpus, Corpus):
+        corpus = Corpus(corpus) if corpus is not None else shipped_corpus()
+    loaded = load_herculean_tasks(tasks_file, corpus)
+    excluded = [{"id": t.id, "reason": t.unanswerable} for t in loaded if t.unanswerable]
+    answerable = [t for t in loaded if not t.unanswerable]
+    if not answerable:
+        raise ValueError(f"{tasks_file}: no answerable task; first reasons: {excluded[:3]}")
+    return answerable, excluded
+
+
+def file_kwargs(split: str | None, env_kwargs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The env arguments of a run over a task file, or None when the run plays generated instances.
+
+    A run plays a HERCULEAN-format task file when its split is ``"file"`` or its env arguments name a
+    ``tasks_file``: the file's tasks then replace the split's eval instances (``finenvs bench``, whose
+    split names dates, reaches them this way). The file's path is made absolute, so the recorded run
+    replays from any folder.
+
+    Raises:
+        ValueError: ``split="file"`` without a ``tasks_file``, or a ``tasks_file`` with the train split.
+    """
+    tasks_file = env_kwargs.get("tasks_file")
+    wanted = split == "file" or env_kwargs.get("split") == "file"
+    if tasks_file is None:
+        if wanted:
+            raise ValueError("--split file needs a HERCULEAN-format audit task file: --env-kwargs "
+                             "'{\"tasks_file\": \"tasks.csv\"}'")
+        return None
+    if split == "train" or env_kwargs.get("split") == "train":
+        raise ValueError("tasks_file is read with split 'file' (or 'eval', which the file's tasks replace), not "
+                         "'train'")
+    if not isinstance(tasks_file, str):
+        raise ValueError(f"tasks_file={str(tasks_file)[:40]!r} must be a path (a string)")
+    return {**env_kwargs, "split": "file", "tasks_file": str(Path(tasks_file).resolve())}
 
 
 @dataclass
@@ -174,7 +255,11 @@ class FinAuditEnv(gym.Env):
     ## Rewards
     1.0 when the answer passes (both values within half a unit of the concept
     fact's decimals), else 0.0. ``info["audit"]["label"]`` is one of pass,
-    structural, extraction, calculation.
+    structural, extraction, calculation. With ``grading="herculean"`` answers are
+    graded by HERCULEAN's rules (:mod:`finenvs.scoring.audit`): exactly the keys
+    ``extracted_value`` and ``calculated_value`` (any other key is a structural
+    error) and both values exact; the prompt and the commit schema then name
+    those keys.
 
     ## Costs
     None.
@@ -196,7 +281,8 @@ class FinAuditEnv(gym.Env):
 
     ## Arguments
     split, corpus (folder of bundles), tasks_file, instances (explicit list of
-    :class:`~finenvs.xbrl.tasks.AuditInstance`), render_mode (``"ansi"``: the
+    :class:`~finenvs.xbrl.tasks.AuditInstance`), grading (``"finenvs"``, the
+    default, or ``"herculean"``), render_mode (``"ansi"``: the
     query and the last verdict as text, or ``"rgb_array"``: that text drawn on a
     frame; needs ``finenvs[plot]``).
 
@@ -215,23 +301,24 @@ class FinAuditEnv(gym.Env):
         corpus: str | None = None,
         tasks_file: str | None = None,
         instances: list[AuditInstance] | None = None,
+        grading: str = "finenvs",
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
         check_choice("split", split, SPLITS)
+        check_choice("grading", grading, GRADINGS)
         self.render_mode = render_mode
         self.split = split
+        #: ``"finenvs"`` (default) or ``"herculean"``: how answers are graded (:func:`finenvs.scoring.audit.classify`).
+        self.grading = grading
+        self.text_protocol = AUDIT_PROTOCOLS[grading]
         self.corpus = Corpus(corpus) if corpus is not None else shipped_corpus()
         self.excluded: list[dict[str, str]] = []
         if split == "file" and instances is None:
             if tasks_file is None:
                 raise ValueError("split='file' needs tasks_file= (a HERCULEAN-format audit task CSV)")
-            loaded = load_herculean_tasks(tasks_file, self.corpus)
-            self.excluded = [{"id": t.id, "reason": t.unanswerable} for t in loaded if t.unanswerable]
-            instances = [t for t in loaded if not t.unanswerable]
-            if not instances:
-                raise ValueError(f"{tasks_file}: no answerable task; first reasons: {self.excluded[:3]}")
+            instances, self.excluded = file_tasks(tasks_file, self.corpus)
         elif tasks_file is not None and split != "file":
             raise ValueError("tasks_file= is read only with split='file'")
         if instances is None and split == "eval":
@@ -292,7 +379,8 @@ class FinAuditEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before step()" if self.instance is None
                                         else "the episode has ended; call reset() before step()")
         parsed = self.text_protocol.parse_text(action)
-        outcome: AuditOutcome = classify(action if isinstance(action, dict) else parsed.action, self.truth.truth)
+        outcome: AuditOutcome = classify(action if isinstance(action, dict) else parsed.action, self.truth.truth,
+                                         self.grading)
         if parsed.invalid and (parsed.via == "default" or outcome.label != "structural"):  # nothing was read
             outcome = AuditOutcome("structural", parsed.invalid, None)
         self._done = True
@@ -340,7 +428,7 @@ class FinAuditEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before text_state()")
         inst = self.instance
         return {"Task": inst.query, "Filing": f"{inst.bundle} ({inst.ticker} {inst.form}, released {inst.issued})",
-                "Concept": inst.concept, "Period": inst.period, "Answer format": ANSWER_FORMAT}
+                "Concept": inst.concept, "Period": inst.period, "Answer format": answer_format(self.grading)}
 
     def _observation(self, filing: Filing | None) -> str:
         inst = self.instance
@@ -352,7 +440,7 @@ class FinAuditEnv(gym.Env):
             f"{inst.ticker} {inst.form}, period ended {filing.period_end if filing else ''}, released {inst.issued}",
             f"Concept: {inst.concept}",
             f"Period: {inst.period}",
-            ANSWER_FORMAT,
+            answer_format(self.grading),
         ]
         return "\n".join(lines)[:MAX_TASK_CHARS]
 
@@ -375,4 +463,5 @@ class FinAuditEnv(gym.Env):
         return {"instance": self.instance.record(), "truth": self.truth.record()}
 
 
-__all__ = ["AUDIT_PROTOCOL", "AuditProtocol", "AuditView", "FinAuditEnv"]
+__all__ = ["AUDIT_PROTOCOL", "AUDIT_PROTOCOLS", "AuditProtocol", "AuditView", "FinAuditEnv", "answer_format",
+           "audit_protocol", "file_kwargs", "file_tasks"]

@@ -12,15 +12,29 @@ from finenvs.tasks.audit.baselines import (
     run_output,
 )
 from finenvs.tasks.audit.bench import audit_plot
-from finenvs.tasks.audit.env import FinAuditEnv
+from finenvs.tasks.audit.env import FinAuditEnv, file_kwargs, file_tasks
 from finenvs.tasks.common import indexed_plan
 from finenvs.tasks.section import RecordSection
-from finenvs.tasks.spec import BenchSection, Column, TaskSpec
+from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan
 from finenvs.tools.xbrl import AUDIT_TOOLS
 
 ENV_ID = "FinAudit-v0"
 #: Instances of each split (FinAudit-v0 generates 20 per error kind from the shipped filings).
 SPLIT_SIZES = {"eval": 100, "train": 100}
+_generated_plan = indexed_plan(ENV_ID, SPLIT_SIZES, "instances")
+
+
+def plan(selection: Selection) -> list[EpisodeSpec]:
+    """The eval or train instances by index, or (``--split file`` or a ``tasks_file`` env argument) the answerable
+    tasks of a HERCULEAN-format task file by index (:func:`~finenvs.tasks.audit.env.file_kwargs`)."""
+    kwargs = file_kwargs(selection.split, selection.env_kwargs)
+    if kwargs is None:
+        return _generated_plan(selection)
+    if selection.symbols:
+        raise ValueError(f"{ENV_ID} episodes are chosen by --instances, not --symbols")
+    count = len(file_tasks(kwargs["tasks_file"], kwargs.get("corpus"))[0])
+    seed = int(selection.seeds[0])
+    return finish_plan([(ENV_ID, kwargs, seed, {"index": i}) for i in range(count)], selection)
 
 
 def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
@@ -46,8 +60,8 @@ SPEC = TaskSpec(
     description="One XBRL audit instance of a real SEC filing; JSON {reported_value, calculated_value}; "
     "ACC/SER/EER/CER.",
     env=FinAuditEnv,
-    kwargs={"split": "eval", "corpus": None, "tasks_file": None},
-    plan=indexed_plan(ENV_ID, SPLIT_SIZES, "instances"),
+    kwargs={"split": "eval", "corpus": None, "tasks_file": None, "grading": "finenvs"},
+    plan=plan,
     episode_metrics=episode_metrics,
     run_metrics=run_metrics,
     columns=(Column("ACC", "ACC %", 100.0, 1), Column("SER", "SER %", 100.0, 1), Column("EER", "EER %", 100.0, 1),
