@@ -893,6 +893,7 @@ def test_every_malformed_reply_is_a_structural_error():
 
 def test_run_audit_section_rates(section):
     assert section["n"] == 100 and set(section["policies"]) == set(AUDIT_POLICIES)
+    assert set(section) == {"n", "policies"}  # grading and tasks_file are recorded only when not the defaults
     for name, s in section["policies"].items():
         assert s["n"] == 100 and _rate_sum(s) == pytest.approx(1.0), name
         assert set(s["by"]) == set(INJECTIONS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from finenvs.scoring.audit import check_grading
 from finenvs.tasks.audit.baselines import (
     AUDIT_POLICIES,
     ScriptedAuditAgent,
@@ -27,6 +28,7 @@ _generated_plan = indexed_plan(ENV_ID, SPLIT_SIZES, "instances")
 def plan(selection: Selection) -> list[EpisodeSpec]:
     """The eval or train instances by index, or (``--split file`` or a ``tasks_file`` env argument) the answerable
     tasks of a HERCULEAN-format task file by index (:func:`~finenvs.tasks.audit.env.file_kwargs`)."""
+    check_grading(selection.env_kwargs.get("grading", "finenvs"))  # a bad grading fails before any work
     kwargs = file_kwargs(selection.split, selection.env_kwargs)
     if kwargs is None:
         return _generated_plan(selection)
