@@ -335,3 +335,56 @@ def test_bench_refuses_env_arguments_a_family_does_not_take(tmp_path, capsys):
                  str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "takes no argument 'grading'" in err and "--envs" in err and not any(tmp_path.iterdir())
+
+
+def test_mcp_serves_a_task_file_under_herculean_grading(tmp_path):
+    """An external agent over MCP gets the file's task, HERCULEAN's commit schema, and is graded by its rules."""
+    import asyncio
+
+    pytest.importorskip("mcp")
+    from mcp import Client
+
+    from finenvs.evaluation.llm import drive_mcp_episode
+    from finenvs.evaluation.mcp_server import McpEpisode, build_server
+
+    spec = task_of("FinAudit-v0").plan(Selection(split="file", instances=(3,), env_kwargs={
+        "tasks_file": str(TASKS), "grading": "herculean"}))[0]
+    episode = McpEpisode(spec, out=tmp_path, name="mcp")
+    try:
+        async def go():
+            async with Client(build_server(episode)) as client:
+                tools = {t.name: t for t in (await client.list_tools()).tools}
+                replies = await drive_mcp_episode(ScriptedAuditAgent(), client, AUDIT_PROTOCOLS["herculean"])
+                return tools, replies
+
+        tools, replies = asyncio.run(go())
+    finally:
+        episode.close()
+    assert tools["commit_action"].input_schema["required"] == list(HERCULEAN_KEYS)
+    assert replies[-1]["done"] and replies[-1]["reproduced_offline"] is True
+    score = json.loads((tmp_path / "mcp" / "score.json").read_text())
+    assert score["episodes"][0]["metrics"]["label"] == "a4" and score["episodes"][0]["metrics"]["verdict"] == "pass"
+
+
+def test_harness_plays_a_task_file_under_herculean_grading(tmp_path):
+    """An agent program per decision (the test command plays the scripted agent over the harness's MCP server)."""
+    pytest.importorskip("mcp")
+    pytest.importorskip("uvicorn")
+    import sys
+
+    from finenvs.evaluation.confine import probe_bwrap
+    from finenvs.evaluation.harness import HarnessAgent, run_harness
+    from finenvs.evaluation.llm import RunConfig
+    from finenvs.evaluation.score import score_run
+
+    unconfined = probe_bwrap()[0] is None
+    command = f"{sys.executable} {Path(__file__).parent / 'harness_agent.py'} {{prompt_file}} {{mcp_config}}"
+    config = RunConfig(env_id="FinAudit-v0", split="file", instances=(0,),
+                       env_kwargs={"tasks_file": str(TASKS), "grading": "herculean"})
+    summary = run_harness(config, HarnessAgent(command, timeout=120, unconfined=unconfined), out=tmp_path, name="h",
+                          progress=False)
+    steps = [json.loads(line) for line in (summary.run_dir / "trajectories.jsonl").read_text().splitlines()]
+    steps = [s for s in steps if s.get("type") == "step"]
+    assert len(steps) == 1 and steps[0]["reward"] == 1.0 and steps[0]["symbol"] == "a1"
+    assert list(json.loads(steps[0]["env_action"])) == list(HERCULEAN_KEYS)
+    assert score_run(summary.run_dir).status == "reproduced"
