@@ -69,7 +69,7 @@ HERCULEAN_KEYS = ("extracted_value", "calculated_value")
 #: The answer keys each grading asks an agent for.
 ANSWER_KEYS = {"finenvs": FIELDS, "herculean": HERCULEAN_KEYS}
 #: HERCULEAN's exact comparison allows only floating-point noise: this fraction of the truth (at least absolute).
-EXACT_RELATIVE = 1e-9
+EXACT_RELATIVE = 1e-12
 #: Most unexpected or missing keys named in a structural error.
 LISTED_KEYS = 5
 ALIASES = {"extracted_value": "reported_value", "reported": "reported_value", "calculated": "calculated_value"}

@@ -109,6 +109,11 @@ def test_exact_allows_only_float_noise():
     assert classify({"extracted_value": 0.3, "calculated_value": 0.3}, truth, "herculean").passed
     assert classify({"extracted_value": 0.3, "calculated_value": 0.3001}, truth, "herculean").label == "calculation"
     assert classify({"extracted_value": 0.3, "calculated_value": 0.3001}, truth).passed
+    big = AuditTruth(2_183_759_000.0, -1_150_809_983_000.0, 500.0, 500.0)  # decimals=-3, over a trillion
+    near = {"extracted_value": 2_183_759_000, "calculated_value": -1_150_809_982_750}  # 250 off: half the allowance
+    assert classify(near, big).passed and classify(near, big, "herculean").label == "calculation"
+    spelled = {"extracted_value": "2.183759 billion", "calculated_value": "-1.150809983 trillion"}
+    assert classify(spelled, big, "herculean").passed
 
 
 @pytest.mark.parametrize("grading", ["HERCULEAN", "strict", None, ["herculean"]])
