@@ -206,7 +206,16 @@ def test_hand_written_answers_file_graded_both_ways(grading):
     for key, value in RATES_BY_HAND[grading].items():
         assert result[key] == pytest.approx(value), key
     assert [e["id"] for e in result["excluded"]] == ["a5"] and "zzzz" in result["excluded"][0]["reason"]
-    assert result["unanswered"] == ["a8"] and result["unknown"] == ["zz"]
+    assert result["unanswered"] == ["a8"] and result["unknown"] == ["zz"] and result["gt_answer_differs"] == []
+
+
+def test_a_gt_answer_that_is_not_finenvs_truth_is_listed(tmp_path):
+    rows = TASKS.read_text(encoding="utf-8").splitlines()
+    header, a1 = rows[0], rows[1].replace("'calculated_value': '352,583,000,000'", "'calculated_value': '352,583,400,000'")
+    (tmp_path / "tasks.csv").write_text(f"{header}\n{a1}\n", encoding="utf-8")
+    result = grade_answers(tmp_path / "tasks.csv", {"a1": {"extracted_value": 352_583_000_000,
+                                                          "calculated_value": 352_583_000_000}}, grading="herculean")
+    assert result["gt_answer_differs"] == ["a1"] and result["ACC"] == 1.0  # graded against finenvs' truth
 
 
 def test_a_run_written_as_an_answers_file_grades_as_the_run(tmp_path):

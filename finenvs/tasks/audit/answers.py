@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from finenvs.errors import DataError, shown
-from finenvs.scoring.audit import audit_rates
+from finenvs.scoring.audit import audit_rates, classify
 from finenvs.text.safe_json import JSONLimitError, loads
+from finenvs.xbrl.tasks import published_truth
 
 #: The keys of an answer line finenvs reads (others are ignored).
 LINE_KEYS = ("id", "prediction")
@@ -96,7 +97,9 @@ def grade_answers(tasks_file: Path | str, answers: Mapping[str, Any] | Path | st
         ``{"grading", "n", "ACC", "SER", "EER", "CER", "rows": [{"id", "label", "reason"}, ...] (one per answerable
         task, in file order), "excluded": [{"id", "reason"}] (unanswerable tasks, not graded), "unanswered": [ids]
         (answerable tasks without an answer: graded as the empty reply, a structural error), "unknown": [ids]
-        (answers to no task of the file, not graded)}``.
+        (answers to no task of the file, not graded), "gt_answer_differs": [ids] (tasks whose file ``gt_answer``
+        is not exactly finenvs' truth: FinAuditing's grader, which grades against ``gt_answer``, may grade them
+        otherwise)}``.
     """
     import gymnasium as gym
 
@@ -104,10 +107,14 @@ def grade_answers(tasks_file: Path | str, answers: Mapping[str, Any] | Path | st
         answers = read_answers(answers)
     env = gym.make("FinAudit-v0", split="file", tasks_file=str(tasks_file), corpus=corpus, grading=grading)
     base: Any = env.unwrapped  # FinAudit-v0's env
-    rows = []
+    rows, differs = [], []
     try:
         for index, instance in enumerate(base.instances):
             env.reset(seed=0, options={"index": index})
+            published, truth = published_truth(instance), base.truth.truth
+            if published is not None and classify({"extracted_value": published[0], "calculated_value": published[1]},
+                                                  truth, "herculean").label != "pass":
+                differs.append(instance.id)
             _, _, _, _, info = env.step(answers.get(instance.id, NO_ANSWER))
             rows.append({"id": instance.id, "label": info["audit"]["label"], "reason": info["audit"]["reason"]})
         excluded = list(base.excluded)
@@ -117,7 +124,8 @@ def grade_answers(tasks_file: Path | str, answers: Mapping[str, Any] | Path | st
     rates = audit_rates([r["label"] for r in rows])
     return {"grading": grading, **{k: rates[k] for k in ("n", "ACC", "SER", "EER", "CER")}, "rows": rows,
             "excluded": excluded, "unanswered": [r["id"] for r in rows if r["id"] not in answers],
-            "unknown": [i for i in answers if i not in ids and i not in {e["id"] for e in excluded}]}
+            "unknown": [i for i in answers if i not in ids and i not in {e["id"] for e in excluded}],
+            "gt_answer_differs": differs}
 
 
 def write_answers(answers: Mapping[str, Any], path: Path | str) -> Path:
