@@ -34,9 +34,16 @@ its weight, as the section aggregate does):
 * P&L: each number in ``ask["pnl"]`` against the engine's value for the answer's
   own position (or the task's given position): relative error <= 1% (breakevens
   0.1% of spot, PoP 0.02 absolute, an absolute floor of 0.01 per share for money).
-* Greeks: each of ``ask["greeks"]`` within 5% relative error, or within an absolute
-  floor (per share x multiplier x contracts: delta 0.01, gamma 0.001, vega 0.01,
-  theta 0.005) for values near 0.
+* Greeks: each of ``ask["greeks"]`` within 5% relative error. Only a true Greek
+  near zero, below its floor per share (x multiplier x contracts: delta 0.01,
+  gamma 0.001, vega 0.01, theta 0.005; a hedged position's delta), is checked
+  against that floor instead.
+
+**Near misses earn part of an item.** A money figure, a Greek or the hedge outside its tolerance
+earns ``((zero - error) / (zero - tolerance)) ** 2`` of its item, down to nothing at
+``zero`` = 25% relative error (5 x the floor where the floor is the tolerance): a Greek 10% off
+earns 0.5625, 20% off 0.0625. Breakevens (a price level, against spot), PoP (a probability) and
+contract counts are right or wrong (:func:`figure_credit`).
 * Strategy: the legs parse and trade listed contracts; the structure is the
   requested template; its strikes are in the template's order; its outlook is the
   requested one; the stated net premium (debit/credit) is right.
@@ -46,9 +53,9 @@ its weight, as the section aggregate does):
 
 **Figures gate structure.** The items above that check a structure or a rule (legs valid, legs
 match, template, strikes ordered, outlook, within budget, sizing, exit rule) earn their credit times
-the share of the task's figures (P&L and Greek numbers, net premium, hedge) stated right: the right
-legs with no numbers, or with wrong ones, earn nothing; an answer whose figures are all right is
-not affected. A task that asks no figure is not gated.
+the mean credit of the task's figures (P&L and Greek numbers, net premium, hedge): the right legs
+with no numbers, or with wrong ones, earn nothing, with figures a little off most of it; an answer
+whose figures are all right is not affected. A task that asks no figure is not gated.
 
 A missing number scores 0 for its item, never a default; an unparseable answer or
 an invalid leg scores 0 on every item that depends on it, with the reason in the
