@@ -38,18 +38,18 @@ its weight, as the section aggregate does):
   near zero, below its floor per share (x multiplier x contracts: delta 0.01,
   gamma 0.001, vega 0.01, theta 0.005; a hedged position's delta), is checked
   against that floor instead.
-
-**Near misses earn part of an item.** A money figure, a Greek or the hedge outside its tolerance
-earns ``((zero - error) / (zero - tolerance)) ** 2`` of its item, down to nothing at
-``zero`` = 25% relative error (5 x the floor where the floor is the tolerance): a Greek 10% off
-earns 0.5625, 20% off 0.0625. Breakevens (a price level, against spot), PoP (a probability) and
-contract counts are right or wrong (:func:`figure_credit`).
 * Strategy: the legs parse and trade listed contracts; the structure is the
   requested template; its strikes are in the template's order; its outlook is the
   requested one; the stated net premium (debit/credit) is right.
 * Risk: max loss within the budget; contracts = the largest count whose max loss
   fits ``account x risk_pct``; the hedge is the delta-neutral trade (5% or 1 share);
   an exit rule with 0 < take_profit <= max profit and 0 < stop_loss <= max loss.
+
+**Near misses earn part of an item.** A money figure, a Greek or the hedge outside its tolerance
+earns ``((zero - error) / (zero - tolerance)) ** 2`` of its item, down to nothing at
+``zero`` = 25% relative error (5 x the floor where the floor is the tolerance): a Greek 10% off
+earns 0.5625, 20% off 0.0625. Breakevens (a price level, against spot), PoP (a probability) and
+contract counts are right or wrong (:func:`figure_credit`).
 
 **Figures gate structure.** The items above that check a structure or a rule (legs valid, legs
 match, template, strikes ordered, outlook, within budget, sizing, exit rule) earn their credit times
@@ -672,7 +672,7 @@ def _close(stated: float, truth: float, rel: float, floor: float) -> bool:
 
 
 def figure_credit(stated: float, truth: float, rel: float, floor: float, *, graded: bool = True,
-            floor_near_zero_only: bool = False) -> float:
+                  floor_near_zero_only: bool = False) -> float:
     """The credit of a stated figure against the engine's.
 
     1 within ``full = max(rel x |truth|, floor)`` of the truth; when ``graded``, beyond it
