@@ -34,9 +34,10 @@ its weight, as the section aggregate does):
 * P&L: each number in ``ask["pnl"]`` against the engine's value for the answer's
   own position (or the task's given position): relative error <= 1% (breakevens
   0.1% of spot, PoP 0.02 absolute, an absolute floor of 0.01 per share for money).
-* Greeks: each of ``ask["greeks"]`` within 5% relative error, or within an absolute
-  floor (per share x multiplier x contracts: delta 0.01, gamma 0.001, vega 0.01,
-  theta 0.005) for values near 0.
+* Greeks: each of ``ask["greeks"]`` within 5% relative error. Only a true Greek
+  near zero, below its floor per share (x multiplier x contracts: delta 0.01,
+  gamma 0.001, vega 0.01, theta 0.005; a hedged position's delta), is checked
+  against that floor instead.
 * Strategy: the legs parse and trade listed contracts; the structure is the
   requested template; its strikes are in the template's order; its outlook is the
   requested one; the stated net premium (debit/credit) is right.
@@ -44,11 +45,17 @@ its weight, as the section aggregate does):
   fits ``account x risk_pct``; the hedge is the delta-neutral trade (5% or 1 share);
   an exit rule with 0 < take_profit <= max profit and 0 < stop_loss <= max loss.
 
+**Near misses earn part of an item.** A money figure, a Greek or the hedge outside its tolerance
+earns ``((zero - error) / (zero - tolerance)) ** 2`` of its item, down to nothing at
+``zero`` = 25% relative error (5 x the floor where the floor is the tolerance): a Greek 10% off
+earns 0.5625, 20% off 0.0625. Breakevens (a price level, against spot), PoP (a probability) and
+contract counts are right or wrong (:func:`figure_credit`).
+
 **Figures gate structure.** The items above that check a structure or a rule (legs valid, legs
 match, template, strikes ordered, outlook, within budget, sizing, exit rule) earn their credit times
-the share of the task's figures (P&L and Greek numbers, net premium, hedge) stated right: the right
-legs with no numbers, or with wrong ones, earn nothing; an answer whose figures are all right is
-not affected. A task that asks no figure is not gated.
+the mean credit of the task's figures (P&L and Greek numbers, net premium, hedge): the right legs
+with no numbers, or with wrong ones, earn nothing, with figures a little off most of it; an answer
+whose figures are all right is not affected. A task that asks no figure is not gated.
 
 A missing number scores 0 for its item, never a default; an unparseable answer or
 an invalid leg scores 0 on every item that depends on it, with the reason in the
@@ -71,6 +78,9 @@ KINDS = ("pricing", "greeks", "strategy", "attribution", "sizing")
 DIMENSIONS = ("pnl", "greeks", "strategy", "risk")
 DIMENSION_WEIGHT = 25.0
 GREEK_NAMES = ("delta", "gamma", "vega", "theta")
+#: Near zero, per share (x multiplier x contracts for the position): a true Greek smaller than one unit of the
+#: precision a per-share Greek is quoted to (delta 0.01, gamma 0.001, vega 0.01, theta 0.005, rho 0.01), as a
+#: hedged position's delta is, has no meaningful relative error; only there does this absolute tolerance apply.
 GREEK_FLOORS = {"delta": 0.01, "gamma": 0.001, "vega": 0.01, "theta": 0.005, "rho": 0.01}
 GREEK_REL_TOL = 0.05
 MONEY_REL_TOL = 0.01
@@ -78,6 +88,11 @@ MONEY_ABS_FLOOR = 0.01  # per share
 BREAKEVEN_TOL = 0.001  # fraction of spot
 POP_TOL = 0.02
 HEDGE_REL_TOL = 0.05
+#: Beyond its tolerance a figure's credit falls to none at this relative error (or at ``FLOOR_TO_ZERO`` x its
+#: absolute floor, where the floor is the tolerance), as the square of the distance left to that bound: a Greek
+#: 10% off earns 56% of its item, 15% off 25%, 20% off 6%, 25% off nothing (see :func:`figure_credit`).
+ZERO_CREDIT_REL = 0.25
+FLOOR_TO_ZERO = 5.0
 Z_95 = 1.6448536269514722  # one-sided 95% normal quantile
 
 #: template -> (outlook, one-line description)
@@ -653,12 +668,40 @@ class ScoreCard:
 
 
 def _close(stated: float, truth: float, rel: float, floor: float) -> bool:
+    return figure_credit(stated, truth, rel, floor, graded=False) == 1.0
+
+
+def figure_credit(stated: float, truth: float, rel: float, floor: float, *, graded: bool = True,
+                  floor_near_zero_only: bool = False) -> float:
+    """The credit of a stated figure against the engine's.
+
+    1 within ``full = max(rel x |truth|, floor)`` of the truth; when ``graded``, beyond it
+    ``((zero - error) / (zero - full)) ** 2`` down to 0 at ``zero = max(ZERO_CREDIT_REL x |truth|,
+    FLOOR_TO_ZERO x floor)``; not graded, 0. The square (not a straight line) keeps a figure 20% off near
+    nothing: the figure gate passes a figure's credit on to the position's structure items, and on a straight
+    line every figure 20% off would still carry a quarter of the structure.
+
+    With ``floor_near_zero_only`` (Greeks) the absolute floor applies only where the truth is below it (near
+    zero: a hedged position's delta); elsewhere both bounds are relative alone.
+    """
     if math.isinf(truth) or math.isinf(stated):
-        return math.isinf(truth) and math.isinf(stated) and (truth > 0) == (stated > 0)
-    return abs(stated - truth) <= max(rel * abs(truth), floor)
+        return float(math.isinf(truth) and math.isinf(stated) and (truth > 0) == (stated > 0))
+    size = abs(truth)
+    if floor_near_zero_only and size >= floor:
+        full, zero = rel * size, ZERO_CREDIT_REL * size
+    else:
+        full, zero = max(rel * size, floor), max(ZERO_CREDIT_REL * size, FLOOR_TO_ZERO * floor)
+    error = abs(stated - truth)
+    if error <= full * (1.0 + 1e-9):  # a figure exactly at the tolerance (5.0% off) is within it, rounding aside
+        return 1.0
+    if not graded or error >= zero or zero <= full:
+        return 0.0
+    return ((zero - error) / (zero - full)) ** 2
 
 
-def _score_number(answer: dict[str, Any], name: str, truth: Any, rel: float, floor: float) -> tuple[float, str]:
+def _score_number(answer: dict[str, Any], name: str, truth: Any, rel: float, floor: float, *,
+                  graded: bool = True, floor_near_zero_only: bool = False) -> tuple[float, str]:
+    """The credit of ``answer[name]`` against ``truth`` (see :func:`figure_credit`); a list (breakevens) is all or nothing."""
     if name not in answer or answer[name] is None:
         return 0.0, "missing"
     try:
@@ -672,9 +715,11 @@ def _score_number(answer: dict[str, Any], name: str, truth: Any, rel: float, flo
         stated_value = _number(answer[name], name)
     except AnswerError as exc:
         return 0.0, str(exc)
-    if _close(stated_value, float(truth), rel, floor):
+    credit = figure_credit(stated_value, float(truth), rel, floor, graded=graded, floor_near_zero_only=floor_near_zero_only)
+    if credit == 1.0:
         return 1.0, "ok"
-    return 0.0, f"stated {stated_value:.6g}, engine {float(truth):.6g}"
+    why = f"stated {stated_value:.6g}, engine {float(truth):.6g}"
+    return credit, (f"{why}: a near miss, {credit:.0%} of the item" if credit > 0 else why)
 
 
 def score_answer(task: dict[str, Any], raw_answer: Any) -> ScoreCard:
@@ -728,9 +773,9 @@ def score_answer(task: dict[str, Any], raw_answer: Any) -> ScoreCard:
         if name == "breakevens":
             credit, why = _score_number(answer, name, engine[name], 0.0, BREAKEVEN_TOL * spot)
         elif name == "pop":
-            credit, why = _score_number(answer, name, engine[name], 0.0, POP_TOL)
+            credit, why = _score_number(answer, name, engine[name], 0.0, POP_TOL, graded=False)
         elif name == "contracts_allowed":
-            credit, why = _score_number(answer, "contracts", engine["max_contracts"], 0.0, 1e-9)
+            credit, why = _score_number(answer, "contracts", engine["max_contracts"], 0.0, 1e-9, graded=False)
         else:
             credit, why = _score_number(answer, name, engine[name], MONEY_REL_TOL, money_floor)
         items.append(ItemScore("pnl", name, credit, why))
@@ -738,7 +783,8 @@ def score_answer(task: dict[str, Any], raw_answer: Any) -> ScoreCard:
         if engine is None:
             items.append(ItemScore("greeks", name, 0.0, f"no position to check against: {engine_error}"))
             continue
-        credit, why = _score_number(answer, name, engine[name], GREEK_REL_TOL, GREEK_FLOORS[name] * mult * eval_contracts)
+        credit, why = _score_number(answer, name, engine[name], GREEK_REL_TOL, GREEK_FLOORS[name] * mult * eval_contracts,
+                                    floor_near_zero_only=True)
         items.append(ItemScore("greeks", name, credit, why))
     items += _strategy_items(task, answer, legs, leg_error, engine, engine_error, money_floor)
     items += _risk_items(task, answer, contracts, engine, engine_error, mult)
@@ -753,9 +799,10 @@ FIGURE_ITEMS = ("net_premium", "hedge")
 def _gate_structure(items: list[ItemScore]) -> list[ItemScore]:
     """Structure and rule items earn credit only in proportion to the figures stated right.
 
-    The share of the task's figure items (every P&L and Greek number, the net premium, the hedge) that
-    match the engine multiplies every other item's credit, so restating a task's legs, or the right
-    legs with wrong or no numbers, earns nothing by itself. A task that asks no figure is not gated.
+    The mean credit of the task's figure items (every P&L and Greek number, the net premium, the hedge;
+    a near miss counts with its partial credit) multiplies every other item's credit, so restating a
+    task's legs, or the right legs with wrong or no numbers, earns nothing by itself, and the right legs
+    with figures a little off keep most of their credit. A task that asks no figure is not gated.
     """
     figures = [i for i in items if i.dimension in FIGURE_DIMENSIONS or i.name in FIGURE_ITEMS]
     if not figures:
@@ -769,7 +816,9 @@ def _gate_structure(items: list[ItemScore]) -> list[ItemScore]:
         if id(item) in figure_ids or item.credit == 0.0:
             out.append(item)
             continue
-        note = f"counted at {share:.0%}: {sum(i.credit == 1.0 for i in figures)} of {len(figures)} figures right"
+        near = sum(0.0 < i.credit < 1.0 for i in figures)
+        note = (f"counted at {share:.0%}: {sum(i.credit == 1.0 for i in figures)} of {len(figures)} figures right"
+                + (f", {near} near misses" if near else ""))
         out.append(ItemScore(item.dimension, item.name, item.credit * share,
                              note if item.reason == "ok" else f"{item.reason}; {note}"))
     return out
@@ -860,9 +909,10 @@ def _risk_items(task: dict[str, Any], answer: dict[str, Any], contracts: float |
                 out.append(ItemScore("risk", name, 0.0, str(exc)))
                 continue
             truth = engine["hedge_shares"]
-            ok = abs(stated - truth) <= max(HEDGE_REL_TOL * abs(truth), 1.0 if mult > 1 else 0.01)
-            out.append(ItemScore("risk", name, float(ok), "ok" if ok else
-                                 f"hedge {stated:.4g} shares; delta-neutral is {truth:.4g}"))
+            credit = figure_credit(stated, truth, HEDGE_REL_TOL, 1.0 if mult > 1 else 0.01)
+            why = f"hedge {stated:.4g} shares; delta-neutral is {truth:.4g}"
+            out.append(ItemScore("risk", name, credit, "ok" if credit == 1.0 else
+                                 f"{why}: a near miss, {credit:.0%} of the item" if credit > 0 else why))
     return out
 
 
