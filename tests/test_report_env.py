@@ -26,6 +26,7 @@ from finenvs.tasks.report.core import (
     PEER_MAP,
     RATINGS,
     STRONG_BUY,
+    STRONG_SELL,
     align_closes,
     basket_returns,
     position_map_of,
@@ -615,6 +616,21 @@ def test_always_buy_matches_fintrading_buy_and_hold():
     assert report.standard == trading.standard
     assert round(100 * report.herculean["cumulative_return"], 2) == -21.59  # HERCULEAN Table 2, MSFT BL
     assert report.total_reward == pytest.approx(math.log(report.final_equity), abs=1e-12)
+
+
+def test_short_exit_fee_on_equity_reaches_the_report_book():
+    """short_exit_fee="equity" (the reference scorer's short exit) is FinTrading-v0's book here too: always
+    STRONG_SELL equals always-SELL in FinTrading-v0 under the same option, and differs from the default."""
+    def wealth(env_id, action, option):
+        return run_episode(gym.make(env_id, symbol="MSFT", split="eval", short_exit_fee=option),
+                           lambda o, i: action, env_id=env_id, policy_name="short", seed=0).wealth
+
+    report = wealth("FinReport-v0", STRONG_SELL, "equity")
+    assert report == wealth("FinTrading-v0", 0, "equity")
+    default = wealth("FinReport-v0", STRONG_SELL, "shares")
+    assert report[:-1] == default[:-1] and report[-1] < default[-1]  # only the exit differs: a gain costs more
+    with pytest.raises(ValueError, match="valid short_exit_fees"):
+        FinReportEnv(symbol="MSFT", split="eval", short_exit_fee="Equity")
 
 
 def test_rewards_sum_to_log_final_equity_and_days_are_listed():
