@@ -311,6 +311,61 @@ def test_short_position_keeps_fixed_shares_and_pays_exit_fee_on_market_value():
     assert out[1][3]["fee"] == pytest.approx(FEE * abs(shares) * 121.0, rel=1e-14)
 
 
+@pytest.mark.parametrize("fill", ["close", "next_open"])
+def test_short_exit_fee_on_equity_is_the_reference_scorers_rule(fill):
+    """short_exit_fee="equity" charges a short's exit on its equity, as HERCULEAN's reference scorer does
+    (capital x (1 + (entry - exit) / entry) x fee); the default charges it on the shares bought back. Short at 100,
+    bought back at 90 (a 10% gain): 1.098900275 beside finenvs' 1.099000225, i.e. 2 x fee x 0.9995 x 0.10 apart."""
+    closes = [100.0, 90.0, 90.0, 90.0]
+    opens = [100.0, 100.0, 90.0, 90.0] if fill == "next_open" else None  # next_open: enter at 100, exit at 90
+    market = _hand_market(closes, opens)
+    e0 = 1 - FEE
+    gain = 1 + (100.0 - 90.0) / 100.0
+    reference = e0 * gain * (1 - FEE)  # the reference scorer: capital *= (1 + return) * (1 - fee)
+    ours = e0 * gain - FEE * (e0 / 100.0) * 90.0  # fee on the shares bought back
+    assert (round(reference, 12), round(ours, 12)) == (1.098900275, 1.099000225)
+    actions = [SELL, SELL, HOLD] if fill == "close" else [SELL, HOLD, HOLD]
+    for option, expected in (("shares", ours), ("equity", reference)):
+        out = _play(market, actions, fill=fill, short_exit_fee=option)
+        exit_step = out[-1] if fill == "close" else out[1]
+        assert exit_step[3]["position"] == 0 and exit_step[3]["equity"] == pytest.approx(expected, rel=1e-13), option
+    # closed out at the window's last close: the same rule
+    out = _play(_hand_market([100.0, 90.0]), [SELL], short_exit_fee="equity")
+    assert out[0][2] and out[0][3]["equity"] == pytest.approx(reference, rel=1e-13)
+    # a long pays the same either way, a reversal short -> long pays the short's exit on equity then the entry
+    for option in ("shares", "equity"):
+        assert _play(market, [BUY, BUY, HOLD], short_exit_fee=option)[-1][3]["equity"] == pytest.approx(
+            e0 * 0.9 * (1 - FEE), rel=1e-13)
+    flip = _play(_hand_market([100.0, 90.0, 90.0]), [SELL, BUY], short_exit_fee="equity")
+    assert flip[0][3]["equity"] == pytest.approx(e0 * gain, rel=1e-13)
+    assert flip[1][3]["equity"] == pytest.approx(reference * (1 - FEE) ** 2, rel=1e-13)  # entry, then the close-out
+    with pytest.raises(ValueError, match="short_exit_fee='cash'; valid short_exit_fees"):
+        FinTradingEnv(symbol="X", data=market, split=None, short_exit_fee="cash")
+
+
+def test_short_exit_fee_on_equity_on_the_shipped_data_is_the_reference_formula():
+    """Always-SELL MSFT over the eval quarter (HERCULEAN preset): the reference scorer's CR is
+    (1 + (first - last) / first) x (1 - fee) - 1 and finenvs' default (1 - r) - fee x r, r = last / first:
+    21.49% beside 21.51% (0.0216 pp: 2 x fee x (1 - r))."""
+    from finenvs.data.catalog import default_catalog
+
+    series = default_catalog().series("MSFT", "core")
+    a, b = (int(np.searchsorted(series.dates, np.datetime64(d))) for d in ("2026-01-02", "2026-03-31"))
+    r = float(series.close[b] / series.close[a])
+    cr = {}
+    for option in ("shares", "equity"):
+        env = EpisodeMetrics(gym.make("FinTrading-v0", symbol="MSFT", split="eval", short_exit_fee=option))
+        env.reset(seed=0)
+        while True:
+            *_, term, trunc, info = env.step(SELL)
+            if term or trunc:
+                break
+        cr[option] = info["episode_metrics"]["herculean"]["cumulative_return"]
+    assert cr["equity"] == pytest.approx((2 - r) * (1 - FEE) - 1, abs=1e-12)
+    assert cr["shares"] == pytest.approx((1 - r) - FEE * r, abs=1e-12)
+    assert (round(100 * cr["shares"], 2), round(100 * cr["equity"], 2)) == (21.51, 21.49)
+
+
 def test_reversal_pays_exit_then_entry_and_hold_goes_flat():
     out = _play(_hand_market([100.0, 100.0, 100.0, 100.0]), [BUY, SELL, HOLD])
     assert out[0][3]["equity"] == pytest.approx(1 - FEE)

@@ -44,6 +44,10 @@ CASES = {
     "dsr": ({"reward": "dsr", "dsr_eta": 0.05, "episode_length": 50}, 300, None, False),
     "long_only": ({"allow_short": False, "episode_length": 30}, 300, None, False),
     "zero_fee": ({"fee_bps": 0.0, "episode_length": 30}, 300, None, False),
+    "short_exit_on_equity": ({"short_exit_fee": "equity", "episode_length": 30}, 300, None, False),
+    "short_exit_on_equity_next_open": (
+        {"short_exit_fee": "equity", "fill": "next_open", "episode_length": 30}, 300, None, False
+    ),
     "split_eval": ({"split": "eval"}, 300, None, False),
     "split_live": ({"split": "live"}, 300, None, False),
     "explicit_window": ({"split": None, "start": "2025-06-02", "end": "2025-07-31"}, 300, None, False),

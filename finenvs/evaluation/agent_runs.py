@@ -111,6 +111,8 @@ PUBLISHED_METRICS = {"CR": ("h_cumulative_return", 0.01), "SR": ("h_sharpe", 1.0
                      "Score": ("quality", 1.0), "ACC": ("ACC", 0.01), "SER": ("SER", 0.01), "EER": ("EER", 0.01),
                      "CER": ("CER", 0.01)}
 PUBLISHED_BASELINE = "Buy&Hold (published)"
+#: The split whose window each regime of HERCULEAN's published results covers (Table 2: backtest, Table 3: live).
+PUBLISHED_SPLITS = {"backtest": "eval", "live": "live"}
 
 
 def load_published(path: Path | str
@@ -168,7 +170,7 @@ def load_published(path: Path | str
 
 def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baselines: dict[str, Any],
                      splits: tuple[str, ...], published: Sequence[Path | str] = ()) -> dict[str, Any]:
-    """HERCULEAN's Table 2 (backtest: ``splits[0]``) and Table 3 (live) layout for every agent that ran.
+    """HERCULEAN's Table 2 (backtest) and Table 3 (the ``live`` split) layout for every agent that ran.
 
     One table per workflow and split: a row per agent (the Buy&Hold baseline and the paper's published rows
     first), a column group per episode label (symbol, pair, or the whole instance set) with the workflow's
@@ -180,12 +182,13 @@ def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baseline
         baselines: ``{family: {split: {label: metrics}}}`` of the Buy&Hold rows.
         splits: The backtest and live splits.
         published: HERCULEAN published-results files (Table 2 and/or Table 3, :func:`load_published`); their
-            rows join the tables of their regime.
+            rows join the table of the window they publish (:data:`PUBLISHED_SPLITS`), as the specs' own published
+            rows do (``bench.published_for``); a table of another window has none.
     """
     from_files: dict[str, dict[str, Any]] = {}
-    for path in published:
+    for path in published:  # each file's rows join the table of the window it publishes (Table 2: eval, 3: live)
         regime, tables = load_published(path)
-        from_files[splits[0] if regime == "backtest" else splits[-1]] = tables
+        from_files[PUBLISHED_SPLITS[regime]] = tables
     out: dict[str, Any] = {}
     for split in splits:
         split_tables = []
@@ -202,10 +205,9 @@ def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baseline
             for agent, by_label in (baselines.get(task.family, {}).get(split) or {}).items():
                 rows.append({"agent": agent, "cells": by_label})
             file_rows = (from_files.get(split) or {}).get(task.bench.herculean or "") or {}
-            if split == splits[0]:
-                for agent, by_label in task.bench.published.items():
-                    if agent not in file_rows:
-                        rows.append({"agent": agent, "cells": dict(by_label)})
+            for agent, by_label in task.bench.published_for(split).items():
+                if agent not in file_rows:
+                    rows.append({"agent": agent, "cells": dict(by_label)})
             for agent, by_label in file_rows.items():
                 rows.append({"agent": agent, "cells": dict(by_label)})
             for r in family_runs:
@@ -226,8 +228,8 @@ def herculean_markdown(tables: dict[str, Any], splits: tuple[str, ...]) -> list[
              "conventions ((H) columns: entry fee in the first value, exit fee in the last, Sharpe over non-zero "
              "days). \"—\": the episode failed under HERCULEAN's rule (no valid decision after five attempts) or did "
              "not run. Published rows are the paper's own figures for the same window.", ""]
-    for n, split in enumerate(splits):
-        title = "Table 2 (backtest)" if n == 0 else "Table 3 (live)"
+    for split in splits:
+        title = "Table 3 (live)" if split == PUBLISHED_SPLITS["live"] else "Table 2 (backtest)"
         for t in tables.get(split, []):
             columns = [Column(c["key"], c["label"], c["scale"], c["digits"]) for c in t["columns"]]
             headers = ["agent", *(f"{md_text(label)} {c.label}" if label != "all" else c.label
@@ -283,6 +285,6 @@ def fabpp_tasks(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, fl
     return out
 
 
-__all__ = ["PUBLISHED_BASELINE", "SCRIPTED", "BenchAgent", "load_published", "agents_markdown", "debate_record",
+__all__ = ["PUBLISHED_BASELINE", "PUBLISHED_SPLITS", "SCRIPTED", "BenchAgent", "load_published", "agents_markdown", "debate_record",
            "fabpp_tasks", "herculean_markdown", "herculean_tables",
            "run_agent", "slug"]

@@ -145,7 +145,9 @@ class BenchSection:
         herculean_per_label: One column group per episode label (symbols) rather than one for the run.
         herculean_labels: The labels (symbols) of the paper's table; the table keeps those the agents played.
         herculean_baseline: The baseline shown as HERCULEAN's "BL" row (Buy&Hold), run over the agents' plan.
-        published: HERCULEAN's published rows, ``{agent: {label: {column key: value}}}``.
+        published: HERCULEAN's published rows of the eval window (its Table 2), ``{agent: {label: {column key:
+            value}}}``.
+        published_live: The same for the live window (its Table 3).
         published_block: The block of HERCULEAN's published-results JSON (``--herculean-published``) that holds
             the workflow's rows (``"trading"``, ``"hedging"``, ``"insights"``, ``"auditing"``).
         herculean_decisions: HERCULEAN's trading-decision files record this family's episodes
@@ -171,11 +173,17 @@ class BenchSection:
     herculean_labels: tuple[str, ...] = ()
     herculean_baseline: str | None = None
     published: Mapping[str, Mapping[str, Mapping[str, float]]] = field(default_factory=dict)
+    published_live: Mapping[str, Mapping[str, Mapping[str, float]]] = field(default_factory=dict)
     published_block: str | None = None
     herculean_decisions: bool = False
     fabpp_sections: tuple[str, ...] = ()
     profiles: Mapping[str, str] = field(default_factory=dict)
     closed_book: bool = False
+
+    def published_for(self, split: str) -> Mapping[str, Mapping[str, Mapping[str, float]]]:
+        """HERCULEAN's published rows of a split's window: ``published`` on ``eval`` (Table 2), ``published_live``
+        on ``live`` (Table 3), none on any other window (the paper publishes no figure for it)."""
+        return {"eval": self.published, "live": self.published_live}.get(split, {})
 
 
 #: How a real evaluation split's episodes are chosen (:attr:`RLSpec.eval_episodes`).

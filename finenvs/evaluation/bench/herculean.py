@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 
 from finenvs.baselines.registry import make_policy
-from finenvs.evaluation.agent_runs import herculean_tables
+from finenvs.evaluation.agent_runs import PUBLISHED_SPLITS, herculean_tables
 from finenvs.evaluation.bench.agents import agent_selection
 from finenvs.evaluation.bench.config import BenchConfig, herculean_splits
 from finenvs.evaluation.episodes import play_episode
@@ -56,44 +56,51 @@ def herculean_record(specs: list[TaskSpec], agent_runs: list[dict[str, Any]], co
 
 
 def reproduction_check(results: list[EpisodeResult], split: str) -> list[dict[str, Any]]:
-    """Compare finenvs' herculean baseline rows with the figures HERCULEAN publishes for them (eval split)."""
-    if split != "eval":
-        return []
+    """Compare finenvs' herculean baseline rows with the figures HERCULEAN publishes for them: Table 2 on the eval
+    split, Table 3 on the live split (its Market Insights rows give CR and MDD only: those are compared)."""
     out = []
     for task in tasks():
         baseline = task.bench.herculean_baseline
-        for published in task.bench.published.values():
+        for published in task.bench.published_for(split).values():
             for r in results:
                 pub = published.get(r.symbol)
                 if r.env_id != task.env_id or r.policy != baseline or pub is None:
                     continue
-                theirs = {"CR": round(100.0 * pub["h_cumulative_return"], 2), "SR": round(pub["h_sharpe"], 2),
-                          "MDD": round(100.0 * pub["h_max_drawdown"], 2)}
+                theirs = {m: round(scale * pub[key], 2) for m, (key, scale) in REPRODUCED.items() if key in pub}
                 ours = {"CR": round(100.0 * r.herculean["cumulative_return"], 2), "SR": round(r.herculean["sharpe"], 2),
                         "MDD": round(100.0 * r.herculean["max_drawdown"], 2)}
                 out.append({"env": r.env_id, "symbol": r.symbol, "published": theirs, "finenvs": ours,
-                            "match": ours == theirs})
+                            "match": all(ours[m] == v for m, v in theirs.items())})
     return out
 
 
-def reproduction_markdown(checks: list[dict[str, Any]]) -> list[str]:
+#: The figures the reproduction check compares: name -> (published row key, scale to the paper's unit).
+REPRODUCED = {"CR": ("h_cumulative_return", 100.0), "SR": ("h_sharpe", 1.0), "MDD": ("h_max_drawdown", 100.0)}
+
+
+def _table_of(split: str) -> str:
+    return "Table 3" if split == PUBLISHED_SPLITS["live"] else "Table 2"
+
+
+def reproduction_markdown(checks: list[dict[str, Any]], split: str = "eval") -> list[str]:
     """The reproduction check's table (none without checks)."""
     if not checks:
         return []
     return [
-        "## Reproduction check: HERCULEAN Table 2 buy-and-hold baseline",
+        f"## Reproduction check: HERCULEAN {_table_of(split)} buy-and-hold baseline",
         "",
         "finenvs' `herculean` preset on the shipped data beside the figures the paper publishes for its "
-        "Trading and Market Insights workflows (CR %, SR, MDD %; rounded to 2 decimals as published). The "
-        "live window (Table 3) is checked by the tests.",
+        "Trading and Market Insights workflows (CR %, SR, MDD %; rounded to 2 decimals as published). "
+        + ("The live window (Table 3) is checked by the tests." if _table_of(split) == "Table 2" else
+           "n/a: not published (Table 3 gives no SR for Market Insights). The eval window (Table 2) is checked "
+           "by the tests."),
         "",
         md_table(
             ["env", "symbol", "CR pub", "CR finenvs", f"{SR_H} pub", f"{SR_H} finenvs", "MDD pub", "MDD finenvs",
              "match"],
             [
-                [c["env"], md_text(c["symbol"]), f"{c['published']['CR']:.2f}", f"{c['finenvs']['CR']:.2f}",
-                 f"{c['published']['SR']:.2f}", f"{c['finenvs']['SR']:.2f}",
-                 f"{c['published']['MDD']:.2f}", f"{c['finenvs']['MDD']:.2f}",
+                [c["env"], md_text(c["symbol"]), *(cell for m in REPRODUCED for cell in (
+                    f"{c['published'][m]:.2f}" if m in c["published"] else "n/a", f"{c['finenvs'][m]:.2f}")),
                  "yes" if c["match"] else "NO"]
                 for c in checks
             ],
@@ -102,12 +109,12 @@ def reproduction_markdown(checks: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def reproduction_terminal(checks: list[dict[str, Any]]) -> list[str]:
+def reproduction_terminal(checks: list[dict[str, Any]], split: str = "eval") -> list[str]:
     """The reproduction check in one line (none without checks)."""
     if not checks:
         return []
     ok = sum(c["match"] for c in checks)
-    return ["", f"HERCULEAN Table 2 buy-and-hold reproduced on {ok}/{len(checks)} rows "
+    return ["", f"HERCULEAN {_table_of(split)} buy-and-hold reproduced on {ok}/{len(checks)} rows "
                 f"({', '.join(sorted({c['env'] for c in checks}))}; CR, SR, MDD to the published 2 decimals)."]
 
 

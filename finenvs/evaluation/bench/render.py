@@ -42,7 +42,7 @@ def _sections(card: Scorecard, charts: Charts) -> list[str]:
         view = card.view(task, charts)
         lines += task.bench.section.markdown(view) if view.has_content else missing_section_markdown(view)
         if checked and task.env_id == checked[-1]:
-            lines += reproduction_markdown(card.reproduction)
+            lines += reproduction_markdown(card.reproduction, card.config.get("split", "eval"))
     return lines
 
 

@@ -28,7 +28,7 @@ def terminal_table(card: Scorecard) -> str:
         out += [ln for ln in herculean_markdown(card.herculean, tuple(card.herculean))[3:] if ln]
     if card.aggregate:
         out += ["", *aggregate_terminal(card.aggregate)]
-    out += reproduction_terminal(card.reproduction)
+    out += reproduction_terminal(card.reproduction, card.config.get("split", "eval"))
     if card.windows:
         from finenvs.evaluation.windows import suite_terminal
 

@@ -58,6 +58,7 @@ from finenvs.tasks.report.quality import (
 )
 from finenvs.tasks.trading.core import (
     RUIN_LOG_RETURN,
+    SHORT_EXIT_FEES,
     Episode,
     MarketData,
     TradingParams,
@@ -245,6 +246,8 @@ class FinReportEnv(gym.Env):
     * ``position_map``: ``"herculean"`` (default: strong and plain ratings both +-1), ``"scaled"``
       (plain ratings +-0.5) or a ``{rating: exposure in [-1, 1]}`` dict.
     * ``fee_bps``: fee in basis points (default 5).
+    * ``short_exit_fee``: ``"shares"`` (default) or ``"equity"``: what a short's exit fee is charged on, as in
+      FinTrading-v0 (``"equity"``: the short's equity at the exit, HERCULEAN's reference scorer).
     * ``peers``: ``{symbol: [peer, ...]}`` replacing ``PEER_MAP`` entries.
     * ``judge``: optional ``judge(report, context) -> score in [0, 1]`` adding a Reasoning check
       (see :func:`finenvs.tasks.report.baselines.llm_judge`); never required. Not JSON: pass it to ``gym.make`` directly.
@@ -284,6 +287,7 @@ class FinReportEnv(gym.Env):
         render_mode: str | None = None,
         calendar: str | None = DEFAULT_CALENDAR,
         open_end: bool = False,
+        short_exit_fee: str = "shares",
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
@@ -292,13 +296,15 @@ class FinReportEnv(gym.Env):
             raise ValueError(f"open_end={open_end!r} must be True or False")
         self.open_end = open_end
         check_choice("action_mode", action_mode, ACTION_MODES)
+        check_choice("short_exit_fee", short_exit_fee, SHORT_EXIT_FEES)
         if episode_weeks is not None and (isinstance(episode_weeks, bool) or not isinstance(episode_weeks, int)
                                           or episode_weeks < 1):
             raise ValueError(f"episode_weeks={episode_weeks!r} must be None or an integer >= 1")
         if judge is not None and not callable(judge):
             raise ValueError(f"judge must be callable(report, context) -> score in [0, 1], got {type(judge).__name__}")
         self.position_map = position_map_of(position_map)
-        self.params = TradingParams(fee=fee_fraction(fee_bps), allow_short=True, window=1)
+        self.params = TradingParams(fee=fee_fraction(fee_bps), allow_short=True, window=1,
+                                    short_exit_fee=short_exit_fee)
         self.action_mode = action_mode
         #: The text protocol: rating words (``rating``), or the report itself (``report``).
         self.text_protocol = REPORT_PROTOCOL if action_mode == "rating" else REPORT_TEXT_PROTOCOL

@@ -45,6 +45,15 @@ HERCULEAN_PUBLISHED_BUY_AND_HOLD: dict[str, dict[str, dict[str, float]]] = {
 }
 
 
+def published_rows(split: str) -> dict[str, dict[str, dict[str, float]]]:
+    """The published Buy&Hold of a split as a bench row, in the HERCULEAN columns' keys and fractions (the live
+    window has no SR: none is given)."""
+    keys = {"CR": ("h_cumulative_return", 100.0), "SR": ("h_sharpe", 1.0), "MDD": ("h_max_drawdown", 100.0)}
+    return {"Buy&Hold (published)": {
+        symbol: {keys[k][0]: v / keys[k][1] for k, v in row.items()}
+        for symbol, row in HERCULEAN_PUBLISHED_BUY_AND_HOLD[split].items()}}
+
+
 def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
     """The ratings' market metrics, and each report's quality (0-10) with its four dimensions."""
     metrics = market_episode_metrics(env, reset_info, infos)
@@ -121,8 +130,5 @@ SPEC = TaskSpec(
                        episode_part=ReportEpisode, herculean="Market Insights", herculean_baseline="buy_and_hold",
                        herculean_labels=HERCULEAN_SYMBOLS, published_block="insights",
                        herculean_columns=(*HERCULEAN_MARKET_COLUMNS, Column("quality", "Quality")),
-                       published={"Buy&Hold (published)": {
-                           s: {"h_cumulative_return": v["CR"] / 100, "h_sharpe": v["SR"],
-                               "h_max_drawdown": v["MDD"] / 100}
-                           for s, v in HERCULEAN_PUBLISHED_BUY_AND_HOLD["eval"].items()}}),
+                       published=published_rows("eval"), published_live=published_rows("live")),
 )

@@ -13,6 +13,11 @@ Book (one asset, fixed shares while a position is held)
       while the position is held (no rebalancing).
     * Exiting pays ``fee`` x the market value of the shares traded
       (``|shares| x price``). A reversal is an exit followed by an entry.
+      ``short_exit_fee="equity"`` charges a short's exit fee on the short's
+      equity instead (its collateral plus its profit, ``2 |shares| x
+      entry price - |shares| x price``; for a full short the book's equity),
+      as HERCULEAN's reference scorer does; a long's exit fee is unchanged
+      (a full long's equity is its shares' value).
     * A target equal to the current position trades nothing and pays nothing.
     * Equity = cash + shares x price, marked at each close.
     * ``fill="close"``: the decision taken at the close of day t trades at that
@@ -58,6 +63,8 @@ RUIN_LOG_RETURN = math.log(1e-9)
 _log = math.log  # one global read per call in the step loop instead of two
 DSR_MIN_VARIANCE = 1e-12
 FILLS = ("close", "next_open")
+#: What a short's exit fee is charged on: the shares bought back (finenvs) or the short's equity (the reference's).
+SHORT_EXIT_FEES = ("shares", "equity")
 REWARDS = ("log_return", "dsr")
 #: Above this many rows a market keeps its per-day values compactly (prices in an ``array.array``, dates
 #: formatted when read) and an episode builds its observation templates ``OBS_BLOCK_ROWS`` at a time, so
@@ -77,6 +84,8 @@ class TradingParams:
         reward: ``"log_return"`` or ``"dsr"``.
         dsr_eta: Adaptation rate of the differential Sharpe ratio.
         window: Days of features in an observation.
+        short_exit_fee: ``"shares"`` (the fee on the market value of the shares bought back) or ``"equity"``
+            (on the short's equity at the exit, as HERCULEAN's reference scorer charges it); see module doc.
     """
 
     fee: float = 0.0005
@@ -85,6 +94,7 @@ class TradingParams:
     reward: str = "log_return"
     dsr_eta: float = 0.01
     window: int = 30
+    short_exit_fee: str = "shares"
 
     @property
     def obs_size(self) -> int:
@@ -250,6 +260,8 @@ class Episode:
     #: rolled forward): the episode truncates there with the position still held, no exit fee, and a later run
     #: over more data steps on from it with the same rewards.
     close_at_end: bool = True
+    #: A short's exit fee is charged on its equity (``TradingParams.short_exit_fee == "equity"``).
+    short_exit_on_equity: bool = False
     #: The data ends at row ``end`` before the window does (a series that stops, or the window's last session
     #: without its bar): the step into ``end`` is an ordinary one, and the decision at ``end`` finds no next bar,
     #: so its step closes any position at that close (exit fee paid) and truncates the episode. Nothing before
@@ -300,6 +312,7 @@ def make_episode(market: MarketData, params: TradingParams, start: int, end: int
         log_reward=params.reward == "log_return",
         dsr_eta=params.dsr_eta,
         close_at_end=close_at_end,
+        short_exit_on_equity=params.short_exit_fee == "equity",
         data_ends=data_ends,
     )
 
@@ -373,6 +386,14 @@ class StepOutcome(NamedTuple):
     closed_out: bool
     terminated: bool
     truncated: bool
+
+
+def short_equity(position: float, shares: float, entry_equity: float, price: float) -> float:
+    """A short's equity at ``price``: its collateral plus its profit, ``2 |shares| x entry price - |shares| x
+    price`` (``|shares| x entry price = |position| x entry_equity``), never below 0. For a full short (position
+    -1) it is the book's equity; the reference scorer charges a short's exit fee on it."""
+    value = 2.0 * -position * entry_equity - abs(shares) * price
+    return value if value > 0.0 else 0.0
 
 
 def initial_state(start: int, end: int) -> tuple:
@@ -452,7 +473,10 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
             ruined = traded <= 0.0
         if not ruined:
             if position:
-                paid = fee * abs(shares) * price
+                if position < 0 and ep.short_exit_on_equity:
+                    paid = fee * short_equity(position, shares, entry_equity, price)
+                else:
+                    paid = fee * abs(shares) * price
                 traded -= paid
             if target:
                 entry_fee = fee * traded
@@ -484,7 +508,10 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
         else:
             closed_out = position != 0 and ep.close_at_end
             if closed_out:
-                exit_fee = ep.fee * abs(shares) * price_close
+                if position < 0 and ep.short_exit_on_equity:
+                    exit_fee = ep.fee * short_equity(position, shares, entry_equity, price_close)
+                else:
+                    exit_fee = ep.fee * abs(shares) * price_close
                 new_equity -= exit_fee
                 paid += exit_fee
                 position, shares, cash = 0, 0.0, new_equity
@@ -512,7 +539,10 @@ def transition_at_last_bar(ep: Episode, state: tuple) -> tuple[tuple, tuple]:
     next bar, so whatever the action, the position is closed at this close (exit fee paid) and the episode is
     truncated. The state stays at this row, and no position is held over a day (``held`` 0)."""
     t, start, end, position, shares, cash, equity, entry_equity, fees_paid, dsr_a, dsr_b, ruined = state
-    paid = ep.fee * abs(shares) * ep.close_values[t] if position else 0.0
+    if position < 0 and ep.short_exit_on_equity:
+        paid = ep.fee * short_equity(position, shares, entry_equity, ep.close_values[t])
+    else:
+        paid = ep.fee * abs(shares) * ep.close_values[t] if position else 0.0
     new_equity = equity - paid
     if ep.log_reward:
         reward = _log(new_equity / equity) if new_equity > 0.0 else RUIN_LOG_RETURN

@@ -30,6 +30,7 @@ from finenvs.tasks.trading.core import (
     FILLS,
     REWARDS,
     SCALAR_NAMES,
+    SHORT_EXIT_FEES,
     Episode,
     MarketData,
     TradingParams,
@@ -95,7 +96,10 @@ class FinTradingEnv(gym.Env):
     reversal pays both. A position open at the window's last close is closed
     there and pays the exit fee (so is one open when the data stops before the
     window's end: see Episode End). Buy-and-hold therefore has equity 1 - fee after
-    entry and (1 - fee)^2 * last/first at the end (``fill="close"``).
+    entry and (1 - fee)^2 * last/first at the end (``fill="close"``). An exit's
+    notional is the value of the shares sold or bought back;
+    ``short_exit_fee="equity"`` charges a short's exit on its equity instead
+    (HERCULEAN's reference scorer).
 
     ## Starting State
     Flat, equity 1.0, at the close of the window's first trading day. The
@@ -137,6 +141,9 @@ class FinTradingEnv(gym.Env):
       = a random sub-window of that many decisions.
     * ``window``: days of features per observation (default 30).
     * ``fee_bps``: fee in basis points of traded notional (default 5, 0 allowed).
+    * ``short_exit_fee``: what a short's exit fee is charged on: ``"shares"`` (default: the value of the shares
+      bought back) or ``"equity"`` (the short's equity at the exit, as HERCULEAN's reference scorer charges it;
+      a short that gained costs more to close, one that lost less). Longs pay the same either way.
     * ``allow_short``: SELL shorts (True) or goes flat (False).
     * ``fill``: ``"close"`` (default) or ``"next_open"``.
     * ``reward``: ``"log_return"`` (default) or ``"dsr"``; ``dsr_eta``: its adaptation rate.
@@ -192,6 +199,7 @@ class FinTradingEnv(gym.Env):
         render_mode: str | None = None,
         open_end: bool = False,
         calendar: str | None = DEFAULT_CALENDAR,
+        short_exit_fee: str = "shares",
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
@@ -202,6 +210,7 @@ class FinTradingEnv(gym.Env):
         check_choice("source", source, SOURCES)
         check_choice("fill", fill, FILLS)
         check_choice("reward", reward, REWARDS)
+        check_choice("short_exit_fee", short_exit_fee, SHORT_EXIT_FEES)
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
             raise ValueError(f"window={window!r} must be an integer >= 1")
         fee = fee_fraction(fee_bps)
@@ -223,6 +232,7 @@ class FinTradingEnv(gym.Env):
             reward=reward,
             dsr_eta=float(dsr_eta),
             window=int(window),
+            short_exit_fee=short_exit_fee,
         )
         self.render_mode = render_mode
         self.source = source

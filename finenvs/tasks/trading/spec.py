@@ -38,6 +38,14 @@ HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD: dict[str, dict[str, float]] = {
     "NVDA": {"CR": 12.86, "SR": 4.43, "MDD": 8.43},
 }
 
+
+
+def published_rows(figures: dict[str, dict[str, float]]) -> dict[str, dict[str, dict[str, float]]]:
+    """Published Buy&Hold figures (CR %, SR, MDD %) as a bench row in the HERCULEAN columns' keys and fractions."""
+    return {"Buy&Hold (published)": {s: {"h_cumulative_return": v["CR"] / 100, "h_sharpe": v["SR"],
+                                         "h_max_drawdown": v["MDD"] / 100} for s, v in figures.items()}}
+
+
 SPEC = TaskSpec(
     family="trading",
     env_id=ENV_ID,
@@ -60,9 +68,8 @@ SPEC = TaskSpec(
         title="Trading", suites=("herculean",), section=MarketSection(), market=True, herculean="Trading",
         herculean_columns=HERCULEAN_MARKET_COLUMNS, herculean_baseline="buy_and_hold",
         herculean_labels=HERCULEAN_SYMBOLS, published_block="trading", herculean_decisions=True,
-        published={"Buy&Hold (published)": {s: {"h_cumulative_return": v["CR"] / 100, "h_sharpe": v["SR"],
-                                                "h_max_drawdown": v["MDD"] / 100}
-                                            for s, v in HERCULEAN_PUBLISHED_BUY_AND_HOLD.items()}},
+        published=published_rows(HERCULEAN_PUBLISHED_BUY_AND_HOLD),
+        published_live=published_rows(HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD),
     ),
     rl=RLSpec(train_kwargs={"episode_length": 63}, eval_episodes="universe"),
 )

@@ -55,6 +55,12 @@ OBS_TABLE_BYTES = 1 << 30
 STEP_INFO_KEYS = ("equity", "position", "fee", "fees")
 
 
+
+def _short_equity(shares: np.ndarray, price: np.ndarray, entry: np.ndarray) -> np.ndarray:
+    """A full short's equity at ``price`` (:func:`~finenvs.tasks.trading.core.short_equity` at position -1):
+    ``2 x entry equity - |shares| x price``, never below 0."""
+    return np.maximum(2.0 * entry - np.abs(shares) * price, 0.0)
+
 class FinTradingVectorEnv(gym.vector.VectorEnv):
     """N independent FinTrading-v0 episodes stepped together in numpy.
 
@@ -147,6 +153,7 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         self._n_feat = n
         self._obs_size = n + 3
         self._fee = self.params.fee
+        self._short_exit_on_equity = self.params.short_exit_fee == "equity"
         self._fill_at_close = self.params.fill == "close"
         self._log_reward = self.params.reward == "log_return"
         self._eta = self.params.dsr_eta
@@ -410,6 +417,8 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
         moving = np.where(do, shares, 0.0)
         goal = np.where(do, target, 0.0)
         exit_fee = fee * np.abs(moving) * price
+        if self._short_exit_on_equity:  # a short's exit on its equity (the core's short_equity, position -1)
+            exit_fee = np.where(moving < 0.0, fee * _short_equity(moving, price, self._entry), exit_fee)
         traded = traded - exit_fee
         entry_fee = fee * traded * np.abs(goal)
         traded = traded - entry_fee
@@ -440,7 +449,10 @@ class FinTradingVectorEnv(gym.vector.VectorEnv):
             truncated |= at_last
             held[at_last] = 0.0
         if truncated.any():  # the window's last close closes the position (flat books pay exactly 0)
-            exit_fee = fee * np.abs(np.where(truncated, shares, 0.0)) * price_close
+            closing = np.where(truncated, shares, 0.0)
+            exit_fee = fee * np.abs(closing) * price_close
+            if self._short_exit_on_equity:
+                exit_fee = np.where(closing < 0.0, fee * _short_equity(closing, price_close, entry), exit_fee)
             new_equity = new_equity - exit_fee
             paid = paid + exit_fee
             position = np.where(truncated, 0.0, position)
