@@ -78,8 +78,8 @@ def run_agent(agent: BenchAgent, task: TaskSpec, selection: Selection, root: Pat
             "metrics": score.run_metrics(), "episodes": episodes, "efficiency": score.efficiency(),
             "reproduced": score.reproduced, "signature": score.signature,
             "failed": sum(e["status"] == "failed" for e in episodes),
-            "prices": None if prices is None else {"input_per_million": prices.input_per_million,
-                                                   "output_per_million": prices.output_per_million}}
+            "prices": None if prices is None or None in (prices.input_per_million, prices.output_per_million) else
+            {"input_per_million": prices.input_per_million, "output_per_million": prices.output_per_million}}
 
 
 def _cell(column: Column, metrics: dict[str, Any] | None) -> str:
