@@ -10,18 +10,23 @@ look-ahead penalty.
 
 What the paper leaves open, fixed here and reported with every result:
 
-* **Cost** is the run's dollar cost from the token prices given (``finenvs llm
-  --price-in/--price-out``). At zero cost — an offline agent, a baseline, a
+* **Cost** is the run's dollar cost from the token prices given (``finenvs llm``
+  or ``finenvs bench`` ``--price-in/--price-out``, dollars per million prompt and
+  completion tokens, or ``--prices FILE``). At zero cost — an offline agent, a baseline, a
   model served for free — C = ln(1) = 0 and the formula divides by zero: alpha
   is then *undefined* (None, with the reason), never infinite and never a made-up
   number. With ``cost_floor`` (dollars, > 0) the cost is taken as at least the
   floor, C = ln(1 + max(cost, floor)), and the floor is recorded. An unknown cost
-  (no prices given) is undefined too.
+  (no prices given, or an endpoint that reported no token counts) is undefined
+  too: never counted as 0.
 * **Look-ahead penalty** is the look-ahead attempts per decision (every date-
   locked read that asked past the decision's date, counted by the as-of view):
   P = 1 + attempts / decisions, so P = 1 for an agent that never asked for the
   future and 2 for one that asked once per decision on average.
-* **R** is clipped to [0, 100] and **D** to [0.8, 1.2], as FAB++ clips them.
+* **R** is clipped to [0, 100] and **D** to [0.8, 1.2]: the ranges FAB++'s
+  Appendix A states for them. FAB++'s code does not clip them; the clipping is
+  finenvs' choice (R from finenvs' aggregate and D from its debate round are in
+  those ranges already, so it only bounds a value passed in by hand).
 """
 
 from __future__ import annotations
@@ -121,7 +126,7 @@ def alpha_score(
     if r is None:
         alpha, note = None, "undefined: no role score"
     elif c is None:
-        alpha, note = None, "undefined: the cost is unknown (no token prices given)"
+        alpha, note = None, "undefined: the cost is unknown (no token prices given, or token counts not reported)"
     elif c == 0.0:
         alpha, note = None, "undefined: zero cost (C = ln(1 + 0) = 0 divides); pass a cost floor to compare"
     else:

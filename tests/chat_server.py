@@ -20,6 +20,7 @@ names), and ``GET /v1/models``. Faults are injected per request from a queue
 | ``"text:X"`` | a text reply ``Thinking...\\nAction: X`` |
 | ``"huge:N"`` | a text reply of N characters ending ``Action: BUY`` |
 | ``"gzip:N"`` | the same reply of N characters, gzip-compressed (``Content-Encoding: gzip``) |
+| ``"no_usage"`` | the reply reports no token usage (an endpoint that does not count tokens) |
 | ``"endless"`` | HTTP 200 with no ``Content-Length``, then a JSON body that never ends (written until the client hangs up or 64 MiB; ``server.sent`` counts the bytes) |
 
 Token usage is reported as characters / 4 of the request and the reply.
@@ -157,6 +158,8 @@ class ChatServer:
             "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": completion_chars // 4,
                       "total_tokens": prompt_chars // 4 + completion_chars // 4},
         }
+        if fault == "no_usage":
+            del payload["usage"]
         if fault and fault.startswith("gzip:"):
             return 200, gzip.compress(json.dumps(payload).encode()), {"Content-Encoding": "gzip"}
         return 200, json.dumps(payload).encode(), {}

@@ -72,3 +72,98 @@ def test_the_bench_records_alpha_for_baselines_and_agents():
     assert alpha_cell(agent["alpha"]).startswith(f"{agent['alpha']['alpha']:.2f} (R {r:.2f}")
     floored = section_aggregate([qa], sections, [run], "fabpp", [], cost_floor=0.01)["profiles"]["reference"]
     assert floored["alpha"]["alpha"] == pytest.approx(floored["overall"] / math.log1p(0.01))
+
+
+def _bench_with_model(tmp_path, name, *flags, faults=()):
+    """``finenvs bench --envs FinQA-v0`` with the test chat server as the model (2 questions of each split)."""
+    pytest.importorskip("openai")
+    import json
+
+    from chat_server import ChatServer
+
+    from finenvs.cli import main
+
+    with ChatServer() as server:
+        server.faults.extend(faults)
+        code = main(["bench", "--envs", "FinQA-v0", "--base-url", server.base_url, "--model", "router",
+                     "--agent-limit", "2", "--no-agents", "--out", str(tmp_path), "--name", name, "--quiet",
+                     "--no-plots", "--no-html", *flags])
+    assert code == 0
+    return json.loads((tmp_path / name / "scorecard.json").read_text()), (tmp_path / name / "scorecard.md").read_text()
+
+
+def test_bench_prices_give_a_model_its_dollar_cost_and_alpha(tmp_path):
+    """``--price-in/--price-out`` (dollars per million prompt/completion tokens): the model's cost is its FAB++ runs'
+    tokens at those prices, and its Alpha score is defined; the baselines stay at the zero-cost rule (n/a)."""
+    from finenvs.evaluation.bench import alpha_cell
+
+    card, md = _bench_with_model(tmp_path, "priced", "--price-in", "3", "--price-out", "15")
+    runs = [r for r in card["agents"] if r["agent"] == "router"]
+    assert {r["split"] for r in runs} == {"eval", "fab_public"}  # the public questions are played too
+    prompt = sum(r["efficiency"]["prompt_tokens"] for r in runs)
+    completion = sum(r["efficiency"]["completion_tokens"] for r in runs)
+    cost = prompt * 3 / 1e6 + completion * 15 / 1e6
+    assert prompt > 0 and completion > 0
+    router = card["aggregate"]["profiles"]["router"]
+    assert router["cost"] == {"cost_usd": pytest.approx(cost), "input_per_million": 3.0, "output_per_million": 15.0,
+                              "prompt_tokens": prompt, "completion_tokens": completion}
+    decisions = sum(r["efficiency"]["decisions"] for r in runs)
+    attempts = sum(r["efficiency"]["look_ahead_attempts"] for r in runs)
+    assert router["alpha"]["alpha"] == pytest.approx(
+        router["overall"] / (math.log1p(cost) * (1 + attempts / decisions)))
+    assert alpha_cell(router["alpha"]).startswith(f"{router['alpha']['alpha']:.2f} (R ")
+    assert card["aggregate"]["profiles"]["reference"]["alpha"]["alpha"] is None  # a baseline costs 0: n/a
+    assert "the zero-cost rule" in md and f"router: {prompt:,} prompt and {completion:,} completion tokens at $3 / $15" \
+        f" per million = ${cost:.4f}." in md
+    assert card["config"]["prices"] == {"price_in": 3.0, "price_out": 15.0, "file": None}
+    table = tmp_path / "prices.json"
+    table.write_text('{"router": {"input_per_million": 3, "output_per_million": 15}, "other": '
+                     '{"input_per_million": 1, "output_per_million": 2}}')
+    again, _ = _bench_with_model(tmp_path, "table", "--prices", str(table))
+    assert again["aggregate"]["profiles"]["router"]["cost"]["input_per_million"] == 3.0
+    assert again["aggregate"]["profiles"]["router"]["alpha"]["alpha"] is not None
+
+
+def test_unknown_token_counts_keep_the_cost_unknown_never_zero(tmp_path):
+    """One reply without token usage makes the model's cost unknown, priced or not: alpha n/a (never a cost of 0)."""
+    from finenvs.evaluation.bench import alpha_cell
+
+    card, md = _bench_with_model(tmp_path, "nousage", "--price-in", "3", "--price-out", "15", faults=["no_usage"])
+    router = card["aggregate"]["profiles"]["router"]
+    assert router["cost"]["cost_usd"] is None and router["alpha"]["cost_usd"] is None
+    assert router["alpha"]["alpha"] is None and "unknown" in router["alpha"]["note"]
+    assert alpha_cell(router["alpha"]).startswith("n/a: cost unknown")
+    assert "tokens unknown at $3 / $15 per million = cost unknown." in md
+    unpriced, _ = _bench_with_model(tmp_path, "unpriced")
+    assert unpriced["aggregate"]["profiles"]["router"]["alpha"]["alpha"] is None
+    assert "cost" not in unpriced["aggregate"]["profiles"]["router"]
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--price-in", "3"], "--price-in and --price-out go together"),
+    (["--price-in", "-1", "--price-out", "2"], "--price-in: a price is a finite number"),
+    (["--price-in", "1", "--price-out", "2", "--prices", "p.json"], "not both"),
+    (["--prices", "p.json"], "no entry for model 'router'"),
+])
+def test_bad_prices_are_refused_before_any_work(flags, message, tmp_path, monkeypatch):
+    from finenvs.evaluation.bench import BenchConfig
+    from finenvs.evaluation.bench.agents import model_prices
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.json").write_text('{"other": {"input_per_million": 1, "output_per_million": 2}}')
+    kw = {"price_in": None, "price_out": None, "prices": None}
+    it = iter(flags)
+    for flag, value in zip(it, it, strict=True):
+        kw[flag[2:].replace("-", "_")] = value if flag == "--prices" else float(value)
+    with pytest.raises(ValueError, match=message):
+        model_prices(BenchConfig(model="router", **kw), "router")
+
+
+def test_prices_without_a_model_are_an_error_naming_the_flags(tmp_path, capsys):
+    from finenvs.cli import main
+
+    assert main(["bench", "--envs", "FinQA-v0", "--price-in", "1", "--price-out", "2", "--out", str(tmp_path),
+                 "--quiet", "--no-plots", "--no-html"]) == 2
+    err = capsys.readouterr().err
+    assert "--price-in/--price-out/--prices price a model's tokens" in err
+    assert not any(tmp_path.iterdir())  # refused before any work

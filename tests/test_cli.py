@@ -257,11 +257,20 @@ def test_full_bench_on_shipped_data(tmp_path):
     assert all(r["look_ahead_attempts"] == 0 and r["tool_calls"] >= 1 for r in qa["scripted_agent"]["rows"])
     assert all(v["score"] < 5 for v in qa["first_number"]["sections"].values())
     assert "## Knowledge and analysis (FinQA-v0)" in md and "FinQA-v0 agents: scripted_agent (eval, 150" in proc.stdout
+    # the Finance Agent Benchmark's 50 public questions: closed-book, rubric-scored, in Knowledge beside the 60
+    public = card["sections"]["qa"]["public"]
+    assert public["n"] == 50 and public["split"] == "fab_public"
+    assert public["policies"]["scripted_agent"]["sections"] == {"knowledge": {"n": 50, "score": 0.0}}
+    assert "scripted_agent (fab_public, 50 episodes): Knowledge 0.00" in proc.stdout
+    assert "50 public questions, closed-book" in md and "scored by its rubric" in md
     # the section aggregate, recomputed here from the rows it was built from
     agg = card["aggregate"]
     assert agg["weights"] == {"knowledge": 0.30, "analysis": 0.35, "options": 0.35}
     ref = agg["profiles"]["reference"]
-    assert ref["overall"] == 100.0
+    assert ref["sections"]["knowledge"]["tasks"] == 110 and ref["sections"]["knowledge"]["score"] == 6000 / 110
+    assert ref["overall"] == pytest.approx(0.30 * 6000 / 110 + 0.35 * 100 + 0.35 * 100)
+    agent = agg["profiles"]["scripted_agent"]
+    assert agent["sections"]["knowledge"] == {**agent["sections"]["knowledge"], "tasks": 110, "score": 6000 / 110}
     rnd = agg["profiles"]["random"]
     opt_scores = options["options"]["random"]["scores"] + options["bank"]["random"]["scores"]
     assert abs(rnd["sections"]["options"]["score"] - sum(opt_scores) / len(opt_scores)) < 1e-9

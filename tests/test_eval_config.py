@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from finenvs.evaluation.eval_config import ConfigError, PoolTask, read_config, select
+from finenvs.evaluation.eval_config import STRATEGIES, ConfigError, PoolTask, read_config, select
 
 TYPES = {"knowledge": ["close_price", "max_close", "xbrl_metric"], "analysis": ["npv", "fcff"],
          "options": ["strategy", "pricing", "greeks"]}
@@ -116,3 +116,105 @@ def test_bench_with_a_config_plays_and_counts_exactly_the_selected_tasks(tmp_pat
                                   agents=False, eval_config=cfg))
     assert again.config["eval_config_record"]["digest"] == record["digest"]
     assert json.loads((tmp_path / "r2" / "eval_config.json").read_text())["tasks"] == record["tasks"]
+
+
+#: FAB++'s Appendix C evaluation config, written by hand as the paper prints it.
+APPENDIX_C = """\
+name: "FAB++ Full Evaluation"
+datasets:
+  - type: synthetic
+    path: data/synthetic_questions/questions.json
+    limit: 50
+  - type: bizfinbench
+    path: data/BizFinBench.v2
+    task_types: [event_logic_reasoning, financial_quantitative_computation]
+    languages: [en]
+    limit_per_task: 20
+  - type: public_csv
+    path: finance-agent/data/public.csv
+    limit: 100
+sampling:
+  strategy: stratified
+  total_limit: 100
+  seed: 42
+"""
+STAND_INS = ["BizFinBench event_logic_reasoning -> finenvs filing_order, stand-in",
+             "BizFinBench financial_quantitative_computation -> finenvs xbrl_metric, stand-in"]
+
+
+@pytest.fixture(scope="module")
+def pools():
+    """The bench's pools on the eval split (FinQA-v0's 150 eval and 50 public questions; options drawn lazily)."""
+    from finenvs.evaluation.eval_config import bench_pools
+
+    return bench_pools("eval", 0)
+
+
+def test_appendix_c_selects_stand_ins_public_questions_and_per_type_limits(tmp_path, pools):
+    path = tmp_path / "appendix_c.yaml"
+    path.write_text(APPENDIX_C)
+    sel = select(read_config(path), pools, source=str(path))
+    assert len(sel.tasks) == 100 and not sel.skipped
+    assert [n for n in sel.notes if n.startswith("BizFinBench")] == STAND_INS
+    assert sum("not read" in n for n in sel.notes) == 3  # each dataset's path: finenvs draws from its own questions
+    public = [t for t in sel.tasks if t.split == "fab_public"]
+    knowledge = [t for t in sel.tasks if t.section == "knowledge" and t.split is None]
+    analysis = [t for t in sel.tasks if t.section == "analysis"]
+    # the eval split has 12 filing_order and 12 xbrl_metric questions (under limit_per_task 20); total_limit 100
+    # then takes the datasets in turn: 24 BizFinBench stand-ins, then 38 each of synthetic and public_csv
+    assert sorted(t.task_type for t in knowledge) == ["filing_order"] * 12 + ["xbrl_metric"] * 12
+    assert (len(analysis), len(public)) == (38, 38)
+    assert all(t.section == "knowledge" and t.task_id.startswith("fab_public/") for t in public)
+    assert len(set(sel.instances("qa", "fab_public"))) == 38 and len(sel.instances("qa")) == 62
+    capped = {**read_config(path), "datasets": [{"type": "bizfinbench", "task_types": ["event_logic_reasoning",
+                                                 "financial_quantitative_computation"], "limit_per_task": 5}]}
+    for strategy in STRATEGIES:
+        picked = select({**capped, "sampling": {"strategy": strategy, "seed": 1}}, pools).tasks
+        assert sorted(t.task_type for t in picked) == ["filing_order"] * 5 + ["xbrl_metric"] * 5, strategy
+
+
+@pytest.mark.parametrize(("dataset", "message"), [
+    ({"type": "bizfinbench", "task_types": ["event_logic_reasoning", "user_sentiment_analysis"]},
+     r"datasets\[0\]\.task_types \['user_sentiment_analysis'\] are not task types of 'bizfinbench'.*"
+     r"BizFinBench types with a finenvs stand-in: \['event_logic_reasoning', 'financial_quantitative_computation'\]"),
+    ({"type": "synthetic", "task_types": ["event_logic_reasoning"]},
+     r"datasets\[0\]\.task_types \['event_logic_reasoning'\] are not task types of 'synthetic'"),
+    ({"type": "bizfinbench", "languages": "en"}, r"datasets\[0\]\.languages must be a list"),
+    ({"type": "bizfinbench", "limit_per_task": 0}, r"datasets\[0\]\.limit_per_task must be an integer"),
+])
+def test_an_unknown_bizfinbench_type_is_an_error_naming_the_file_and_key(dataset, message, pools):
+    with pytest.raises(ConfigError, match=message) as err:
+        select({"datasets": [dataset]}, pools, source="fab.yaml")
+    assert str(err.value).startswith("fab.yaml: ")
+
+
+def test_languages_without_english_skip_the_dataset_and_others_are_noted(pools):
+    sel = select({"datasets": [{"type": "bizfinbench", "languages": ["cn"]},
+                               {"type": "bizfinbench", "languages": ["en", "cn"], "limit": 2}]}, pools)
+    assert sel.skipped == [{"type": "bizfinbench", "reason": "datasets[0].languages ['cn'] leave out en: finenvs' "
+                            "questions are in English only"}]
+    assert "datasets[1] (bizfinbench) languages ['cn']: finenvs' questions are in English only" in sel.notes
+    assert len(sel.tasks) == 2
+
+
+def test_bench_runs_the_appendix_c_config_as_printed(tmp_path, capsys):
+    """``finenvs bench --config`` with Appendix C: exit 0 (it was refused with exit 2), the stand-ins said in the
+    output and the scorecard, and the agents play exactly the selected tasks, the public questions included."""
+    from finenvs.cli import main
+
+    path = tmp_path / "appendix_c.yaml"
+    path.write_text(APPENDIX_C)
+    assert main(["bench", "--config", str(path), "--out", str(tmp_path), "--name", "c", "--quiet", "--no-plots",
+                 "--no-html"]) == 0
+    out = capsys.readouterr().out
+    md = (tmp_path / "c" / "scorecard.md").read_text()
+    from finenvs.text.markdown import md_text
+
+    assert all(line in out and md_text(line) in md for line in STAND_INS)  # md: "-\\>" renders "->"
+    card = json.loads((tmp_path / "c" / "scorecard.json").read_text())
+    record = json.loads((tmp_path / "c" / "eval_config.json").read_text())
+    selected = {(t["split"] or "eval", t["task_id"]) for t in record["tasks"]}
+    played = {(r["split"], e["label"]) for r in card["agents"] for e in r["episodes"]}
+    assert played == selected and len(selected) == 100
+    knowledge = card["aggregate"]["profiles"]["scripted_agent"]["sections"]["knowledge"]
+    assert knowledge["tasks"] == 62 and knowledge["score"] == pytest.approx(100 * 24 / 62)  # stand-ins 100, public 0

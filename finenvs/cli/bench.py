@@ -63,6 +63,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--alpha-cost-floor", type=float, metavar="DOLLARS",
                        help="FAB++'s Alpha score divides by ln(1 + cost): at zero cost it is undefined (n/a); "
                        "this dollar floor of the cost makes it finite (recorded with the result)")
+    bench.add_argument("--price-in", type=float, metavar="DOLLARS",
+                       help="$ per million prompt tokens of the model (with --price-out): its cost, and so its FAB++ "
+                       "Alpha score (without prices a model's cost is unknown: alpha n/a)")
+    bench.add_argument("--price-out", type=float, metavar="DOLLARS", help="$ per million completion tokens")
+    bench.add_argument("--prices", type=Path, metavar="FILE",
+                       help="a JSON price table {model: {input_per_million, output_per_million}} looked up by the "
+                       "model's name (instead of --price-in/--price-out)")
     bench.set_defaults(handler=handle, interrupted=interrupted)
 
 
@@ -186,6 +193,9 @@ def handle(args: argparse.Namespace) -> int:
             herculean_rule=args.herculean_rule,
             published=args.herculean_published,
             alpha_cost_floor=args.alpha_cost_floor,
+            price_in=args.price_in,
+            price_out=args.price_out,
+            prices=args.prices,
             eval_config=args.config,
             debate=args.debate,
             windows=args.windows,

@@ -39,6 +39,9 @@ class BenchAgent:
     #: The agent whose debated runs these are (``env_kwargs`` has ``debate``): it plays only the families with a
     #: debate round, and its multipliers apply to that agent's profile in the aggregate.
     debate_of: str | None = None
+    #: Its token prices (a :class:`~finenvs.evaluation.llm.PriceTable`): its runs' dollar cost (None: a baseline or
+    #: an offline agent, which spends no tokens).
+    prices: Any = None
 
 
 def slug(name: str) -> str:
@@ -47,9 +50,10 @@ def slug(name: str) -> str:
 
 
 def run_agent(agent: BenchAgent, task: TaskSpec, selection: Selection, root: Path, *, concurrency: int = 4,
-              progress: bool = False, **config: Any) -> dict[str, Any]:
-    """Run ``agent`` over ``task``'s plan for ``selection`` (resuming the run folder if it exists); its score."""
-    from finenvs.evaluation.llm import RunConfig, run_llm
+              progress: bool = False, prices: Any = None, **config: Any) -> dict[str, Any]:
+    """Run ``agent`` over ``task``'s plan for ``selection`` (resuming the run folder if it exists); its score.
+    ``prices`` (a :class:`~finenvs.evaluation.llm.PriceTable`) prices its tokens: each decision's ``cost_usd``."""
+    from finenvs.evaluation.llm import PriceTable, RunConfig, run_llm
     from finenvs.evaluation.score import score_run
 
     run_config = RunConfig(env_id=task.env_id, split=selection.split,
@@ -60,7 +64,8 @@ def run_agent(agent: BenchAgent, task: TaskSpec, selection: Selection, root: Pat
     folder = root / slug(agent.name)
     name = f"{task.family}-{selection.split}"
     resume = folder / name if (folder / name / "run.json").is_file() else None
-    summary = run_llm(run_config, agent.make(task), out=folder, name=name, resume=resume, progress=progress)
+    summary = run_llm(run_config, agent.make(task), out=folder, name=name, resume=resume, progress=progress,
+                      prices=prices if prices is not None else PriceTable())
     score = score_run(summary.run_dir)
     episodes = []
     for e in score.episodes:
@@ -72,7 +77,9 @@ def run_agent(agent: BenchAgent, task: TaskSpec, selection: Selection, root: Pat
             "split": selection.split, "run_dir": str(summary.run_dir), "status": summary.status,
             "metrics": score.run_metrics(), "episodes": episodes, "efficiency": score.efficiency(),
             "reproduced": score.reproduced, "signature": score.signature,
-            "failed": sum(e["status"] == "failed" for e in episodes)}
+            "failed": sum(e["status"] == "failed" for e in episodes),
+            "prices": None if prices is None or None in (prices.input_per_million, prices.output_per_million) else
+            {"input_per_million": prices.input_per_million, "output_per_million": prices.output_per_million}}
 
 
 def _cell(column: Column, metrics: dict[str, Any] | None) -> str:

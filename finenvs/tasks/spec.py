@@ -158,6 +158,10 @@ class BenchSection:
         profiles: FAB++ aggregate profiles the family's baselines answer, ``{profile: policy}``.
         closed_book: The bench also runs the scripted agent closed book (``tools="none"``: the commit tool only)
             beside its run with the family's tools.
+        extra_splits: Further splits of the family's plan the bench plays beside its own split, whatever that is
+            (FinQA-v0: ``fab_public``, the Finance Agent Benchmark's public questions): the agents play them as
+            runs of their own, their tasks join the family's FAB++ sections, and its ``section`` runs the baselines
+            on them.
     """
 
     title: str
@@ -179,6 +183,7 @@ class BenchSection:
     fabpp_sections: tuple[str, ...] = ()
     profiles: Mapping[str, str] = field(default_factory=dict)
     closed_book: bool = False
+    extra_splits: tuple[str, ...] = ()
 
     def published_for(self, split: str) -> Mapping[str, Mapping[str, Mapping[str, float]]]:
         """HERCULEAN's published rows of a split's window: ``published`` on ``eval`` (Table 2), ``published_live``

@@ -24,7 +24,7 @@ def run_debates(fabpp: list[TaskSpec], agent_runs: list[dict[str, Any]], config:
     from finenvs.evaluation.debate_runs import run_debate
 
     for task in fabpp:
-        if task.debate is None:
+        if task.debate is None or (config.instances or {}).get(task.family) == ():  # none of its split selected
             continue
         try:
             debates[task.env_id] = run_debate(task, config.split, config.seed,
@@ -121,13 +121,52 @@ def _agent_record(agent: str, scores: list[TaskScore], fab_runs: list[dict[str, 
             multipliers.update(mine["section_multipliers"])
             debated_tasks += [row["multiplier"] for row in mine["rows"]]
     record = _with_debate(aggregate(scores, weights).record(), scores, weights, multipliers)
-    effs = [r["efficiency"] for r in fab_runs if r["agent"] == agent]
-    costs = [e.get("cost_usd") for e in effs]
+    mine = [r for r in fab_runs if r["agent"] == agent]
+    effs = [r["efficiency"] for r in mine]
+    costs = [e.get("cost_usd") for e in effs]  # None: unknown (no prices, or no token counts), never taken as 0
+    prices = next((r["prices"] for r in mine if r.get("prices")), None)
+    if prices is not None:
+        record["cost"] = {"cost_usd": None if None in costs else float(sum(costs)), **prices,
+                          "prompt_tokens": _total(e.get("prompt_tokens") for e in effs),
+                          "completion_tokens": _total(e.get("completion_tokens") for e in effs)}
     alpha = alpha_score(record["overall"], cost_usd=None if None in costs else float(sum(costs)),
                         lookahead_attempts=sum(int(e.get("look_ahead_attempts") or 0) for e in effs),
                         decisions=sum(int(e.get("decisions") or 0) for e in effs), cost_floor=cost_floor,
                         debate_multiplier=sum(debated_tasks) / len(debated_tasks) if debated_tasks else 1.0)
     return {**record, "policies": {name: agent for name in record["sections"]}, "alpha": alpha.record()}
+
+
+def _total(values: Any) -> int | None:
+    """The sum of token counts, None when any is unknown."""
+    out = 0
+    for v in values:
+        if v is None:
+            return None
+        out += int(v)
+    return out
+
+
+#: The scorecard's statement of the cost behind FAB++'s Alpha score and its zero-cost rule.
+COST_RULE = ("Cost (C): a baseline profile and an offline scripted agent spend no tokens and cost $0, so "
+             "C = ln(1 + 0) = 0 and their alpha is n/a — the zero-cost rule: undefined, never infinite "
+             "(`--alpha-cost-floor DOLLARS` sets a floor). A model's cost is its FAB++ runs' prompt tokens x "
+             "`--price-in` + completion tokens x `--price-out` (dollars per million tokens, or its entry of "
+             "`--prices FILE`); without prices, or when its endpoint reported no token counts, the cost is unknown "
+             "and its alpha n/a, never 0.")
+
+
+def cost_lines(agg: dict[str, Any]) -> list[str]:
+    """The cost rule and each priced agent's cost: tokens, prices, dollars."""
+    lines = [COST_RULE]
+    for name, rec in agg["profiles"].items():
+        cost = rec.get("cost")
+        if cost:
+            tokens = ("tokens unknown" if cost["prompt_tokens"] is None or cost["completion_tokens"] is None else
+                      f"{cost['prompt_tokens']:,} prompt and {cost['completion_tokens']:,} completion tokens")
+            lines.append(f"{md_text(name)}: {tokens} at ${cost['input_per_million']:g} / "
+                         f"${cost['output_per_million']:g} per million = "
+                         + ("cost unknown" if cost["cost_usd"] is None else f"${cost['cost_usd']:.4f}") + ".")
+    return lines
 
 
 def aggregate_markdown(agg: dict[str, Any]) -> list[str]:
@@ -138,19 +177,20 @@ def aggregate_markdown(agg: dict[str, Any]) -> list[str]:
              "Every task normalised to 0-100; section score = mean of its tasks (an errored task counts 0); "
              "weights " + ", ".join(f"{SECTION_NAMES.get(k, k)} {100 * v:.0f}%" for k, v in w.items())
              + ", redistributed over the sections that ran. Each profile names the baseline that answers each "
-             "section. Alpha is FAB++'s R·D / (C·P): R the overall, D the debate multiplier (1.0: no debate round), "
-             "C = ln(1 + cost in $), P = 1 + look-ahead attempts per decision; at zero cost C = 0 and alpha is "
-             "undefined (n/a), never infinite (`--alpha-cost-floor` sets a dollar floor).", "",
+             "section, with the tasks its score is the mean of. Alpha is FAB++'s R·D / (C·P): R the overall, D the "
+             "debate multiplier (1.0: no debate round), C = ln(1 + cost in $), P = 1 + look-ahead attempts per "
+             "decision (the cost and the zero-cost rule below the table).", "",
              "| profile | " + " | ".join(SECTION_NAMES.get(k, k) for k in names) + " | overall | alpha (R, C, P) |",
              "|---|" + "---:|" * (len(names) + 2)]
     for profile, rec in agg["profiles"].items():
         cells = []
         for k in names:
             sec = rec["sections"][k]
-            cells.append("—" if sec["score"] is None else f"{sec['score']:.2f} ({md_text(rec['policies'][k])})")
+            cells.append("—" if sec["score"] is None else
+                         f"{sec['score']:.2f} ({md_text(rec['policies'][k])}, {sec['tasks']} tasks)")
         overall = "—" if rec["overall"] is None else f"**{rec['overall']:.2f}**"
         lines.append(f"| {md_text(profile)} | " + " | ".join(cells) + f" | {overall} | {alpha_cell(rec.get('alpha'))} |")
-    lines.append("")
+    lines += ["", " ".join(cost_lines(agg)), ""]
     return lines
 
 
@@ -175,7 +215,8 @@ def aggregate_terminal(agg: dict[str, Any]) -> list[str]:
                 [name, *("n/a" if rec["sections"][k]["score"] is None else f"{rec['sections'][k]['score']:.2f}"
                          for k in weights),
                  "n/a" if rec["overall"] is None else f"{rec['overall']:.2f}", alpha_cell(rec.get("alpha"))]
-                for name, rec in agg["profiles"].items()])]
+                for name, rec in agg["profiles"].items()]),
+            *cost_lines(agg)[1:]]
 
 
 def debate_overall_markdown(agg: dict[str, Any]) -> list[str]:
@@ -187,5 +228,5 @@ def debate_overall_markdown(agg: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-__all__ = ["aggregate_markdown", "aggregate_terminal", "alpha_cell", "debate_overall_markdown", "run_debates",
+__all__ = ["COST_RULE", "aggregate_markdown", "cost_lines", "aggregate_terminal", "alpha_cell", "debate_overall_markdown", "run_debates",
            "section_aggregate"]

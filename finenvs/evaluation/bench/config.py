@@ -59,7 +59,14 @@ class BenchConfig:
             cost; see :mod:`finenvs.scoring.alpha`).
         eval_config: A FAB++ evaluation config (YAML or JSON, :mod:`finenvs.evaluation.eval_config`): the FAB++
             tasks the agents play and the section aggregate counts; recorded with its digest.
-        instances: Plan indices per family the agents play (set from ``eval_config``; None: every plan).
+        instances: Plan indices the agents play, per family on the bench's split and per ``family/split`` on a
+            split the family's bench section adds (``bench.extra_splits``; :func:`instances_key`); set from
+            ``eval_config`` (an empty tuple: none of that split); None: every plan.
+        price_in: Dollars per million prompt tokens of the model (with ``price_out``): its runs' cost, and so its
+            FAB++ Alpha score (:mod:`finenvs.scoring.alpha`). None: the cost is unknown (alpha n/a).
+        price_out: Dollars per million completion tokens of the model.
+        prices: A price table file (JSON ``{model: {input_per_million, output_per_million}}``, or one flat entry)
+            looked up by the model's name, instead of ``price_in``/``price_out``.
         debate: Also play every baseline of the families with a debate round (FinQA-v0, FinOptions-v0) under
             FAB++'s adversarial debate (:mod:`finenvs.evaluation.debate_runs`), and every agent through the text
             interface with ``debate=True`` (``<agent> (debate)`` runs); the aggregate gains an overall with
@@ -97,6 +104,9 @@ class BenchConfig:
     alpha_cost_floor: float | None = None
     eval_config: Path | None = None
     instances: dict[str, tuple[int, ...]] | None = None
+    price_in: float | None = None
+    price_out: float | None = None
+    prices: Path | None = None
     debate: bool = False
     windows: str | None = None
     after: str | None = None
@@ -131,6 +141,12 @@ def run_dir(config: BenchConfig) -> Path:
     return path
 
 
+def instances_key(task: TaskSpec, split: str) -> str:
+    """The key of ``BenchConfig.instances`` for ``task``'s plan on ``split``: ``family/split`` on a split its bench
+    section adds (``bench.extra_splits``), else the family."""
+    return f"{task.family}/{split}" if split in task.bench.extra_splits else task.family
+
+
 def herculean_splits(config: BenchConfig) -> tuple[str, ...]:
     """The backtest split (the bench's) and, when it is the eval quarter, the live one (HERCULEAN's Table 3)."""
     return (config.split, "live") if config.split == "eval" else (config.split,)
@@ -142,10 +158,12 @@ def config_record(config: BenchConfig, specs: list[TaskSpec]) -> dict[str, Any]:
             "symbols": config.symbols, "universe": config.universe, "env_kwargs": config.env_kwargs,
             "agents": config.agents, "model": config.model, "base_url": config.base_url, "a2a_url": config.a2a_url,
             "agent_limit": config.agent_limit, "herculean_rule": config.herculean_rule,
-            "alpha_cost_floor": config.alpha_cost_floor, "debate": config.debate, "windows": config.windows,
+            "alpha_cost_floor": config.alpha_cost_floor,
+            "prices": {"price_in": config.price_in, "price_out": config.price_out,
+                       "file": None if config.prices is None else str(config.prices)}, "debate": config.debate, "windows": config.windows,
             "after": config.after,
             "eval_config": None if config.eval_config is None else str(config.eval_config),
             "instances": config.instances}
 
 
-__all__ = ["BenchConfig", "config_record", "herculean_splits", "run_dir", "select_tasks", "suite_choices", "suites"]
+__all__ = ["BenchConfig", "config_record", "herculean_splits", "instances_key", "run_dir", "select_tasks", "suite_choices", "suites"]

@@ -53,7 +53,8 @@ def _eval_config(card: Scorecard) -> list[str]:
     return [f"Evaluation config {md_text(rec['name'])} ({md_text(rec['source'])}, digest `{rec['digest'][:16]}`): "
             f"{rec['tasks']} FAB++ tasks, played by the agents and counted in the aggregate; the family tables "
             "above show every baseline over the family's whole plan. The selected tasks: `eval_config.json`."
-            + "".join(f" Skipped {md_text(s['type'])}: {md_text(s['reason'], 1_000)}." for s in rec["skipped"]), ""]
+            + "".join(f" Skipped {md_text(s['type'])}: {md_text(s['reason'], 1_000)}." for s in rec["skipped"])
+            + "".join(f" {md_text(n, 1_000)}." for n in rec.get("notes", [])), ""]
 
 
 def render_markdown(card: Scorecard) -> str:

@@ -17,7 +17,7 @@ from finenvs.data.splits import SPLITS
 from finenvs.evaluation.agent_runs import BenchAgent
 from finenvs.evaluation.bench.agents import bench_agents, run_agents, split_skips
 from finenvs.evaluation.bench.aggregate import run_debates, section_aggregate
-from finenvs.evaluation.bench.config import BenchConfig, config_record, run_dir, select_tasks
+from finenvs.evaluation.bench.config import BenchConfig, config_record, instances_key, run_dir, select_tasks
 from finenvs.evaluation.bench.herculean import herculean_record, reproduction_check
 from finenvs.evaluation.bench.plots import write_plots
 from finenvs.evaluation.bench.render import write_scorecard
@@ -41,8 +41,11 @@ def _prepare(config: BenchConfig) -> tuple[BenchConfig, Any]:
 
         selection = select(read_config(config.eval_config), bench_pools(config.split, config.seed),
                            source=str(config.eval_config))
-        config = replace(config, envs=[t.env_id for t in tasks() if t.family in selection.families],
-                         instances={f: selection.instances(f) for f in selection.families})
+        chosen = [t for t in tasks() if t.family in selection.families]
+        instances = {t.family: selection.instances(t.family) for t in chosen}
+        instances.update({instances_key(t, x): selection.instances(t.family, x) for t in chosen
+                          for x in t.bench.extra_splits})  # an empty tuple: none of that split's tasks
+        config = replace(config, envs=[t.env_id for t in chosen], instances=instances)
     return config, selection
 
 
@@ -137,7 +140,7 @@ def _card_config(config: BenchConfig, specs: list[TaskSpec], folder: Path, catal
             "sharpe_conventions": {SHARPE_LABELS[k]: v for k, v in SHARPE_CONVENTIONS.items()},
             "eval_config_record": None if selection is None else {
                 "name": selection.name, "source": selection.source, "digest": selection.digest,
-                "tasks": len(selection.tasks), "skipped": selection.skipped},
+                "tasks": len(selection.tasks), "skipped": selection.skipped, "notes": selection.notes},
             "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
 
 

@@ -10,7 +10,8 @@ from finenvs.evaluation.bench.scorecard import Scorecard
 
 def terminal_table(card: Scorecard) -> str:
     """Each family's section as its section prints it and its agents in one line, then HERCULEAN's tables, the
-    section aggregate, the reproduction check and the windows part."""
+    section aggregate, the evaluation config's selection (its skips and stand-ins), the reproduction check and the
+    windows part."""
     out: list[str] = []
     for task in card.tasks():
         view = card.view(task)
@@ -28,6 +29,11 @@ def terminal_table(card: Scorecard) -> str:
         out += [ln for ln in herculean_markdown(card.herculean, tuple(card.herculean))[3:] if ln]
     if card.aggregate:
         out += ["", *aggregate_terminal(card.aggregate)]
+    rec = card.config.get("eval_config_record")
+    if rec:
+        out += ["", f"Evaluation config {rec['name']} (digest {rec['digest'][:16]}): {rec['tasks']} FAB++ tasks",
+                *(f"  skipped {s['type']}: {s['reason']}" for s in rec["skipped"]),
+                *(f"  {n}" for n in rec.get("notes", []))]
     out += reproduction_terminal(card.reproduction, card.config.get("split", "eval"))
     if card.windows:
         from finenvs.evaluation.windows import suite_terminal

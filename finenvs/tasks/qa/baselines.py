@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from finenvs.tasks.qa.analysis import key_values
+from finenvs.tasks.qa.fab_public import SPLIT, count_items, shipped_items
 from finenvs.tasks.qa.methods import METHODS
 from finenvs.tasks.spec import EnvPolicy
 from finenvs.text.chat import (
@@ -462,6 +463,8 @@ QA_POLICIES: dict[str, tuple[type[EnvPolicy], str]] = {
     "random": (RandomQA, "malformed half the time, random numbers otherwise"),
     "reference": (Reference, "oracle: the expert answer (FAB public split) or the computed truth; checks the scorer"),
 }
+#: The split of the Finance Agent Benchmark's public questions the bench plays beside the eval questions.
+PUBLIC_SPLIT = SPLIT
 #: The policies ``finenvs bench`` runs on the eval questions (the reference oracle is left out: it scores the
 #: scorer, not an agent).
 BENCH_POLICIES = ("scripted_agent", "first_number", "random")
@@ -511,21 +514,27 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run_qa_bench(config: Any) -> dict[str, Any]:
     """FinQA-v0's section of ``finenvs bench`` (its bench section's ``baselines``): every baseline on the eval
-    questions, and each one's tasks for the FAB++ aggregate (``section["tasks"]``: score 0-100; a policy that
-    raised scores 0 with its error)."""
+    questions and on the Finance Agent Benchmark's public questions (``section["public"]``, the split its spec's
+    ``bench.extra_splits`` names), and each one's tasks of both for the FAB++ aggregate (``section["tasks"]``: score
+    0-100; a policy that raised scores 0 with its error). The public questions are Knowledge tasks, as FAB++ counts
+    its public questions (``public_csv``) in Knowledge Retrieval."""
     section = run_qa_section(config.seed)
+    public = run_qa_section(config.seed, split=PUBLIC_SPLIT)
+    public["rubric"] = count_items(shipped_items())
+    section["public"] = public
     section["tasks"] = {name: [{"section": r["section"], "task_id": r["task_id"], "score": 100.0 * r["score"],
-                                "error": r["error"]} for r in s["rows"]] for name, s in section["policies"].items()}
+                                "error": r["error"]} for r in s["rows"] + public["policies"][name]["rows"]]
+                        for name, s in section["policies"].items()}
     return section
 
 
-def run_qa_section(seed: int = 0) -> dict[str, Any]:
-    """FinQA-v0's eval split with every baseline, for the scorecard."""
+def run_qa_section(seed: int = 0, split: str = "eval") -> dict[str, Any]:
+    """FinQA-v0's ``split`` (default: the eval questions) with every baseline, for the scorecard."""
     import gymnasium as gym
 
-    env = gym.make("FinQA-v0", split="eval")
+    env = gym.make("FinQA-v0", split=split)
     section: dict[str, Any] = {"n": len(env.get_wrapper_attr("items")), "as_of": env.get_wrapper_attr("as_of"),
-                               "policies": {}}
+                               "split": split, "policies": {}}
     for name in BENCH_POLICIES:
         cls = QA_POLICIES[name][0]
         rows = run_qa(env, cls.from_env(env, seed), seed=seed)
@@ -557,10 +566,36 @@ def qa_markdown(section: dict[str, Any]) -> list[str]:
         lines.append(f"| {t} | {n} | " + " | ".join(f"{s['topics'].get(t, {}).get('score', float('nan')):.1f}"
                                                     for s in policies.values()) + " |")
     lines.append("")
+    if section.get("public"):
+        lines += public_markdown(section["public"], knowledge=sum(
+            1 for r in next(iter(policies.values()))["rows"] if r["section"] == "knowledge") if policies else 0)
     return lines
 
 
-__all__ = ["BENCH_POLICIES", "MALFORMED", "QA_POLICIES", "REVENUE", "FirstNumber", "RandomQA", "Reference", "Request",
+def public_markdown(public: dict[str, Any], knowledge: int) -> list[str]:
+    """The scorecard's block on the Finance Agent Benchmark's public questions (closed-book, rubric-scored)."""
+    rubric = public.get("rubric") or {}
+    unscored = rubric.get("questions", public["n"]) - rubric.get("questions_scored", public["n"])
+    lines = ["### The Finance Agent Benchmark's public questions (`fab_public`)", "",
+             f"{public['n']} public questions, closed-book (they ask about filings, releases and guidance finenvs "
+             "does not ship; no tool looks them up), each scored by its rubric in code: the share of its "
+             "deterministic items (those stating a figure, an amount, a percentage or a date) the answer passes; "
+             f"qualitative items are listed, not scored ({rubric.get('deterministic', '?')} of "
+             f"{rubric.get('items', '?')} items are deterministic; {unscored} questions have none and score 0). "
+             f"They are Knowledge tasks: the section aggregate's Knowledge is the mean over the {knowledge} "
+             f"knowledge questions above and these {public['n']} ({knowledge + public['n']} tasks), as FAB++ counts "
+             "its public questions (`public_csv`) in Knowledge Retrieval. The offline `scripted_agent` knows no "
+             "fact beyond the shipped data, so it gives no answer (0).", "",
+             "| policy | score | answers scoring > 0 | errors |", "|---|---:|---:|---:|"]
+    for name, s in public["policies"].items():
+        score = s["sections"].get("knowledge", {}).get("score", float("nan"))
+        hits = sum(r["score"] > 0 for r in s["rows"])
+        lines.append(f"| {name} | {score:.1f} | {hits} of {s['n']} | {s['errors']} |")
+    lines.append("")
+    return lines
+
+
+__all__ = ["BENCH_POLICIES", "MALFORMED", "PUBLIC_SPLIT", "public_markdown", "QA_POLICIES", "REVENUE", "FirstNumber", "RandomQA", "Reference", "Request",
            "ScriptedQAAgent",
            "ScriptedQAChatAgent", "Steps", "analysis_steps", "closed_book_steps", "knowledge_steps", "print_episode", "qa_markdown",
            "question_steps", "run_output", "run_qa", "run_qa_bench", "run_qa_section", "run_steps", "summarise"]

@@ -65,7 +65,7 @@ SPEC = TaskSpec(
     debate=debate_round,
     judge=checklist,
     bench=BenchSection(title="Knowledge and Analysis", suites=("fabpp",), fabpp_sections=("knowledge", "analysis"),
-                       live=False,
+                       live=False, extra_splits=("fab_public",),
                        profiles={"reference": "scripted_agent", "naive": "first_number", "random": "random"},
                        section=RecordSection(baselines=run_qa_bench, tables=qa_markdown, draw=qa_plot)),
 )
