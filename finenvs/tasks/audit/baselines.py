@@ -45,7 +45,7 @@ def _task(info: dict[str, Any]) -> tuple[str, str]:
 def answer_keys(env: Any) -> tuple[str, str]:
     """The two answer keys ``env``'s grading asks for (finenvs' when it names none)."""
     protocol = getattr(getattr(env, "unwrapped", env), "text_protocol", None)
-    return tuple(getattr(protocol, "answer_keys", ANSWER_KEYS["finenvs"]))  # type: ignore[return-value]
+    return tuple(getattr(protocol, "answer_keys", ANSWER_KEYS["finenvs"]))
 
 
 def _answer(keys: tuple[str, str], reported: Any, calculated: Any) -> str:
