@@ -49,6 +49,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        help="also play every baseline and agent of the families with a debate round (FinQA-v0, "
                        "FinOptions-v0) under FAB++'s adversarial debate; the aggregate gains an overall with the "
                        "debate multipliers")
+    bench.add_argument("--analysis-grading", choices=("fabpp", "answer"), default="fabpp",
+                       help="how FAB++'s Analysis tasks are graded: fabpp (default: methodology 30 / calculation 30 / "
+                       "answer 40, as the paper) or answer (answer only); recorded in bench.json and the scorecard")
     bench.add_argument("--windows", metavar="SPEC",
                        help="also play the market families' rule baselines and the bench's agents over every period "
                        "of the long shipped histories, e.g. quarterly:2016-01-01:2025-12-31 (monthly/yearly too): "
@@ -172,6 +175,7 @@ def handle(args: argparse.Namespace) -> int:
             alpha_cost_floor=args.alpha_cost_floor,
             eval_config=args.config,
             debate=args.debate,
+            analysis_grading=args.analysis_grading,
             windows=args.windows,
             after=args.after,
         )

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from finenvs.tools.registry import Tool
 
 #: What the metrics of a debated episode keep of its ``info["debate"]`` (:class:`finenvs.wrappers.debate.Debate`).
-DEBATE_RECORD = ("outcome", "multiplier", "first_score", "final_score", "debated_score", "max_score", "mistake")
+DEBATE_RECORD = ("outcome", "multiplier", "first_score", "final_score", "debated_score", "max_score", "mistake",
+                 "first_correct", "final_correct", "debate_rule")
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,9 @@ class BenchSection:
         profiles: FAB++ aggregate profiles the family's baselines answer, ``{profile: policy}``.
         closed_book: The bench also runs the scripted agent closed book (``tools="none"``: the commit tool only)
             beside its run with the family's tools.
+        gradings: How the bench may grade the family's FAB++ Analysis tasks (``finenvs bench --analysis-grading``):
+            grading name -> the env arguments that select it (``{"fabpp": {"analysis_score": "fabpp"}, ...}``);
+            every path of the bench (baselines, agents, debate) plays the family with them.
     """
 
     title: str
@@ -176,6 +180,7 @@ class BenchSection:
     fabpp_sections: tuple[str, ...] = ()
     profiles: Mapping[str, str] = field(default_factory=dict)
     closed_book: bool = False
+    gradings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 #: How a real evaluation split's episodes are chosen (:attr:`RLSpec.eval_episodes`).
