@@ -176,3 +176,17 @@ def test_a_hostile_method_or_intermediates_in_the_commit_never_raises(extra):
     env.reset(options={"index": paths.QA_INDEX})
     _, reward, terminated, _, info = env.step({"name": "commit_action", "arguments": {"answer": 1, **extra}})
     assert terminated and 0.0 <= reward <= 0.3 and isinstance(info["qa"]["method_split"]["reasons"], list)
+
+
+def test_llm_plays_the_reference_rule_when_asked_and_score_replays_it(out):
+    """``llm --env-kwargs '{"debate": true, "debate_rule": "reference"}'``: the reference's values (a right answer
+    given up: 0.5 x 100), recorded and replayed by ``finenvs score``; a bad rule is refused before any episode."""
+    from finenvs.evaluation.llm import RunConfig
+
+    task = ("FinQA-v0", paths.QA_INDEX, "yield", True)
+    recorded, rescored = paths.path_llm(*task, out, "llm-reference-rule", {"debate_rule": "reference"})
+    assert recorded == rescored == pytest.approx(50.0)
+    with pytest.raises(ValueError, match="debate_rule"):
+        RunConfig(env_id="FinQA-v0", env_kwargs={"debate": True, "debate_rule": "judge"})
+    with pytest.raises(ValueError, match="debate_rule"):
+        RunConfig(env_id="FinQA-v0", env_kwargs={"debate_rule": "reference"})
