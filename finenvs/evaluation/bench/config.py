@@ -63,7 +63,7 @@ class BenchConfig:
         debate: Also play every baseline of the families with a debate round (FinQA-v0, FinOptions-v0) under
             FAB++'s adversarial debate (:mod:`finenvs.evaluation.debate_runs`), and every agent through the text
             interface with ``debate=True`` (``<agent> (debate)`` runs); the aggregate gains an overall with
-            each section's mean multiplier.
+            debate: the aggregate of the tasks' debated scores (:func:`finenvs.text.debate.debate_verdict`).
         windows: Also play the market families' rule baselines and the bench's agents (not the closed-book or
             debate variants) over many windows (``quarterly:START:END``, :mod:`finenvs.evaluation.windows`) on
             the long shipped histories: per policy and agent the distribution of CR/SR/MDD with bootstrap
