@@ -65,13 +65,15 @@ def test_options_debate_rewards_holding_a_right_answer_and_punishes_following_th
         assert info["debate"]["outcome"] == "correct answer abandoned" and info["debate"]["multiplier"] == 0.8
 
 
-def test_a_wrong_first_answer_corrected_scores_one():
+def test_a_wrong_first_answer_corrected_keeps_its_first_score():
+    """The debate scales the first answer's score (FAB++'s structure): a correction is not a second attempt."""
     env = _options(3)
     right = reference_answer(env.unwrapped.task)
     _, _, _, _, info = env.step("{}")
     assert not info["debate"]["first_correct"]
     _, reward, _, _, info = env.step(json.dumps(right))
-    assert reward == 100.0 and info["debate"]["multiplier"] == 1.0 and info["debate"]["debated_score"] == 100.0
+    assert reward == 100.0 and info["debate"]["multiplier"] == 1.0 and info["debate"]["debated_score"] == 0.0
+    assert info["debate"]["debate_rule"] == "finenvs"
 
 
 def test_the_spec_names_the_builder_and_hostile_answers_never_raise():
@@ -99,11 +101,16 @@ def test_bench_debate_gives_each_baseline_its_multiplier_and_the_aggregate_appli
     assert policies["engine_reference"]["outcomes"] == {"correct answer held": 3}
     assert policies["keyword_stuffer"]["multiplier"] == pytest.approx(0.8)
     assert {r["task_id"] for r in policies["engine_reference"]["rows"]} >= {"opt_pricing_001"}
-    sections = {"options": {"tasks": {p: [{"section": "options", "task_id": "t", "score": 50.0, "error": None}]
+    ids = [r["task_id"] for r in policies["engine_reference"]["rows"]]
+    sections = {"options": {"tasks": {p: [{"section": "options", "task_id": t, "score": 50.0, "error": None}
+                                          for t in [*ids, "not debated"]]
                                       for p in set(options.bench.profiles.values())}}}
     out = section_aggregate([options], sections, [], "fabpp", [], debates={"FinOptions-v0": debate})
-    assert out["profiles"]["reference"]["overall_debate"] == pytest.approx(60.0)  # 50 x 1.2
-    assert out["profiles"]["naive"]["overall_debate"] == pytest.approx(40.0)  # 50 x 0.8
+    # each debated task's debated score replaces its plain score; a task the debate did not play keeps its own
+    assert out["profiles"]["reference"]["overall_debate"] == pytest.approx((3 * 100.0 + 50.0) / 4)
+    naive = [r["task_score"] for r in policies["keyword_stuffer"]["rows"]]
+    assert out["profiles"]["naive"]["overall_debate"] == pytest.approx((sum(naive) + 50.0) / 4)
+    assert all(r["task_score"] == pytest.approx(0.8 * r["first_score"]) for r in policies["keyword_stuffer"]["rows"])
     assert any("engine_reference | 3 | 1.200" in line for line in debate_markdown({"FinOptions-v0": debate}))
 
 

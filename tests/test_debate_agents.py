@@ -115,9 +115,11 @@ def test_llm_runs_the_debate_through_the_chat_server_and_score_reproduces_it(tmp
     metrics = score.run_metrics()
     assert metrics["debated"] == 4 and metrics["debate_outcomes"] == {outcome: 4}
     assert metrics["debate_multiplier"] == pytest.approx(multiplier)
-    plain = 0.0 if agent is Yielder else 100.0
+    plain = 0.0 if agent is Yielder else 100.0  # the final answer's plain score
+    first = 0.0 if agent is Corrector else 100.0
     assert metrics["score"] == pytest.approx(plain)
-    assert metrics["debated_score"] == pytest.approx(min(100.0, plain * multiplier))
+    # one rule on every path: the first answer's score times the multiplier (a right answer given up: 80, not 0)
+    assert metrics["debated_score"] == pytest.approx(min(100.0, first * multiplier))
     records, _ = read_trajectories(summary.run_dir / "trajectories.jsonl")
     steps = [r for r in records if r.get("type") == "step"]
     assert len(steps) == 8 and all("debate" in r for r in steps)
@@ -202,8 +204,9 @@ def test_bench_applies_an_agents_debated_runs_to_its_profile_and_its_alpha():
                            "episode": {"section": "options", "task_score": 50.0}} for i in range(4)]}
     debated = {**plain, "agent": "m (debate)", "debate_of": "m", "episodes": [
         {"label": f"t{i}", "status": "complete", "episode": {"section": "options", "task_score": 50.0, "debate": {
-            "outcome": "correct answer held", "multiplier": 1.2, "first_score": 95, "final_score": 95,
-            "debated_score": 100}}} for i in range(3)] + [{"label": "t3", "status": "aborted", "episode": None}]}
+            "outcome": "correct answer held", "multiplier": 1.2, "first_score": 60, "final_score": 60,
+            "debated_score": 72, "max_score": 100.0}}} for i in range(3)]
+        + [{"label": "t3", "status": "aborted", "episode": None}]}
     record = debate_record(debated)
     assert record["multiplier"] == pytest.approx((3 * 1.2 + 0.8) / 4)  # an unfinished task counts as kept wrong
     sections = {"options": {"tasks": {p: [] for p in set(options.bench.profiles.values())}}}
@@ -212,5 +215,6 @@ def test_bench_applies_an_agents_debated_runs_to_its_profile_and_its_alpha():
     profile = out["profiles"]["m"]
     assert "m (debate)" not in out["profiles"]  # the debated run is not a profile of its own
     assert profile["overall"] == pytest.approx(50.0)
-    assert profile["overall_debate"] == pytest.approx(50.0 * record["multiplier"])
+    assert profile["overall_debate"] == pytest.approx((3 * 72.0 + 0.0) / 4)  # the tasks' debated scores
+    assert [r["task_score"] for r in record["rows"]] == [72.0, 72.0, 72.0, 0.0]
     assert profile["alpha"]["D"] == pytest.approx(record["multiplier"])

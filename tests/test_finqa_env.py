@@ -92,11 +92,17 @@ def _wrong(part):
     raise AssertionError(f"no wrong value for kind {part.kind}")
 
 
+#: These tests read answers (formats, units, parts): they grade analytical questions on the answer only, the
+#: named variant; FAB++'s methodology/calculation/answer split (the default) is tested in test_qa_methods.py and
+#: test_one_score.py.
+ANSWER_ONLY = {"analysis_score": "answer"}
+
+
 # ====================================================================== fixtures
 @pytest.fixture(scope="module")
 def env():
     """The registered eval env (150 questions); each test resets it as it needs."""
-    return gym.make("FinQA-v0")
+    return gym.make("FinQA-v0", **ANSWER_ONLY)
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +112,7 @@ def items(env):
 
 @pytest.fixture(scope="module")
 def published_env():
-    return gym.make("FinQA-v0", split="published")
+    return gym.make("FinQA-v0", **ANSWER_ONLY, split="published")
 
 
 # ====================================================================== 1. gymnasium contract
@@ -134,7 +140,7 @@ def test_spec_kwargs_round_trip():
 
 
 def test_pickle_before_reset_gives_the_same_episodes():
-    env = gym.make("FinQA-v0")
+    env = gym.make("FinQA-v0", **ANSWER_ONLY)
     clone = pickle.loads(pickle.dumps(env))
     for seed in (3, 44):
         assert clone.reset(seed=seed) == env.reset(seed=seed)
@@ -142,7 +148,7 @@ def test_pickle_before_reset_gives_the_same_episodes():
 
 @pytest.mark.parametrize("clone", [lambda e: pickle.loads(pickle.dumps(e)), copy.deepcopy], ids=["pickle", "deepcopy"])
 def test_pickle_after_reset_continues_identically(clone):
-    env = gym.make("FinQA-v0")
+    env = gym.make("FinQA-v0", **ANSWER_ONLY)
     obs, info = env.reset(seed=9)
     twin = clone(env)
     answer = {"answer": env.unwrapped.item.truth}
@@ -162,13 +168,16 @@ def test_same_seed_same_question(kwargs):
 
 
 def test_every_observation_is_in_the_space(items, published_env):
-    for env, questions in ((gym.make("FinQA-v0"), items), (published_env, published_env.unwrapped.items)):
+    for env, questions in ((gym.make("FinQA-v0", **ANSWER_ONLY), items), (published_env, published_env.unwrapped.items)):
         for i, item in enumerate(questions):
             obs, info = env.reset(options={"index": i})
             assert isinstance(obs, str) and env.observation_space.contains(obs)
             assert obs == item.prompt() and obs.startswith(item.question) and "\nAnswer format: " in obs
             assert info["task_id"] == item.id and info["parts"] == [p.name for p in item.parts]
             assert info["look_ahead_attempts"] == 0 and info["as_of"] == item.as_of
+    env = gym.make("FinQA-v0", split="published")  # graded as FAB++ grades analysis (the default): the prompt says so
+    obs, _ = env.reset(options={"index": 0})
+    assert obs.startswith(env.unwrapped.item.prompt()) and "\nGrading: graded as FAB++ grades analysis" in obs
 
 
 def test_one_step_terminates(env, items):
@@ -197,7 +206,7 @@ def test_step_before_reset_and_after_the_end_raise():
 
 
 def test_render_ansi_shows_the_part_verdicts(items):
-    env = gym.make("FinQA-v0", render_mode="ansi")
+    env = gym.make("FinQA-v0", **ANSWER_ONLY, render_mode="ansi")
     assert "reset" in env.render()
     i = _index(items, lambda it: it.topic == "bull_spread")
     env.reset(options={"index": i})
@@ -207,7 +216,7 @@ def test_render_ansi_shows_the_part_verdicts(items):
     env.step({"answer": truth})
     text = env.render()
     assert "score: 0.667" in text and "breakeven: wrong" in text and "max_profit: ok" in text
-    assert gym.make("FinQA-v0").render() is None  # no render mode
+    assert gym.make("FinQA-v0", **ANSWER_ONLY).render() is None  # no render mode
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
@@ -278,7 +287,7 @@ def test_eval_split_composition(items):
 
 @pytest.mark.parametrize(("section", "n"), [("knowledge", 60), ("analysis", 90)])
 def test_section_filters(items, section, n):
-    env = gym.make("FinQA-v0", section=section)
+    env = gym.make("FinQA-v0", **ANSWER_ONLY, section=section)
     chosen = env.unwrapped.items
     assert len(chosen) == n and {it.section for it in chosen} == {section}
     assert [it.id for it in chosen] == [it.id for it in items if it.section == section]
@@ -300,7 +309,7 @@ def test_published_split_holds_the_18_published_questions(published_env):
 
 
 def test_train_split_draws_fresh_seeds_and_train_dates(items):
-    env = gym.make("FinQA-v0", split="train")
+    env = gym.make("FinQA-v0", **ANSWER_ONLY, split="train")
     lo, hi = TRAIN_AS_OF
     assert (lo, hi) == ("2024-06-03", "2025-12-31")
     eval_ids = {it.id for it in items}
@@ -315,7 +324,7 @@ def test_train_split_draws_fresh_seeds_and_train_dates(items):
         else:
             assert info["as_of"] is None
     assert set(sections) == {"knowledge", "analysis"}
-    know = gym.make("FinQA-v0", split="train", section="knowledge")
+    know = gym.make("FinQA-v0", **ANSWER_ONLY, split="train", section="knowledge")
     dates = {know.reset(seed=s)[1]["as_of"] for s in range(15)}
     assert len(dates) > 5 and all(lo <= d <= hi for d in dates)
 
@@ -442,7 +451,7 @@ def _truth_replies(item):
 
 @pytest.mark.parametrize("split", ["eval", "published"])
 def test_the_truth_scores_one_for_every_item(split):
-    env = gym.make("FinQA-v0", split=split)
+    env = gym.make("FinQA-v0", **ANSWER_ONLY, split=split)
     failures = []
     for i, item in enumerate(env.unwrapped.items):
         for reply in _truth_replies(item):
@@ -822,7 +831,7 @@ def test_counterfactual_future_invariance(counterfactual_corpus):
 # ====================================================================== 6. the text variant
 @pytest.fixture()
 def text_env():
-    return gym.make("FinQA-text-v0")
+    return gym.make("FinQA-text-v0", **ANSWER_ONLY)
 
 
 def test_text_reset_prompt_has_question_tools_and_format(text_env, items):
@@ -900,7 +909,7 @@ def test_text_unreadable_reply_scores_zero(text_env, items, number_item, build):
                                    lambda v: [json.dumps({"answer": v})]], ids=["over-long", "bytes", "list"])
 def test_text_over_long_or_non_text_reply_scores_zero(text_env, items, number_item, build):
     reply = build(_value(items, number_item))
-    base = gym.make("FinQA-v0")
+    base = gym.make("FinQA-v0", **ANSWER_ONLY)
     base.reset(options={"index": number_item})
     assert base.step(reply)[1] == 0.0  # the base env refuses it
     text_env.reset(options={"index": number_item})
@@ -933,7 +942,7 @@ def test_scripted_agent_answers_every_eval_question(env, items):
 
 
 def test_scripted_agent_answers_60_train_draws():
-    env = gym.make("FinQA-v0", split="train")
+    env = gym.make("FinQA-v0", **ANSWER_ONLY, split="train")
     agent = ScriptedQAAgent.from_env(env)
     sections = set()
     for seed in range(60):

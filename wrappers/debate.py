@@ -10,16 +10,20 @@ builder (FinQA-v0, FinOptions-v0 in ``action_mode="text"``):
    The counter-argument states a plausible *wrong* alternative (a common mistake
    for that task, built in code from the task's own inputs), never the truth.
 2. The second ``step(answer)`` is the final answer, scored by the env as usual:
-   its reward is the plain score. ``info["debate"]`` adds the outcome and FAB++'s
-   multiplier — 1.2 when a correct answer is held, 1.0 when a wrong answer is
-   corrected, 0.8 when a correct answer is abandoned or a wrong one kept — and
-   ``debated_score`` = min(max score, final score × multiplier), reported beside
-   the plain score, never replacing it. What "correct" means is the family's
+   its reward is the plain score. ``info["debate"]`` adds what
+   :func:`finenvs.text.debate.debate_verdict` — the one rule every path calls —
+   decides: the outcome, the multiplier (finenvs' rule: 1.2 when a correct
+   answer is held, 1.0 when a wrong answer is corrected, 0.8 when a correct
+   answer is abandoned or a wrong one kept) and ``debated_score`` =
+   min(max score, first score × multiplier), reported beside the plain score,
+   never replacing it. What "correct" means is the family's
    (``DebateRound.correct``: FinQA every part right; FinOptions 90 or more).
+   ``rule="reference"`` uses the multiplier values of FAB++'s reference
+   implementation instead (0.5 for an answer that changes); which parts are
+   FAB++'s and which finenvs' is written in :mod:`finenvs.text.debate`.
 
-The section aggregate applies the mean multiplier of a section's debated tasks
-as FAB++ applies it (:func:`finenvs.scoring.aggregate.aggregate`'s
-``multipliers``, clipped to [0.8, 1.2]).
+The bench's overall with debate is the section aggregate of the tasks' debated
+scores (:func:`finenvs.evaluation.bench.aggregate.section_aggregate`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from finenvs.text.debate import OUTCOMES, DebateRound, debate_outcome
+from finenvs.text.debate import DEFAULT_DEBATE_RULE, OUTCOMES, DebateRound, debate_outcome, debate_verdict
 from finenvs.text.protocol import PrintableText
 
 #: Characters the counter-argument and its framing may add to a text observation.
@@ -43,10 +47,15 @@ class Debate(gym.Wrapper):
         env: A FinQA-v0 or FinOptions-v0 env (``action_mode="text"``), or any one-decision env whose task
             spec names a ``debate`` builder.
         builder: ``(unwrapped env) -> DebateRound``; default: the family's spec ``debate``.
+        rule: The debate rule (:data:`finenvs.text.debate.DEBATE_RULES`): ``"finenvs"`` (default) or
+            ``"reference"``.
     """
 
-    def __init__(self, env: gym.Env, builder: Callable[[Any], DebateRound] | None = None) -> None:
+    def __init__(self, env: gym.Env, builder: Callable[[Any], DebateRound] | None = None, *,
+                 rule: str = DEFAULT_DEBATE_RULE) -> None:
         super().__init__(env)
+        debate_outcome(True, True, rule)  # an unknown rule is refused here, before any episode
+        self.rule = rule
         if builder is None:
             from finenvs.tasks import task_of
 
@@ -79,10 +88,10 @@ class Debate(gym.Wrapper):
         assert self._round is not None
         obs, reward, terminated, truncated, info = self.env.step(action)
         final_correct = bool(self._round.correct(float(reward), info))
-        multiplier, outcome = debate_outcome(self._first["first_correct"], final_correct)
+        verdict = debate_verdict(self._first["first_score"], self._first["first_correct"], final_correct,
+                                 self._round.max_score, self.rule)
         info = {**info, "debate": {**self._first, "final_score": float(reward), "final_correct": final_correct,
-                                   "multiplier": multiplier, "outcome": outcome, "max_score": self._round.max_score,
-                                   "debated_score": min(self._round.max_score, float(reward) * multiplier)}}
+                                   "max_score": self._round.max_score, **verdict.record()}}
         return obs, reward, terminated, truncated, info
 
     def _observation_with_counter(self, obs: Any) -> Any:

@@ -60,7 +60,7 @@ DEFAULT_HISTORY = 5
 TOOL_MODES = ("fabpp", "none")
 DEFAULT_TOOL_MODE = "fabpp"
 #: Arguments of the text wrapper that may travel with a base env's arguments (a run's ``env_kwargs``).
-WRAPPER_KWARGS = ("tools", "debate", "python")
+WRAPPER_KWARGS = ("tools", "debate", "debate_rule", "python")
 #: Characters of the counter-argument (and half as many of the first answer) a debate's second prompt shows.
 DEBATE_CHARS = 1_500
 #: How the prompt of a debate's second turn frames the counter-argument.
@@ -115,6 +115,8 @@ class TextInterface(gym.Wrapper):
         debate: Play FAB++'s adversarial debate (:class:`finenvs.wrappers.debate.Debate`, for envs whose task
             spec names a debate round): the first reply is answered with a counter-argument shown in the next
             prompt, the second reply is the final answer. Recorded in ``info["debate"]``.
+        debate_rule: The debate's rule (:data:`finenvs.text.debate.DEBATE_RULES`): ``"finenvs"`` (default) or
+            ``"reference"`` (the reference implementation's multiplier values); only with ``debate``.
         toolbox_kwargs: Extra arguments of :class:`~finenvs.tools.ToolBox`
             (e.g. ``news=`` / ``filings=`` stores).
     """
@@ -129,14 +131,17 @@ class TextInterface(gym.Wrapper):
         toolset: str | None = None,
         debate: bool = False,
         python: bool = False,
+        debate_rule: str | None = None,
         **toolbox_kwargs: Any,
     ) -> None:
         if not isinstance(debate, bool):
             raise ValueError(f"debate={str(debate)[:40]!r} must be True or False")
+        if debate_rule is not None and not debate:
+            raise ValueError("debate_rule is for a debated episode (debate=True)")
         if debate:
             from finenvs.wrappers.debate import Debate
 
-            env = Debate(env)
+            env = Debate(env) if debate_rule is None else Debate(env, rule=debate_rule)
         super().__init__(env)
         #: Whether the episode is debated (a counter-argument after the first answer).
         self.debate = debate
@@ -284,7 +289,7 @@ class TextInterface(gym.Wrapper):
 
 def make_text_env(base_id: str, *, history: int = DEFAULT_HISTORY, tool_max_chars: int = DEFAULT_MAX_CHARS,
                   tools: bool | str = DEFAULT_TOOL_MODE, debate: bool = False, python: bool = False,
-                  **env_kwargs: Any) -> TextInterface:
+                  debate_rule: str | None = None, **env_kwargs: Any) -> TextInterface:
     """Entry point of the registered ``<Name>-text-v0`` variants: the base env, with its task spec's
     ``text_kwargs`` (a text action mode), wrapped in :class:`TextInterface` with the spec's tools in mode
     ``tools`` (:data:`TOOL_MODES`), debated when ``debate`` (FAB++'s adversarial debate)."""
@@ -293,7 +298,7 @@ def make_text_env(base_id: str, *, history: int = DEFAULT_HISTORY, tool_max_char
     task = task_of(base_id)
     env = gym.make(base_id, **{**task.text_kwargs, **env_kwargs})
     return TextInterface(env, history=history, tool_max_chars=tool_max_chars, toolset=task.toolset, tools=tools,
-                         debate=debate, python=python)
+                         debate=debate, python=python, debate_rule=debate_rule)
 
 
 __all__ = ["DEFAULT_HISTORY", "DEFAULT_TOOL_MODE", "SAMPLE_CHARSET", "TOOL_MODES", "WRAPPER_KWARGS", "PrintableText",

@@ -51,8 +51,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        "recorded with its digest in the run folder")
     bench.add_argument("--debate", action="store_true",
                        help="also play every baseline and agent of the families with a debate round (FinQA-v0, "
-                       "FinOptions-v0) under FAB++'s adversarial debate; the aggregate gains an overall with the "
-                       "debate multipliers")
+                       "FinOptions-v0) under FAB++'s adversarial debate; the aggregate gains an overall with debate "
+                       "(each task's debated score: first answer's score x multiplier, capped)")
+    bench.add_argument("--analysis-grading", choices=("fabpp", "answer"), default="fabpp",
+                       help="how FAB++'s Analysis tasks are graded: fabpp (default: methodology 30 / calculation 30 / "
+                       "answer 40, as the paper) or answer (answer only); recorded in bench.json and the scorecard")
     bench.add_argument("--windows", metavar="SPEC",
                        help="also play the market families' rule baselines and the bench's agents over every period "
                        "of the long shipped histories, e.g. quarterly:2016-01-01:2025-12-31 (monthly/yearly too): "
@@ -198,6 +201,7 @@ def handle(args: argparse.Namespace) -> int:
             prices=args.prices,
             eval_config=args.config,
             debate=args.debate,
+            analysis_grading=args.analysis_grading,
             windows=args.windows,
             after=args.after,
             env_kwargs=json_object("--env-kwargs", args.env_kwargs) or {},

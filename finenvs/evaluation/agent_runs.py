@@ -250,26 +250,29 @@ def herculean_markdown(tables: dict[str, Any], splits: tuple[str, ...]) -> list[
 
 def debate_record(run: dict[str, Any]) -> dict[str, Any]:
     """A debated agent run as :func:`finenvs.evaluation.debate_runs.run_debate` records a policy: per task its
-    outcome and multiplier (an unfinished task counts as a wrong answer kept, 0.8), the mean multiplier overall and
-    per FAB++ section, and the outcomes."""
+    outcome, multiplier and debated score as :func:`finenvs.text.debate.debate_verdict` decided them (an unfinished
+    task: :func:`~finenvs.text.debate.unfinished_verdict`, a wrong answer kept scoring 0), the mean multiplier
+    overall and per FAB++ section, and the outcomes."""
     from collections import Counter
 
-    from finenvs.text.debate import OUTCOMES
+    from finenvs.tasks.common import mean
+    from finenvs.text.debate import unfinished_verdict
 
-    kept = OUTCOMES[(False, False)]
     rows = []
     for e in run["episodes"]:
         full = e.get("episode") or {}
-        debate = full.get("debate") or {"outcome": f"{kept[1]} ({e['status']})", "multiplier": kept[0],
-                                        "first_score": None, "final_score": None, "debated_score": None}
+        debate = full.get("debate")
+        if debate:
+            task_score = 100.0 * float(debate["debated_score"]) / float(debate["max_score"])
+        else:
+            debate = {**unfinished_verdict(str(e["status"])).record(), "first_score": None, "final_score": None}
+            task_score = 0.0
         rows.append({"task_id": e["label"], "section": full.get("section", (run.get("sections") or ["-"])[0]),
                      **{k: debate.get(k) for k in ("first_score", "final_score", "multiplier", "outcome",
-                                                   "debated_score")}})
+                                                   "debated_score")}, "task_score": task_score})
     by_section: dict[str, list[float]] = {}
     for row in rows:
         by_section.setdefault(str(row["section"]), []).append(float(row["multiplier"]))
-    from finenvs.tasks.common import mean
-
     return {"rows": rows, "multiplier": mean([float(r["multiplier"]) for r in rows]),
             "section_multipliers": {k: mean(v) for k, v in by_section.items()},
             "outcomes": dict(Counter(str(r["outcome"]) for r in rows)), "run_dir": run.get("run_dir")}

@@ -4,9 +4,11 @@ agents play the same round through the text interface: :func:`finenvs.evaluation
 Each task of the family's bench plan (the evaluation config's selection when one
 is given) is played under :class:`finenvs.wrappers.debate.Debate`: the policy
 answers, faces the counter-argument (in the observation when it is text, and in
-``info["debate"]``), and answers again. The record per task is FAB++'s
-multiplier and its outcome; per policy, the mean multiplier per FAB++ section,
-which the section aggregate applies as FAB++ does (clipped to [0.8, 1.2]).
+``info["debate"]``), and answers again. The record per task is what
+:func:`finenvs.text.debate.debate_verdict` decides (the one rule every path
+calls): the multiplier, its outcome and the debated score (0-100 in
+``task_score``); per policy, the mean multiplier overall and per FAB++ section.
+The aggregate's overall with debate is the aggregate of the debated scores.
 Rule baselines do not read the counter-argument: they answer the same twice, so
 a right answer is held (1.2) and a wrong one kept (0.8) — the multipliers
 measure the answers, and a model run through the same wrapper measures
@@ -48,7 +50,8 @@ def run_debate(task: TaskSpec, split: str, seed: int, instances: tuple[int, ...]
             rows.append({"task_id": result["metrics"].get("label"), "section": result["metrics"].get("section"),
                          "first_score": debate["first_score"], "final_score": debate["final_score"],
                          "multiplier": debate["multiplier"], "outcome": debate["outcome"],
-                         "debated_score": debate["debated_score"]})
+                         "debated_score": debate["debated_score"],
+                         "task_score": 100.0 * float(debate["debated_score"]) / float(debate["max_score"])})
         for env in envs.values():
             env.close()
         by_section: dict[str, list[float]] = {}
@@ -64,8 +67,10 @@ def debate_markdown(debates: dict[str, dict[str, Any]]) -> list[str]:
     """The scorecard's debate block: per family and policy, the mean multiplier and the outcomes."""
     lines = ["## Adversarial debate (FAB++)", "",
              "Each task answered, then challenged by a counter-argument for a common mistake built in code, then "
-             "answered again: multiplier 1.2 a correct answer held, 1.0 a wrong answer corrected, 0.8 a correct "
-             "answer abandoned or a wrong one kept; the aggregate applies each section's mean multiplier.", "",
+             "answered again. finenvs' rule (correctness checked in code; FAB++'s reference judges the reply's "
+             "text, 0.5/1.0/1.2): multiplier 1.2 a correct answer held, 1.0 a wrong answer corrected, 0.8 a "
+             "correct answer abandoned or a wrong one kept; a task's debated score = min(100, first answer's "
+             "score x multiplier), and the overall with debate is the aggregate of the debated scores.", "",
              "| env | policy | tasks | mean multiplier | outcomes |", "|---|---|---:|---:|---|"]
     for env_id, debate in debates.items():
         rows = [*debate["policies"].items(), *((f"{name} (agent, text interface)", rec)

@@ -34,7 +34,10 @@ def make_base_env(spec: EpisodeSpec) -> gym.Env:
     task = task_of(spec.env_id)
     env_kwargs, wrapper_kwargs = split_text_kwargs(spec.env_kwargs)
     env = gym.make(task.env_id, **{**task.text_kwargs, **env_kwargs})
-    return Debate(env) if wrapper_kwargs.get("debate") else env
+    if not wrapper_kwargs.get("debate"):
+        return env
+    rule = wrapper_kwargs.get("debate_rule")
+    return Debate(env) if rule is None else Debate(env, rule=rule)
 
 
 class EnvPool:

@@ -227,6 +227,13 @@ class RunConfig:
         if debate and self.task.debate is None:
             raise ValueError(f"{self.task.env_id} has no debate round; FAB++'s debate is for "
                              + ", ".join(t.env_id for t in _tasks() if t.debate is not None))
+        if "debate_rule" in self.env_kwargs:
+            from finenvs.text.debate import DEBATE_RULES
+
+            rule = self.env_kwargs["debate_rule"]
+            if not debate or not isinstance(rule, str) or rule not in DEBATE_RULES:
+                raise ValueError(f"env_kwargs debate_rule={str(rule)[:40]!r} must be one of {sorted(DEBATE_RULES)}, "
+                                 "with debate true")
 
     @property
     def task(self) -> TaskSpec:

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from finenvs.tools.registry import Tool
 
 #: What the metrics of a debated episode keep of its ``info["debate"]`` (:class:`finenvs.wrappers.debate.Debate`).
-DEBATE_RECORD = ("outcome", "multiplier", "first_score", "final_score", "debated_score", "max_score", "mistake")
+DEBATE_RECORD = ("outcome", "multiplier", "first_score", "final_score", "debated_score", "max_score", "mistake",
+                 "first_correct", "final_correct", "debate_rule")
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,9 @@ class BenchSection:
             (FinQA-v0: ``fab_public``, the Finance Agent Benchmark's public questions): the agents play them as
             runs of their own, their tasks join the family's FAB++ sections, and its ``section`` runs the baselines
             on them.
+        gradings: How the bench may grade the family's FAB++ Analysis tasks (``finenvs bench --analysis-grading``):
+            grading name -> the env arguments that select it (``{"fabpp": {"analysis_score": "fabpp"}, ...}``);
+            every path of the bench (baselines, agents, debate) plays the family with them.
     """
 
     title: str
@@ -184,12 +188,12 @@ class BenchSection:
     profiles: Mapping[str, str] = field(default_factory=dict)
     closed_book: bool = False
     extra_splits: tuple[str, ...] = ()
+    gradings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def published_for(self, split: str) -> Mapping[str, Mapping[str, Mapping[str, float]]]:
         """HERCULEAN's published rows of a split's window: ``published`` on ``eval`` (Table 2), ``published_live``
         on ``live`` (Table 3), none on any other window (the paper publishes no figure for it)."""
         return {"eval": self.published, "live": self.published_live}.get(split, {})
-
 
 #: How a real evaluation split's episodes are chosen (:attr:`RLSpec.eval_episodes`).
 RL_EVAL_EPISODES = ("universe", "fixed", "seeded")

@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 
 from finenvs.evaluation.agent_runs import SCRIPTED, BenchAgent, run_agent
-from finenvs.evaluation.bench.config import BenchConfig, herculean_splits, instances_key
+from finenvs.evaluation.bench.config import BenchConfig, family_env_kwargs, herculean_splits, instances_key
 from finenvs.tasks import Selection, TaskSpec, tasks
 from finenvs.tasks.market_section import playable_symbols, refused_symbols, split_symbols
 
@@ -112,7 +112,7 @@ def agent_selection(task: TaskSpec, split: str, config: BenchConfig, model: bool
         return None
     return Selection(split=split, symbols=tuple(symbols) if symbols else None, seeds=(config.seed,),
                      instances=instances, limit=config.agent_limit if model else None,
-                     env_kwargs={**config.env_kwargs, **(env_kwargs or {})})
+                     env_kwargs={**family_env_kwargs(config, task), **(env_kwargs or {})})
 
 
 def run_agents(agents: list[BenchAgent], specs: list[TaskSpec], config: BenchConfig, root: Path,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from finenvs.evaluation.agent_runs import debate_record, fabpp_tasks
-from finenvs.evaluation.bench.config import BenchConfig
+from finenvs.evaluation.bench.config import BenchConfig, family_env_kwargs
 from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resolve_weights
 from finenvs.scoring.alpha import alpha_score
 from finenvs.tasks import TaskSpec
@@ -28,7 +28,8 @@ def run_debates(fabpp: list[TaskSpec], agent_runs: list[dict[str, Any]], config:
             continue
         try:
             debates[task.env_id] = run_debate(task, config.split, config.seed,
-                                              (config.instances or {}).get(task.family), config.env_kwargs)
+                                              (config.instances or {}).get(task.family),
+                                              family_env_kwargs(config, task))
         except Exception as exc:  # reported, never dropped
             errors.append({"env": task.env_id, "symbol": "-", "policy": "debate",
                            "error": f"{type(exc).__name__}: {exc}"})
@@ -51,7 +52,8 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
     failed as a whole counts as one errored task (0), so it is never silently dropped. With ``task_ids`` (family ->
     the task ids an evaluation config selected) a profile counts only those tasks of the families named. With
     ``debates`` (env id -> :func:`~finenvs.evaluation.debate_runs.run_debate`'s record) a profile also gets
-    ``overall_debate``: the aggregate with each debated section's mean multiplier of the profile's policy.
+    ``overall_debate``: the aggregate with each debated task's debated score (the one rule,
+    :func:`finenvs.text.debate.debate_verdict`) in place of its plain score, and its mean multipliers.
     """
     out: dict[str, Any] = {"weights": resolve_weights(weights), "profiles": {}}
     failed = {e["env"] for e in errors}
@@ -68,12 +70,19 @@ def section_aggregate(fabpp: list[TaskSpec], sections: dict[str, Any], agent_run
 
 
 def _with_debate(record: dict[str, Any], scores: list[TaskScore], weights: dict[str, float],
-                 multipliers: dict[str, float]) -> dict[str, Any]:
-    """``record`` with the overall under the debate's section multipliers beside the plain one (when debated)."""
+                 multipliers: dict[str, float], debated: dict[tuple[str, str], float]) -> dict[str, Any]:
+    """``record`` with the overall of the tasks' debated scores (0-100, by (section, task id)) beside the plain
+    one, and the sections' mean multipliers (when debated)."""
     if multipliers:
-        record["overall_debate"] = aggregate(scores, weights, multipliers).overall
+        with_debate = [TaskScore(t.section, t.task_id, debated[(t.section, t.task_id)])
+                       if (t.section, t.task_id) in debated else t for t in scores]
+        record["overall_debate"] = aggregate(with_debate, weights).overall
         record["debate_multipliers"] = multipliers
     return record
+
+
+def _debated_scores(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
+    return {(str(r["section"]), str(r["task_id"])): float(r["task_score"]) for r in rows}
 
 
 def _profile_record(profile: str, fabpp: list[TaskSpec], sections: dict[str, Any], weights: dict[str, float],
@@ -84,6 +93,7 @@ def _profile_record(profile: str, fabpp: list[TaskSpec], sections: dict[str, Any
     answered: dict[str, str] = {}
     multipliers: dict[str, float] = {}
     debated_rows: list[float] = []
+    debated_scores: dict[tuple[str, str], float] = {}
     for task in fabpp:
         policy = task.bench.profiles.get(profile)
         if policy is None:
@@ -101,10 +111,11 @@ def _profile_record(profile: str, fabpp: list[TaskSpec], sections: dict[str, Any
             multipliers.update({k: v for k, v in debated["section_multipliers"].items()
                                 if k in task.bench.fabpp_sections})
             debated_rows += [float(row["multiplier"]) for row in debated["rows"]]
+            debated_scores.update(_debated_scores(debated["rows"]))
         keep = None if task_ids is None else task_ids.get(task.family)
         scores += [TaskScore(t["section"], t["task_id"], t["score"], t.get("error"))
                    for t in section["tasks"][policy] if keep is None or t["task_id"] in keep]
-    record = _with_debate(aggregate(scores, weights).record(), scores, weights, multipliers)
+    record = _with_debate(aggregate(scores, weights).record(), scores, weights, multipliers, debated_scores)
     alpha = alpha_score(record["overall"], cost_usd=0.0, decisions=len(scores), cost_floor=cost_floor,
                         debate_multiplier=sum(debated_rows) / len(debated_rows) if debated_rows else 1.0)
     return {**record, "policies": answered, "alpha": alpha.record()}
@@ -115,16 +126,18 @@ def _agent_record(agent: str, scores: list[TaskScore], fab_runs: list[dict[str, 
     """One agent: its runs' tasks, its dollar cost and look-ahead attempts, its debated runs' multipliers."""
     multipliers: dict[str, float] = {}
     debated_tasks: list[float] = []
+    debated_scores: dict[tuple[str, str], float] = {}
     for debate in debates.values():
         mine = debate.get("agents", {}).get(agent)
         if mine:
             multipliers.update(mine["section_multipliers"])
             debated_tasks += [row["multiplier"] for row in mine["rows"]]
-    record = _with_debate(aggregate(scores, weights).record(), scores, weights, multipliers)
-    mine = [r for r in fab_runs if r["agent"] == agent]
-    effs = [r["efficiency"] for r in mine]
+            debated_scores.update(_debated_scores(mine["rows"]))
+    record = _with_debate(aggregate(scores, weights).record(), scores, weights, multipliers, debated_scores)
+    mine_runs = [r for r in fab_runs if r["agent"] == agent]
+    effs = [r["efficiency"] for r in mine_runs]
     costs = [e.get("cost_usd") for e in effs]  # None: unknown (no prices, or no token counts), never taken as 0
-    prices = next((r["prices"] for r in mine if r.get("prices")), None)
+    prices = next((r["prices"] for r in mine_runs if r.get("prices")), None)
     if prices is not None:
         record["cost"] = {"cost_usd": None if None in costs else float(sum(costs)), **prices,
                           "prompt_tokens": _total(e.get("prompt_tokens") for e in effs),

@@ -70,12 +70,16 @@ class BenchConfig:
         debate: Also play every baseline of the families with a debate round (FinQA-v0, FinOptions-v0) under
             FAB++'s adversarial debate (:mod:`finenvs.evaluation.debate_runs`), and every agent through the text
             interface with ``debate=True`` (``<agent> (debate)`` runs); the aggregate gains an overall with
-            each section's mean multiplier.
+            debate: the aggregate of the tasks' debated scores (:func:`finenvs.text.debate.debate_verdict`).
         windows: Also play the market families' rule baselines and the bench's agents (not the closed-book or
             debate variants) over many windows (``quarterly:START:END``, :mod:`finenvs.evaluation.windows`) on
             the long shipped histories: per policy and agent the distribution of CR/SR/MDD with bootstrap
             intervals and the paired difference to Buy&Hold.
         after: With ``windows``: keep only windows starting after this date (a model's knowledge cutoff).
+        analysis_grading: How FAB++'s Analysis tasks are graded: ``"fabpp"`` (default: methodology 30 /
+            calculation 30 / answer 40, as the paper scores them) or ``"answer"`` (the named answer-only variant);
+            each family that has Analysis tasks maps it to its env arguments (``BenchSection.gradings``). Recorded
+            in ``bench.json`` and the scorecard.
     """
 
     split: str = "eval"
@@ -110,6 +114,7 @@ class BenchConfig:
     debate: bool = False
     windows: str | None = None
     after: str | None = None
+    analysis_grading: str = "fabpp"
 
     @property
     def has_model(self) -> bool:
@@ -124,6 +129,20 @@ def select_tasks(config: BenchConfig) -> list[TaskSpec]:
         return [task_of(e) for e in config.envs]  # unknown env -> KeyError naming the valid ids
     wanted = suites().get(config.suite) if config.suite != "all" else None
     return [t for t in tasks() if wanted is None or t.env_id in wanted]
+
+
+def analysis_gradings() -> tuple[str, ...]:
+    """The Analysis gradings the registered families offer (``--analysis-grading``), the default first."""
+    return tuple(dict.fromkeys(["fabpp", *(g for t in tasks() for g in t.bench.gradings)]))
+
+
+def family_env_kwargs(config: BenchConfig, task: TaskSpec) -> dict[str, Any]:
+    """The env arguments every bench path plays ``task`` with: the config's, and those of its Analysis grading
+    (``BenchSection.gradings``; a family without gradings: none)."""
+    if config.analysis_grading not in analysis_gradings():
+        raise ValueError(f"unknown analysis grading {str(config.analysis_grading)[:40]!r}; gradings: "
+                         f"{list(analysis_gradings())}")
+    return {**config.env_kwargs, **task.bench.gradings.get(config.analysis_grading, {})}
 
 
 def run_dir(config: BenchConfig) -> Path:
@@ -161,9 +180,10 @@ def config_record(config: BenchConfig, specs: list[TaskSpec]) -> dict[str, Any]:
             "alpha_cost_floor": config.alpha_cost_floor,
             "prices": {"price_in": config.price_in, "price_out": config.price_out,
                        "file": None if config.prices is None else str(config.prices)}, "debate": config.debate, "windows": config.windows,
-            "after": config.after,
+            "after": config.after, "analysis_grading": config.analysis_grading,
             "eval_config": None if config.eval_config is None else str(config.eval_config),
             "instances": config.instances}
 
 
-__all__ = ["BenchConfig", "config_record", "herculean_splits", "instances_key", "run_dir", "select_tasks", "suite_choices", "suites"]
+__all__ = ["BenchConfig", "analysis_gradings", "config_record", "family_env_kwargs", "herculean_splits",
+           "instances_key", "run_dir", "select_tasks", "suite_choices", "suites"]

@@ -17,7 +17,14 @@ from finenvs.data.splits import SPLITS
 from finenvs.evaluation.agent_runs import BenchAgent
 from finenvs.evaluation.bench.agents import bench_agents, run_agents, split_skips
 from finenvs.evaluation.bench.aggregate import run_debates, section_aggregate
-from finenvs.evaluation.bench.config import BenchConfig, config_record, instances_key, run_dir, select_tasks
+from finenvs.evaluation.bench.config import (
+    BenchConfig,
+    config_record,
+    family_env_kwargs,
+    instances_key,
+    run_dir,
+    select_tasks,
+)
 from finenvs.evaluation.bench.herculean import herculean_record, reproduction_check
 from finenvs.evaluation.bench.plots import write_plots
 from finenvs.evaluation.bench.render import write_scorecard
@@ -75,7 +82,8 @@ def context(task: TaskSpec, config: BenchConfig, catalog: Any) -> BenchContext:
         return tqdm(items, desc=f"finenvs bench {task.env_id}", unit="episode", disable=not config.progress or None)
 
     return BenchContext(task=task, config=config, catalog=catalog,
-                        selection=Selection(split=config.split, seeds=(config.seed,), env_kwargs=dict(config.env_kwargs)),
+                        selection=Selection(split=config.split, seeds=(config.seed,),
+                                            env_kwargs=family_env_kwargs(config, task)),
                         make_policy=make_policy, run_episode=run_episode, play=play_episode, progress=progress)
 
 

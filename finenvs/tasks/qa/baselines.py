@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from finenvs.tasks.qa.analysis import key_values
+from finenvs.tasks.qa.env import DEFAULT_ANALYSIS_SCORE
 from finenvs.tasks.qa.fab_public import SPLIT, count_items, shipped_items
 from finenvs.tasks.qa.methods import METHODS
 from finenvs.tasks.spec import EnvPolicy
@@ -278,14 +279,8 @@ class ScriptedQAAgent:
     def __call__(self, obs: str, info: dict[str, Any]) -> str:
         steps = question_steps(info["section"], info["topic"], info["inputs"])
         answer = run_steps(steps, self.fetch)
-        if info["section"] == "analysis" and info["topic"] in METHODS:
-            # FAB++'s structured answer: the method it used and the intermediates it computed on the way
-            spec = METHODS[info["topic"]]
-            values = key_values(info["topic"], info["inputs"])
-            return json.dumps({"method": spec.method,
-                               "intermediates": {i.name: values[i.name] for i in spec.intermediates},
-                               "answer": answer})
-        return json.dumps({"answer": answer})
+        # FAB++'s structured answer: the method it used and the intermediates it computed on the way
+        return json.dumps({**_structured(info["section"], info["topic"], info["inputs"]), "answer": answer})
 
 
 _TASK = re.compile(r"(?P<id>\S+) \((?P<section>\w+), topic (?P<topic>\w+)\)")
@@ -339,12 +334,22 @@ class ScriptedQAChatAgent(ScriptedChatAgent):
                 return self._commit(round_no, None, "closed-book question: no shipped data answers it, and the "
                                     "scripted agent knows nothing else")
             return self._commit(round_no, done.value, f"{task['topic']}: data from the date-locked tools, every "
-                                "number from the calculate tool")
+                                "number from the calculate tool", **_structured(task["section"], task["topic"], inputs))
         except (ValueError, KeyError, TypeError, IndexError) as exc:  # a tool error, or a result it cannot read
             return self._commit(round_no, None, f"no answer: {exc}")
 
-    def _commit(self, round_no: int, answer: Any, why: str) -> ChatReply:
-        return self._calls(round_no, ("commit_action", {"answer": answer, "reasoning": why}))
+    def _commit(self, round_no: int, answer: Any, why: str, **structured: Any) -> ChatReply:
+        return self._calls(round_no, ("commit_action", {**structured, "answer": answer, "reasoning": why}))
+
+
+def _structured(section: str, topic: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """An analytical answer's method and the intermediates computed on the way (FAB++'s methodology and
+    calculation); nothing for a knowledge question."""
+    if section != "analysis" or topic not in METHODS:
+        return {}
+    spec = METHODS[topic]
+    values = key_values(topic, inputs)
+    return {"method": spec.method, "intermediates": {i.name: values[i.name] for i in spec.intermediates}}
 
 
 # ---------------------------------------------------------------------------- finenvs run
@@ -470,6 +475,16 @@ PUBLIC_SPLIT = SPLIT
 BENCH_POLICIES = ("scripted_agent", "first_number", "random")
 
 
+#: How the scorecard states the grading of the analytical questions (knowledge: the share of answer parts).
+GRADING_NOTES = {
+    "fabpp": ("Score 0-100: a knowledge question the share of answer parts within tolerance; an analytical question "
+              "graded as FAB++ does (`--analysis-grading fabpp`): methodology 30, calculation 30 (key "
+              "intermediates), answer 40, each checked in code."),
+    "answer": ("Score 0-100 = the share of answer parts within tolerance (`--analysis-grading answer`: analytical "
+               "questions graded on the answer only, not FAB++'s methodology/calculation/answer split)."),
+}
+
+
 def run_qa(env: Any, policy: Any, indices: list[int] | None = None, seed: int = 0) -> list[dict[str, Any]]:
     """Every item of a fixed-list FinQA-v0 env (or ``indices``) with ``policy``; one row each.
 
@@ -518,8 +533,10 @@ def run_qa_bench(config: Any) -> dict[str, Any]:
     ``bench.extra_splits`` names), and each one's tasks of both for the FAB++ aggregate (``section["tasks"]``: score
     0-100; a policy that raised scores 0 with its error). The public questions are Knowledge tasks, as FAB++ counts
     its public questions (``public_csv``) in Knowledge Retrieval."""
-    section = run_qa_section(config.seed)
-    public = run_qa_section(config.seed, split=PUBLIC_SPLIT)
+    # the bench's Analysis grading (``BenchConfig.analysis_grading``; this family's gradings are its analysis_score)
+    grading = getattr(config, "analysis_grading", DEFAULT_ANALYSIS_SCORE)
+    section = run_qa_section(config.seed, analysis_score=grading)
+    public = run_qa_section(config.seed, split=PUBLIC_SPLIT, analysis_score=grading)
     public["rubric"] = count_items(shipped_items())
     section["public"] = public
     section["tasks"] = {name: [{"section": r["section"], "task_id": r["task_id"], "score": 100.0 * r["score"],
@@ -528,13 +545,14 @@ def run_qa_bench(config: Any) -> dict[str, Any]:
     return section
 
 
-def run_qa_section(seed: int = 0, split: str = "eval") -> dict[str, Any]:
-    """FinQA-v0's ``split`` (default: the eval questions) with every baseline, for the scorecard."""
+def run_qa_section(seed: int = 0, split: str = "eval", analysis_score: str = DEFAULT_ANALYSIS_SCORE) -> dict[str, Any]:
+    """FinQA-v0's ``split`` (default: the eval questions) with every baseline, for the scorecard (analytical
+    questions graded by ``analysis_score``: FAB++'s split by default, ``"answer"`` answer-only)."""
     import gymnasium as gym
 
-    env = gym.make("FinQA-v0", split=split)
+    env = gym.make("FinQA-v0", split=split, analysis_score=analysis_score)
     section: dict[str, Any] = {"n": len(env.get_wrapper_attr("items")), "as_of": env.get_wrapper_attr("as_of"),
-                               "split": split, "policies": {}}
+                               "split": split, "grading": analysis_score, "policies": {}}
     for name in BENCH_POLICIES:
         cls = QA_POLICIES[name][0]
         rows = run_qa(env, cls.from_env(env, seed), seed=seed)
@@ -550,7 +568,7 @@ def qa_markdown(section: dict[str, Any]) -> list[str]:
     lines = ["## Knowledge and analysis (FinQA-v0)", "",
              f"{section['n']} eval questions: the Knowledge bank at {section['as_of']} (prices, filing dates and "
              "XBRL facts visible then) and the 18 analytical topics at seeds 1..5 (seed 0, the published question, "
-             "is kept out). Score 0-100 = the share of answer parts within tolerance; every truth is computed in "
+             "is kept out). " + GRADING_NOTES[section.get("grading", "answer")] + " Every truth is computed in "
              "code. `scripted_agent` reads the data through the date-locked tools and computes with the calculate "
              "tool; `first_number` answers with the question's first number.", "",
              "| policy | Knowledge | Analysis | errors | tool calls/question | look-ahead |", "|---|---:|---:|---:|---:|---:|"]

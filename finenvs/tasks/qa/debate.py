@@ -489,15 +489,24 @@ def part_label(part: Part) -> str:
     return text or part.name
 
 
+def answer_correct(reward: float, info: dict[str, Any]) -> bool:
+    """Whether a FinQA-v0 answer is correct for the debate: every answer part right (the answer share 1.0, under
+    either grading: with FAB++'s methodology/calculation/answer split the answer share is ``info["qa"]["answer"]``,
+    so a right answer without its method is still a right answer the counter-argument tries to move)."""
+    qa = info.get("qa") if isinstance(info, dict) else None
+    share = qa.get("answer_score", reward) if isinstance(qa, dict) else reward
+    return float(share) >= 1.0 - 1e-9
+
+
 def debate_round(env: Any) -> DebateRound:
     """FinQA-v0's debate round for :class:`finenvs.wrappers.debate.Debate` (its task spec's ``debate``): the
     counter-argument of the env's current item (a knowledge item's mistake reads the env's as-of view, e.g. the
-    previous session's close); an answer is correct when every part is right (reward 1.0)."""
+    previous session's close); an answer is correct when every part of it is right (:func:`answer_correct`)."""
     item = env.item
     view = env.as_of_view() if item.section == "knowledge" and item.as_of is not None else None
     wrong = mistake(item, view)
-    return DebateRound(counter_argument(item, view), wrong.rule, 1.0, lambda reward, info: reward >= 1.0 - 1e-9)
+    return DebateRound(counter_argument(item, view), wrong.rule, 1.0, answer_correct)
 
 
-__all__ = ["MISTAKES", "Mistake", "MistakeRule", "counter_argument", "debate_outcome", "debate_round", "format_claim",
+__all__ = ["MISTAKES", "Mistake", "MistakeRule", "answer_correct", "counter_argument", "debate_outcome", "debate_round", "format_claim",
            "knowledge_mistake", "mistake", "part_label"]

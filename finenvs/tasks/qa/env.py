@@ -17,9 +17,16 @@ from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
 
 SECTIONS = ("all", "knowledge", "analysis")
 SPLITS = ("eval", "train", "published", "fab_public")
-#: The reward of an analytical question: the answer's parts (default), or FAB++'s split — methodology 30,
-#: calculation 30, answer 40 (:func:`finenvs.tasks.qa.methods.score_structured`; always in ``info["qa"]["method_split"]``).
-ANALYSIS_SCORES = ("answer", "fabpp")
+#: The reward of an analytical question: FAB++'s split — methodology 30, calculation 30, answer 40 (``"fabpp"``,
+#: the default, as the paper scores it: :func:`finenvs.tasks.qa.methods.score_structured`), or the answer's parts
+#: alone (``"answer"``, the named answer-only variant). Either way the split is in ``info["qa"]["method_split"]``
+#: and the grading in ``info["qa"]["grading"]``.
+ANALYSIS_SCORES = ("fabpp", "answer")
+DEFAULT_ANALYSIS_SCORE = "fabpp"
+#: What an analytical question's prompt says about its grading under FAB++'s split.
+FABPP_GRADING = ("graded as FAB++ grades analysis: methodology 30% (name the method or write its formula), "
+                 "calculation 30% (the key intermediate values you computed), answer 40%; answer "
+                 '{"method": "...", "intermediates": {"name": value, ...}, "answer": ...}')
 #: Eval split: analysis topics at these seeds (seed 0 is the published question, kept out of eval)...
 EVAL_ANALYSIS_SEEDS = tuple(range(1, 6))
 #: ... and these knowledge seeds at the as-of date.
@@ -50,6 +57,11 @@ class QAProtocol(AnswerProtocol):
                 "properties": {"answer": {"description": "The final answer: a number, a string such as \"12.5%\" "
                                           "or \"$1.2 billion\", or an object keyed by part name for multi-part "
                                           "questions."},
+                               "method": {"type": "string", "description": "Analytical questions: the method you "
+                                          "used (its name or formula); scored as FAB++'s methodology."},
+                               "intermediates": {"type": "object", "description": "Analytical questions: the key "
+                                                 "intermediate values you computed, by name; scored as FAB++'s "
+                                                 "calculation."},
                                "reasoning": {"type": "string", "description": "Optional: how you got it."}},
                 "required": ["answer"], "additionalProperties": False}
 
@@ -67,7 +79,9 @@ class QAProtocol(AnswerProtocol):
         if problem is not None:
             return ParsedAction(json.dumps(arguments, default=str), "ANSWER", problem, "tool")
         reasoning = arguments.get("reasoning", "")
-        return self.answer({"answer": arguments["answer"]}, "tool",
+        # method and intermediates reach the scorer as in a JSON reply (FAB++'s methodology and calculation)
+        structured = {k: arguments[k] for k in ("method", "intermediates") if k in arguments}
+        return self.answer({**structured, "answer": arguments["answer"]}, "tool",
                            reasoning[: self.max_chars] if isinstance(reasoning, str) else "")
 
 
@@ -108,10 +122,13 @@ class FinQAEnv(gym.Env):
     ``PrintableText(4096)``: the question and its answer format.
 
     ## Rewards
-    The weighted share of correct parts, in [0, 1] (:func:`finenvs.scoring.qa.score_answer`:
-    tolerance 1% relative by default, per part otherwise; units and formats parsed;
-    the first number in free text is never taken). ``info["qa"]`` has each part's
-    verdict and reason.
+    In [0, 1]. A knowledge question: the weighted share of correct parts
+    (:func:`finenvs.scoring.qa.score_answer`: tolerance 1% relative by default, per
+    part otherwise; units and formats parsed; the first number in free text is never
+    taken). An analytical question: FAB++'s methodology 30 / calculation 30 / answer
+    40, the answer share being that part score (``analysis_score="answer"``: the
+    part score alone). ``info["qa"]`` has each part's verdict and reason, the split
+    and the grading used.
 
     ## Costs
     None.
@@ -139,12 +156,14 @@ class FinQAEnv(gym.Env):
     ## Arguments
     section (``all``, ``knowledge``, ``analysis``), split, as_of (knowledge
     questions' date, default 2026-03-31), items (an explicit list), render_mode (``"ansi"``),
-    analysis_score (``"answer"``, default: the reward of an analytical question is its parts' score;
-    ``"fabpp"``: FAB++'s methodology 30 / calculation 30 / answer 40, checked in code against the
-    generator's own method and intermediates — a bare right number earns 0.4, a right method and
-    intermediates with a slip 0.6; see :mod:`finenvs.tasks.qa.methods`). Either way ``info["qa"]["method_split"]``
-    holds the split of an analytical answer. A structured answer is JSON
-    ``{"method": ..., "intermediates": {name: value}, "answer": ...}``; free text is read for the same parts.
+    analysis_score (``"fabpp"``, default: the reward of an analytical question is FAB++'s methodology 30 /
+    calculation 30 / answer 40, as the paper scores it, checked in code against the generator's own method and
+    intermediates — a bare right number earns 0.4, a right method and intermediates with a slip 0.6; see
+    :mod:`finenvs.tasks.qa.methods`; the question's prompt says so; ``"answer"``: the named answer-only variant,
+    the reward is the answer's parts' score). Either way ``info["qa"]["method_split"]`` holds the split of an
+    analytical answer and ``info["qa"]["grading"]`` the grading used. A structured answer is JSON
+    ``{"method": ..., "intermediates": {name: value}, "answer": ...}`` (``commit_action`` takes the same
+    fields); free text is read for the same parts.
 
     ## Version History
     v0: first version.
@@ -162,7 +181,7 @@ class FinQAEnv(gym.Env):
         as_of: str = knowledge.DEFAULT_AS_OF,
         items: list[QAItem] | None = None,
         render_mode: str | None = None,
-        analysis_score: str = "answer",
+        analysis_score: str = DEFAULT_ANALYSIS_SCORE,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
@@ -276,8 +295,9 @@ class FinQAEnv(gym.Env):
             split = methods.score_structured(self.item, "" if parsed.invalid and parsed.via == "default" else action)
             record["method_split"] = {k: split[k] for k in ("methodology", "calculation", "answer", "total", "method")}
             record["method_split"]["reasons"] = split["reasons"][:6]
-            if self.analysis_score == "fabpp":
+            if self._split_graded(self.item):
                 record = {**record, "answer_score": record["score"], "score": float(split["total"])}
+        record["grading"] = "fabpp" if self._split_graded(self.item) else "answer"
         self._done = True
         self._last = record
         info = self._info()
@@ -314,12 +334,19 @@ class FinQAEnv(gym.Env):
             raise RuntimeError("no episode: call reset() first")
         return self._view
 
+    def _split_graded(self, item: QAItem) -> bool:
+        """Whether ``item`` is scored with FAB++'s methodology/calculation/answer split (an analytical topic with a
+        method rubric, under ``analysis_score="fabpp"``)."""
+        return self.analysis_score == "fabpp" and item.section == "analysis" and item.topic in methods.METHODS
+
     def text_state(self) -> dict[str, str]:
         """The question as prompt lines (the text interface, the LLM runner and the MCP server use it)."""
         if self.item is None:
             raise gym.error.ResetNeeded("call reset() before text_state()")
         prompt = self.item.prompt().split("\n")
         fmt = prompt[1].removeprefix("Answer format: ") if len(prompt) > 1 else ""
+        if self._split_graded(self.item):
+            fmt = f"{fmt}; {FABPP_GRADING}"
         return {"Question": prompt[0], "Answer format": fmt,
                 "As of": self.item.as_of or "-",
                 "Task": f"{self.item.id} ({self.item.section}, topic {self.item.topic})",
@@ -328,7 +355,10 @@ class FinQAEnv(gym.Env):
 
     def _observation(self) -> str:
         assert self.item is not None
-        return self.item.prompt()[:MAX_QUESTION_CHARS]
+        prompt = self.item.prompt()
+        if self._split_graded(self.item):
+            prompt = f"{prompt}\nGrading: {FABPP_GRADING}"
+        return prompt[:MAX_QUESTION_CHARS]
 
     def _info(self) -> dict[str, Any]:
         item = self.item
@@ -340,4 +370,4 @@ class FinQAEnv(gym.Env):
                 "look_ahead_attempts": self._view.counter.attempts if self._view is not None else 0}
 
 
-__all__ = ["QA_PROTOCOL", "FinQAEnv", "QAProtocol"]
+__all__ = ["ANALYSIS_SCORES", "DEFAULT_ANALYSIS_SCORE", "FABPP_GRADING", "QA_PROTOCOL", "FinQAEnv", "QAProtocol"]

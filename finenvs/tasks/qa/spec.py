@@ -8,7 +8,7 @@ from finenvs.tasks.common import indexed_plan, mean
 from finenvs.tasks.qa.baselines import QA_POLICIES, ScriptedQAChatAgent, qa_markdown, run_output, run_qa_bench
 from finenvs.tasks.qa.bench import qa_plot
 from finenvs.tasks.qa.debate import debate_round
-from finenvs.tasks.qa.env import FinQAEnv
+from finenvs.tasks.qa.env import ANALYSIS_SCORES, FinQAEnv
 from finenvs.tasks.qa.judge import checklist
 from finenvs.tasks.qa.tools import QA_TOOLS
 from finenvs.tasks.section import RecordSection
@@ -67,5 +67,6 @@ SPEC = TaskSpec(
     bench=BenchSection(title="Knowledge and Analysis", suites=("fabpp",), fabpp_sections=("knowledge", "analysis"),
                        live=False, extra_splits=("fab_public",),
                        profiles={"reference": "scripted_agent", "naive": "first_number", "random": "random"},
+                       gradings={grading: {"analysis_score": grading} for grading in ANALYSIS_SCORES},
                        section=RecordSection(baselines=run_qa_bench, tables=qa_markdown, draw=qa_plot)),
 )
