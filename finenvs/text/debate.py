@@ -10,7 +10,8 @@ the aggregate of these per-task debated scores.
 What is FAB++'s and what is finenvs' design:
 
 * **FAB++'s** (its paper and its reference implementation, AgentBusters' adversarial debate manager): after its
-  answer the agent is challenged with a counter-argument and replies; a multiplier in [0.5, 1.2] judges the reply,
+  answer the agent is challenged with a counter-argument and replies; a multiplier judges the reply (the paper
+  states [0.8, 1.2], the reference implementation uses [0.5, 1.2]),
   and the task's score is the score of the agent's answer **times** that multiplier (the reply is not re-scored
   for correctness). The reference decides the multiplier **from the reply's text**: 1.2 when it brings new
   evidence and defends its thesis, 1.0 when it repeats itself, 0.5 when it concedes ("you're right", "I agree"
