@@ -172,13 +172,16 @@ def path_bench(env_id: str, index: int, kind: str, debated: bool, out: Path, nam
     from chat_server import ChatServer
 
     from finenvs.evaluation.bench import BenchConfig, run_bench
+    from finenvs.evaluation.bench.config import instances_key
     from finenvs.tasks import task_of
 
-    family = task_of(env_id).family
+    task = task_of(env_id)
+    # the one task, and none of the splits the family's bench section adds (FinQA-v0's public questions)
+    instances = {task.family: (index,), **{instances_key(task, split): () for split in task.bench.extra_splits}}
     with ChatServer(FixedAgent(kind)) as server:
         card = run_bench(BenchConfig(envs=[env_id], base_url=server.base_url, model="m", out=out, run_name=name,
                                      plots=False, html=False, progress=False, agents=False, debate=debated,
-                                     instances={family: (index,)}, endpoint={"timeout": 30.0}))
+                                     instances=instances, endpoint={"timeout": 30.0}))
     profile = card.aggregate["profiles"]["m"]
     if debated:
         return float(profile["overall_debate"])

@@ -128,7 +128,7 @@ def test_the_bench_grades_analysis_as_fabpp_by_default_and_answer_only_on_reques
         for grading in ("fabpp", "answer"):
             cards[grading] = run_bench(BenchConfig(
                 envs=["FinQA-v0"], base_url=server.base_url, model="m", out=out, run_name=f"grading-{grading}",
-                plots=False, html=False, progress=False, agents=False, instances={"qa": (paths.QA_INDEX,)},
+                plots=False, html=False, progress=False, agents=False, instances={"qa": (paths.QA_INDEX,), "qa/fab_public": ()},
                 analysis_grading=grading))
     for grading, want in (("fabpp", 40.0), ("answer", 100.0)):
         card = cards[grading]

@@ -11,7 +11,7 @@ record, ``finenvs score``'s replay and :class:`finenvs.wrappers.EpisodeMetrics`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from finenvs.scoring.presets import SHARPE_CONVENTIONS, SHARPE_LABELS
@@ -106,13 +106,17 @@ def market_run_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def indexed_plan(env_id: str, split_sizes: dict[str, int], what: str) -> Any:
+def indexed_plan(env_id: str, split_sizes: dict[str, int], what: str,
+                 recorded: Mapping[str, Any] | None = None) -> Any:
     """A plan of every item of a split by index (``options={"index": i}``); ``live`` asks the eval items again.
 
     Args:
         env_id: The family's env id.
         split_sizes: Items per split.
         what: What an item is, for errors (``"instances"``, ``"questions"``).
+        recorded: Env arguments whose default decides how an episode is scored (FinQA-v0's ``analysis_score``):
+            every episode carries them explicitly (the run's arguments win), so a run folder records the grading
+            it was scored under and ``finenvs score`` replays it so even if a later release changes the default.
     """
 
     def plan(selection: Selection) -> list[EpisodeSpec]:
@@ -121,7 +125,7 @@ def indexed_plan(env_id: str, split_sizes: dict[str, int], what: str) -> Any:
         split = "eval" if selection.split == "live" else selection.split
         if split not in split_sizes:
             raise ValueError(f"--split {selection.split!r}: {env_id} runs the {', '.join(split_sizes)} {what}")
-        kwargs = {**selection.env_kwargs, "split": split}
+        kwargs = {**(recorded or {}), **selection.env_kwargs, "split": split}
         seed = int(selection.seeds[0])
         return finish_plan([(env_id, kwargs, seed, {"index": i}) for i in range(split_sizes[split])], selection)
 

@@ -22,7 +22,9 @@ from finenvs.tools.xbrl import AUDIT_TOOLS
 ENV_ID = "FinAudit-v0"
 #: Instances of each split (FinAudit-v0 generates 20 per error kind from the shipped filings).
 SPLIT_SIZES = {"eval": 100, "train": 100}
-_generated_plan = indexed_plan(ENV_ID, SPLIT_SIZES, "instances")
+#: The grading every planned episode records (a run folder keeps the grading it was scored under).
+RECORDED = {"grading": "finenvs"}
+_generated_plan = indexed_plan(ENV_ID, SPLIT_SIZES, "instances", recorded=RECORDED)
 
 
 def plan(selection: Selection) -> list[EpisodeSpec]:
@@ -36,7 +38,7 @@ def plan(selection: Selection) -> list[EpisodeSpec]:
         raise ValueError(f"{ENV_ID} episodes are chosen by --instances, not --symbols")
     count = len(file_tasks(kwargs["tasks_file"], kwargs.get("corpus"))[0])
     seed = int(selection.seeds[0])
-    return finish_plan([(ENV_ID, kwargs, seed, {"index": i}) for i in range(count)], selection)
+    return finish_plan([(ENV_ID, {**RECORDED, **kwargs}, seed, {"index": i}) for i in range(count)], selection)
 
 
 def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:

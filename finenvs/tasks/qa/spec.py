@@ -8,7 +8,7 @@ from finenvs.tasks.common import indexed_plan, mean
 from finenvs.tasks.qa.baselines import QA_POLICIES, ScriptedQAChatAgent, qa_markdown, run_output, run_qa_bench
 from finenvs.tasks.qa.bench import qa_plot
 from finenvs.tasks.qa.debate import debate_round
-from finenvs.tasks.qa.env import ANALYSIS_SCORES, FinQAEnv
+from finenvs.tasks.qa.env import ANALYSIS_SCORES, DEFAULT_ANALYSIS_SCORE, FinQAEnv
 from finenvs.tasks.qa.judge import checklist
 from finenvs.tasks.qa.tools import QA_TOOLS
 from finenvs.tasks.section import RecordSection
@@ -51,7 +51,7 @@ SPEC = TaskSpec(
     "part by code.",
     env=FinQAEnv,
     kwargs={"section": "all", "split": "eval", "as_of": "2026-03-31"},
-    plan=indexed_plan(ENV_ID, SPLIT_SIZES, "questions"),
+    plan=indexed_plan(ENV_ID, SPLIT_SIZES, "questions", recorded={"analysis_score": DEFAULT_ANALYSIS_SCORE}),
     episode_metrics=episode_metrics,
     run_metrics=run_metrics,
     columns=(Column("knowledge", "Knowledge"), Column("analysis", "Analysis"), Column("score", "Score")),
