@@ -51,3 +51,25 @@ def shown(value: Any, limit: int = 80) -> str:
         text = f"<a {type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
+
+
+def read_user_text(path: Any, what: str, max_bytes: int) -> str:
+    """A user's text file, read at most ``max_bytes`` (a byte-order mark dropped).
+
+    Raises:
+        FileNotFoundError: No such file (the message says what the file should be: ``what``).
+        DataError: Larger than ``max_bytes``, or not UTF-8 (the first bad byte is named).
+    """
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (a {what})")
+    with open(path, "rb") as fh:
+        raw = fh.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise DataError(f"{path}: larger than {max_bytes} bytes; not a {what}")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start})") from None

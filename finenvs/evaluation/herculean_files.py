@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from finenvs.errors import DataError, UnknownSymbolError, shown
+from finenvs.errors import DataError, UnknownSymbolError, read_user_text, shown
 from finenvs.evaluation.envpool import EnvPool, make_base_env
 from finenvs.evaluation.replay import replay_episode
 from finenvs.evaluation.runlog import jsonable, read_trajectories
@@ -146,16 +146,7 @@ def read_decisions(path: Path | str, *, dataset: str | None = "core") -> Hercule
         UnknownSymbolError: The symbol is not in ``dataset``.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file (a HERCULEAN trading-decision JSON file)")
-    with open(path, "rb") as fh:
-        raw = fh.read(MAX_FILE_BYTES + 1)
-    if len(raw) > MAX_FILE_BYTES:
-        raise DataError(f"{path}: larger than {MAX_FILE_BYTES} bytes; not a trading-decision file")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    text = read_user_text(path, "HERCULEAN trading-decision JSON file", MAX_FILE_BYTES)
     try:
         doc = loads(text, allow_non_finite=True)  # NaN/Infinity read, then refused below naming their row
     except JSONLimitError as exc:

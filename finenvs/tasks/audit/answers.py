@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from finenvs.errors import DataError, shown
+from finenvs.errors import DataError, read_user_text, shown
 from finenvs.scoring.audit import audit_rates, classify
 from finenvs.text.safe_json import JSONLimitError, loads
 from finenvs.xbrl.tasks import published_truth
@@ -47,16 +47,7 @@ def read_answers(path: Path | str) -> dict[str, Any]:
             :data:`LINE_KEYS`, an id that is not a short string, or an id given twice (the line is named).
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file (a FinAuditing predictions JSON Lines file)")
-    with open(path, "rb") as fh:
-        raw = fh.read(MAX_FILE_BYTES + 1)
-    if len(raw) > MAX_FILE_BYTES:
-        raise DataError(f"{path}: larger than {MAX_FILE_BYTES} bytes; not an answers file")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    text = read_user_text(path, "FinAuditing predictions JSON Lines file", MAX_FILE_BYTES)
     out: dict[str, Any] = {}
     for n, line in enumerate(text.splitlines(), start=1):
         if n > MAX_LINES:
