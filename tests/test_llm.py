@@ -149,20 +149,39 @@ def test_rate_limit_and_server_errors_are_retried_then_succeed(clean, tmp_path):
 
 
 def test_persistent_server_errors_become_an_invalid_step_not_a_crash(clean, tmp_path):
-    clean.faults.extend(["status:500"] * 3)
-    summary = short_run(endpoint_agent(clean), tmp_path, max_retries=2)
-    first, second = steps_of(summary.run_dir)
-    assert first["action"] == "HOLD" and first["invalid"].startswith("endpoint error")
-    assert "after 3 attempts" in first["invalid"] and first["requests"] == 3
-    assert second["invalid"] is None  # the run goes on
+    clean.faults.extend(["text:BUY", *["status:500"] * 3])  # the endpoint answers a decision, then fails one
+    summary = short_run(endpoint_agent(clean), tmp_path, max_retries=2, max_decisions=3)
+    first, second, third = steps_of(summary.run_dir)
+    assert first["invalid"] is None
+    assert second["action"] == "HOLD" and second["invalid"].startswith("endpoint error")
+    assert "after 3 attempts" in second["invalid"] and second["requests"] == 3
+    assert third["invalid"] is None  # the run goes on
+
+
+@pytest.mark.parametrize("fault", ["status:500", "status:429", "sleep:1.5"])
+def test_an_episode_the_endpoint_never_answered_is_not_scored(clean, tmp_path, fault):
+    """A first decision that fails at the endpoint records nothing: no default action is scored as the agent's, the
+    episode is aborted with the cause (resumable), and the episodes after it do not start."""
+    clean.faults.extend([fault] * 3)
+    cfg = RunConfig(symbols=["AAPL", "MSFT"], split="eval", max_decisions=2, concurrency=1,
+                    **{**FAST, "max_retries": 2, "request_timeout": 0.5})
+    summary = run_llm(cfg, endpoint_agent(clean, timeout=0.5), out=tmp_path, name="dead", progress=False)
+    assert summary.status == "incomplete"
+    first, second = summary.outcomes
+    assert first.status == "aborted" and first.decisions == 0
+    assert first.message.startswith("the endpoint never answered: endpoint error")
+    assert second.status == "aborted" and second.message == f"not started: {first.message}"
+    assert steps_of(summary.run_dir) == []
+    score = score_run(summary.run_dir)
+    assert all(e.metrics is None for e in score.episodes)  # nothing scored, not a 0
 
 
 @pytest.mark.parametrize("fault, reason", [("malformed", "malformed"), ("no_choices", "no choices"),
                                            ("status:400", "permanent")])
 def test_unreadable_or_refused_replies_are_recorded_invalid_without_retry(clean, tmp_path, fault, reason):
-    clean.faults.append(fault)
-    summary = short_run(endpoint_agent(clean), tmp_path, max_decisions=1)
-    [step] = steps_of(summary.run_dir)
+    clean.faults.extend(["text:BUY", fault])  # an answered decision, then the fault (mid-episode: a recorded step)
+    summary = short_run(endpoint_agent(clean), tmp_path, max_decisions=2)
+    _, step = steps_of(summary.run_dir)
     assert step["action"] == "HOLD" and reason in step["invalid"]
     assert step["retries"] == 0
 
@@ -209,16 +228,28 @@ def test_a_format_retry_lets_the_agent_correct_itself(clean, tmp_path):
     assert any(e.startswith("format:") for e in step["errors"])
 
 
-def test_a_dead_endpoint_aborts_the_episode_after_consecutive_failures(tmp_path):
+def test_an_unreachable_endpoint_aborts_before_any_decision_and_names_the_url(tmp_path):
     agent = OpenAIChatAgent("m", "http://127.0.0.1:9/v1", timeout=1.0)  # nothing listens on port 9
     summary = short_run(agent, tmp_path, max_decisions=None, max_retries=1, max_consecutive_endpoint_failures=3)
     assert summary.status == "incomplete"
     [outcome] = summary.outcomes
-    assert outcome.status == "aborted" and outcome.decisions == 3
-    steps = steps_of(summary.run_dir)
-    assert len(steps) == 3 and all("endpoint error" in s["invalid"] for s in steps)
+    assert outcome.status == "aborted" and outcome.decisions == 0
+    assert "cannot reach http://127.0.0.1:9/v1" in outcome.message
+    assert steps_of(summary.run_dir) == []
     meta = json.loads((summary.run_dir / "run.json").read_text())
     assert meta["status"] == "incomplete" and meta["outcomes"][0]["status"] == "aborted"
+
+
+def test_an_endpoint_that_dies_mid_episode_aborts_it_after_consecutive_failures(clean, tmp_path):
+    clean.faults.extend(["text:BUY", *["status:500"] * 50])
+    summary = short_run(endpoint_agent(clean), tmp_path, max_decisions=None, max_retries=0,
+                        max_consecutive_endpoint_failures=3)
+    [outcome] = summary.outcomes
+    assert outcome.status == "aborted" and outcome.decisions == 4
+    assert "3 decisions in a row" in outcome.message and "500" in outcome.message
+    steps = steps_of(summary.run_dir)
+    assert len(steps) == 4 and steps[0]["invalid"] is None
+    assert all("endpoint error" in s["invalid"] for s in steps[1:])
 
 
 def test_token_usage_and_cost_are_accounted(clean, tmp_path):

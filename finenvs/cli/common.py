@@ -215,3 +215,17 @@ def interrupted_line(args: argparse.Namespace, began: float) -> str:
     if report is not None:
         return report(args, began)
     return f"interrupted: finenvs {getattr(args, 'command', None) or ''} stopped; nothing to resume".replace("  ", " ")
+
+
+def print_unfinished(outcomes: Any, shown_at_most: int = 5) -> None:
+    """One line per unfinished episode on stderr, naming its cause (at most ``shown_at_most``; the episodes that
+    did not start because the endpoint never answered are counted in one line)."""
+    unfinished = [o for o in outcomes if o.status not in ("complete", "skipped")]
+    not_started = [o for o in unfinished if str(o.message).startswith("not started: ")]
+    rest = [o for o in unfinished if o not in not_started]
+    for outcome in rest[:shown_at_most]:
+        print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
+    if len(rest) > shown_at_most:
+        print(f"... and {len(rest) - shown_at_most} more unfinished episodes (run.json lists each)", file=sys.stderr)
+    if not_started:
+        print(f"{len(not_started)} episode(s) {not_started[0].message}", file=sys.stderr)

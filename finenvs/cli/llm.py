@@ -15,6 +15,7 @@ from finenvs.cli.common import (
     extra_body,
     judge_arguments,
     name_the_run,
+    print_unfinished,
     run_folder_interrupted,
     run_judge,
     selection_arguments,
@@ -111,9 +112,7 @@ def handle(args: argparse.Namespace) -> int:
                       progress=not args.quiet)
     print(terminal_report(score_run(summary.run_dir)))
     run_judge(args, summary.run_dir)
-    for outcome in summary.outcomes:
-        if outcome.status not in ("complete", "skipped"):
-            print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
+    print_unfinished(summary.outcomes)
     print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s)")
     return 0 if summary.status in ("complete", "waiting") else 1
 

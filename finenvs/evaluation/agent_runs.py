@@ -78,6 +78,9 @@ def run_agent(agent: BenchAgent, task: TaskSpec, selection: Selection, root: Pat
             "metrics": score.run_metrics(), "episodes": episodes, "efficiency": score.efficiency(),
             "reproduced": score.reproduced, "signature": score.signature,
             "failed": sum(e["status"] == "failed" for e in episodes),
+            # why the run did not finish (an endpoint that never answered, ...): the first unfinished episode's cause
+            "unfinished": next((f"{o.spec.label()}: {o.message}" for o in summary.outcomes
+                                if o.status not in ("complete", "skipped", "waiting")), None),
             "prices": None if prices is None or None in (prices.input_per_million, prices.output_per_million) else
             {"input_per_million": prices.input_per_million, "output_per_million": prices.output_per_million}}
 

@@ -34,7 +34,11 @@ end in the protocol's default action, recorded with the reason as a format
 error — the run never crashes on them. After
 ``max_consecutive_endpoint_failures`` failed decisions in a row the episode
 stops (status ``aborted``) so a dead endpoint does not fill a run with
-defaults; ``--resume`` continues it later. Episodes run concurrently
+defaults; while the endpoint has answered no decision of the run, an episode
+whose first decision finds no endpoint (not reached, timed out, 429/5xx after
+every retry) stops before anything is recorded (an unreachable endpoint is never
+scored as the default action) and the episodes after it do not start;
+``--resume`` continues them later. Episodes run concurrently
 (``concurrency``, an asyncio semaphore).
 """
 
@@ -297,6 +301,8 @@ class Decision:
     tool_seconds: float = 0.0
     seconds: float = 0.0
     endpoint_failed: bool = False
+    #: The failed request's :class:`EndpointError` kind (``transient``: not reached, timed out, 429/5xx after retries).
+    endpoint_kind: str | None = None
     commit_arguments: str | None = None
 
 
@@ -443,7 +449,7 @@ async def decide(
         try:
             reply = await _request(agent, messages, tools, config, d, rng, sleep, deadline)
         except EndpointError as exc:
-            return finish(protocol.invalid(f"endpoint error: {exc}"), endpoint_failed=True)
+            return finish(protocol.invalid(f"endpoint error: {exc}"), endpoint_failed=True, endpoint_kind=exc.kind)
         if reply.usage is None or d.usage is None:  # one unknown count makes the decision's unknown
             d.usage = None
         else:
@@ -567,6 +573,10 @@ class RunSummary:
         return [o.record for o in self.outcomes if o.record is not None]
 
 
+#: How an episode whose first decision found no endpoint ends (status ``aborted``; nothing recorded or scored).
+NEVER_ANSWERED = "the endpoint never answered"
+
+
 async def run_episode(
     agent: ChatAgent,
     spec: EpisodeSpec,
@@ -580,9 +590,12 @@ async def run_episode(
     sleep: Sleep = asyncio.sleep,
     pool: EnvPool | None = None,
     pending: dict[str, Any] | None = None,
+    run_answered: list[bool] | None = None,
 ) -> EpisodeOutcome:
     """One episode through the decision loop (after replaying ``recorded`` steps, if any); its text env comes
-    from ``pool`` (and goes back to it) when one is given."""
+    from ``pool`` (and goes back to it) when one is given. ``run_answered`` (one flag the run's episodes share)
+    records whether the endpoint has answered any decision of the run: only while it has not does a first
+    decision that finds no endpoint abort the episode."""
     env = pool.take(spec) if pool is not None else None
     try:
         session = EpisodeSession(spec, writer=writer, history=config.history, tool_max_chars=config.tool_max_chars,
@@ -601,12 +614,23 @@ async def run_episode(
     if bind is not None:
         bind(session)
     failures = 0
+    answered = session.step_index > 0  # whether the endpoint has answered a decision of this episode
     try:
         while not session.done and not session.waiting:
             if config.max_decisions is not None and session.step_index >= config.max_decisions:
                 return EpisodeOutcome(spec, "partial", None, session.step_index,
                                       f"stopped after max_decisions={config.max_decisions}")
             decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep)
+            if (decision.endpoint_kind == "transient" and not answered and not (run_answered and run_answered[0])
+                    and config.max_consecutive_endpoint_failures is not None):
+                # the endpoint never answered this episode (not reached, timed out, 429/5xx after every retry): no
+                # decision is recorded and nothing is scored (a default action would score as if the agent had chosen
+                # it); --resume plays it later. A reply that came but is unreadable is the agent's invalid decision.
+                return EpisodeOutcome(spec, "aborted", None, session.step_index,
+                                      f"{NEVER_ANSWERED}: {decision.parsed.invalid}")
+            answered = answered or not decision.endpoint_failed
+            if answered and run_answered is not None:
+                run_answered[0] = True
             if config.failure_rule == "herculean" and not decision.parsed.valid:
                 reason = (f"no valid decision after {config.format_retries + 1} attempts at step "
                           f"{session.step_index}: {decision.parsed.invalid}")
@@ -635,7 +659,8 @@ async def run_episode(
             limit = config.max_consecutive_endpoint_failures
             if limit is not None and failures >= limit and not session.done:
                 return EpisodeOutcome(spec, "aborted", None, session.step_index,
-                                      f"endpoint failed on {failures} decisions in a row; resume the run later")
+                                      f"endpoint failed on {failures} decisions in a row (last: "
+                                      f"{decision.parsed.invalid}); resume the run later")
         if session.waiting:  # a live episode at its last open decision: decide now, step it when a later bar exists
             if session.pending is None:
                 decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep)
@@ -729,29 +754,40 @@ async def run_llm_async(
     semaphore = asyncio.Semaphore(config.concurrency)
     bar = tqdm(total=0, unit="decision", desc=f"finenvs llm {agent.name}", disable=not progress or None)
     outcomes: list[EpisodeOutcome] = []
+    unreachable: list[str] = []  # set when an episode's first decision found no endpoint: later ones do not start
+    run_answered = [bool(steps)]  # whether the endpoint has answered a decision of this run (a resumed one has)
 
     async def one(spec: EpisodeSpec) -> EpisodeOutcome:
         if spec.index in complete:
             return EpisodeOutcome(spec, "skipped", complete[spec.index], len(steps.get(spec.index, [])),
                                   "already complete")
         async with semaphore:
-            def grow(n: int) -> None:
-                bar.total = (bar.total or 0) + n
-                bar.refresh()
-
-            recorded = [r for r in steps.get(spec.index, []) if r.get("type") == "step"]
-            pending = next((r for r in reversed(steps.get(spec.index, [])) if r.get("type") == "pending"
-                            and r.get("step") == len(recorded)), None)
-            try:
-                return await run_episode(agent, spec, config, writer=writer, recorded=recorded, prices=prices,
-                                         on_decision=bar.update, on_start=grow, sleep=sleep, pool=pool,
-                                         pending=pending)
-            except ReplayMismatch:
-                raise
-            except Exception as exc:  # a bug in one episode must not take the others (and the file) with it
+            if unreachable:
                 return EpisodeOutcome(spec, "aborted", None, len(steps.get(spec.index, [])),
-                                      f"internal error: {type(exc).__name__}: {str(exc)[:200]}; the episode's "
-                                      "lines so far are kept and --resume retries it")
+                                      f"not started: {unreachable[0]}")
+            outcome = await _one(spec)
+            if outcome.status == "aborted" and outcome.message.startswith(NEVER_ANSWERED):
+                unreachable.append(outcome.message)
+            return outcome
+
+    async def _one(spec: EpisodeSpec) -> EpisodeOutcome:
+        def grow(n: int) -> None:
+            bar.total = (bar.total or 0) + n
+            bar.refresh()
+
+        recorded = [r for r in steps.get(spec.index, []) if r.get("type") == "step"]
+        pending = next((r for r in reversed(steps.get(spec.index, [])) if r.get("type") == "pending"
+                        and r.get("step") == len(recorded)), None)
+        try:
+            return await run_episode(agent, spec, config, writer=writer, recorded=recorded, prices=prices,
+                                     on_decision=bar.update, on_start=grow, sleep=sleep, pool=pool,
+                                     pending=pending, run_answered=run_answered)
+        except ReplayMismatch:
+            raise
+        except Exception as exc:  # a bug in one episode must not take the others (and the file) with it
+            return EpisodeOutcome(spec, "aborted", None, len(steps.get(spec.index, [])),
+                                  f"internal error: {type(exc).__name__}: {str(exc)[:200]}; the episode's "
+                                  "lines so far are kept and --resume retries it")
 
     status = "interrupted"
     try:

@@ -144,6 +144,10 @@ def run_agents(agents: list[BenchAgent], specs: list[TaskSpec], config: BenchCon
                                     progress=config.progress, **extra)
                     run["sections"] = list(task.bench.fabpp_sections)
                     runs.append(run)
+                    if run.get("unfinished"):  # a failed evaluation is a failure: the bench exits non-zero
+                        errors.append({"env": task.env_id, "symbol": split, "policy": agent.name,
+                                       "error": f"the run did not finish ({run['status']}): {run['unfinished']}; "
+                                                f"continue it with finenvs llm --resume {run['run_dir']}"})
                 except Exception as exc:  # reported, never dropped
                     errors.append({"env": task.env_id, "symbol": split, "policy": agent.name,
                                    "error": f"{type(exc).__name__}: {exc}"})

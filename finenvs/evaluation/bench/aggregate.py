@@ -123,7 +123,11 @@ def _profile_record(profile: str, fabpp: list[TaskSpec], sections: dict[str, Any
 
 def _agent_record(agent: str, scores: list[TaskScore], fab_runs: list[dict[str, Any]], weights: dict[str, float], *,
                   cost_floor: float | None, debates: dict[str, Any]) -> dict[str, Any]:
-    """One agent: its runs' tasks, its dollar cost and look-ahead attempts, its debated runs' multipliers."""
+    """One agent: its runs' tasks, its dollar cost and look-ahead attempts, its debated runs' multipliers. An agent
+    none of whose tasks finished (an endpoint that never answered) has no score: n/a with the cause, never 0."""
+    if scores and all(t.error is not None for t in scores):
+        return {**aggregate([], weights).record(), "policies": {}, "alpha": None,
+                "note": f"no task finished: {scores[0].error}"}
     multipliers: dict[str, float] = {}
     debated_tasks: list[float] = []
     debated_scores: dict[tuple[str, str], float] = {}
