@@ -161,6 +161,15 @@ def test_what_could_not_be_got_is_named_and_the_others_are_fetched(replay, tmp_p
     assert exit_.value.code == 2
 
 
+def test_a_symbol_that_cannot_name_a_file_is_refused_before_any_call(replay, tmp_path, catalog):
+    spy = Spy()
+    outcomes = fetch_prices(["../prices/TSLA2", "A" * 40], start=FIRST, end=LAST, layer=UserLayer(tmp_path / "l"),
+                            catalog=catalog, source=spy, sleep=0, now=AFTER_CLOSE)
+    outcomes += fetch_news(["../news/TSLA2"], layer=UserLayer(tmp_path / "l"), catalog=catalog, sleep=0)
+    assert spy.calls == [] and [o.status for o in outcomes] == ["failed"] * 3
+    assert all("use letters, digits" in o.message and len(o.line()) < 300 for o in outcomes)
+
+
 def test_calls_are_paced(replay, tmp_path, catalog, monkeypatch):
     import finenvs.data.fetch as fetch
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from finenvs.data.calendar import DEFAULT_CALENDAR, sessions
 from finenvs.data.user_files import merge_series
-from finenvs.errors import DataError, WindowError
+from finenvs.errors import DataError, WindowError, shown
 
 #: Seconds between two calls to a source (Yahoo throttles bursts).
 DEFAULT_SLEEP = 1.0
@@ -135,8 +135,20 @@ def fetch_prices(symbols: Sequence[str], *, start: str | None = None, end: str |
     return out
 
 
+def _bad_symbol(symbol: Any) -> str | None:
+    """Why ``symbol`` cannot name a layer file (checked before any call: it also names a replay file), or None."""
+    from finenvs.data.user_layer import SYMBOL_PATTERN
+
+    if isinstance(symbol, str) and SYMBOL_PATTERN.fullmatch(symbol):
+        return None
+    return f"symbol {shown(symbol)}: use letters, digits and ^ . _ = - (at most 32 characters)"
+
+
 def _fetch_one_symbol(symbol: str, start: str | None, end: str, dataset: str, layer: Any, catalog: Any, source: Any,
                       pacer: Pacer) -> Outcome:
+    bad = _bad_symbol(symbol)
+    if bad:
+        return Outcome("prices", str(symbol)[:40], "failed", message=bad)
     try:
         held = merge_series(catalog.shipped_series(symbol, dataset), layer.series(symbol, dataset))
     except DataError as exc:  # an unknown dataset, a layer file edited by hand
@@ -218,6 +230,12 @@ def fetch_news(symbols: Sequence[str], *, start: str | None = None, end: str | N
     pacer = pacer if pacer is not None else Pacer(sleep)
     out = []
     for i, symbol in enumerate(symbols, 1):
+        bad = _bad_symbol(symbol)
+        if bad:
+            out.append(Outcome("news", str(symbol)[:40], "failed", message=bad))
+            if progress is not None:
+                progress(f"[{i}/{len(symbols)}] {out[-1].line()}")
+            continue
         pacer.wait()
         try:
             rows = news_rows(source.fetch_news(symbol), symbol)
