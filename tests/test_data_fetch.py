@@ -233,3 +233,95 @@ def test_a_broken_news_item_is_named(replay, tmp_path):
         "yahoo news of TSLA3: row 1, column 'url': 'ftp://example.com/x' is not an http(s) URL"))
     assert missing.status == "failed" and "no recorded news for NOPE" in missing.message
     assert UserLayer().documents("news") is None
+
+
+# ---------------------------------------------------------------------------- filings (SEC EDGAR)
+FILINGS = [
+    {"accession_number": "0000000001-26-000010", "cik": 1, "company": "Example Motors", "form": "10-Q",
+     "filing_date": "2026-04-22", "url": "https://www.sec.gov/Archives/edgar/data/1/q1.htm",
+     "sections": {"Item 2": "Management's discussion: revenue rose.", "Item 1A": "Risk factors unchanged."}},
+    {"accession_number": "0000000001-26-000011", "cik": 1, "company": "Example Motors", "form": "8-K",
+     "filing_date": "2026-04-28", "url": "https://www.sec.gov/Archives/edgar/data/1/8k.htm",
+     "sections": {"Item 2.02": "Results of operations."}},
+    {"accession_number": "0000000001-26-000012", "cik": 1, "company": "Example Motors", "form": "4",
+     "filing_date": "2026-04-29", "sections": {"document": "not asked for"}},
+]
+AGENT = "Example Researcher research@example.com"
+
+
+def test_filings_need_a_declared_user_agent(replay, tmp_path, catalog, monkeypatch, capsys):
+    from finenvs.data.fetch import fetch_filings
+    from finenvs.data.sources import edgar
+
+    edgar.save_filings(FILINGS, "TSLA2", replay)
+    monkeypatch.delenv(edgar.IDENTITY_ENV_VAR, raising=False)
+    with pytest.raises(yahoo.SourceError, match="requires a declared User-Agent"):
+        fetch_filings(["TSLA2"], start="2026-04-01", sleep=0)
+    with pytest.raises(yahoo.SourceError, match="a name and an e-mail address"):
+        fetch_filings(["TSLA2"], user_agent="curl/8.0", start="2026-04-01", sleep=0)
+    with pytest.raises(SystemExit) as exit_:
+        main(["data", "fetch", "--filings", "TSLA2", "--start", "2026-04-01", "--sleep", "0"])
+    assert exit_.value.code == 2 and "User-Agent" in capsys.readouterr().err
+    assert UserLayer().documents("filings") is None
+    monkeypatch.setenv(edgar.IDENTITY_ENV_VAR, AGENT)  # edgartools' own variable also declares it
+    assert edgar.user_agent() == AGENT
+
+
+def test_filings_enter_the_layer_date_locked_and_resume(replay, tmp_path, catalog, capsys):
+    from finenvs.data.fetch import fetch_filings
+    from finenvs.data.sources import edgar
+
+    edgar.save_filings(FILINGS, "TSLA2", replay)
+    code = main(["data", "fetch", "--filings", "TSLA2", "--start", "2026-04-01", "--end", "2026-04-25",
+                 "--user-agent", AGENT, "--sleep", "0"])
+    assert code == 0 and "[1/1] filings TSLA2: added 2 filing sections (2026-04-22..2026-04-22)" in capsys.readouterr().out
+    assert catalog.as_of("2026-04-22").filings("TSLA2") == []  # the date lock of `data add --filings`
+    assert [f["id"] for f in catalog.as_of("2026-04-23").filings("TSLA2")] == ["0000000001-26-000010"]
+    (second,) = fetch_filings(["TSLA2"], user_agent=AGENT, end=LAST, sleep=0, now=AFTER_CLOSE)  # resumes at 04-22
+    assert (second.status, second.added, second.skipped, second.date_min) == ("added", 1, 2, "2026-04-28")
+    (third,) = fetch_filings(["TSLA2"], user_agent=AGENT, end=LAST, sleep=0, now=AFTER_CLOSE)
+    assert third.status == "up to date"
+    table = UserLayer().documents("filings")
+    assert sorted(zip(table["filing_id"], table["section"], table["form"], strict=True)) == [
+        ("0000000001-26-000010", "Item 1A", "10-Q"), ("0000000001-26-000010", "Item 2", "10-Q"),
+        ("0000000001-26-000011", "Item 2.02", "8-K")]  # the form 4 was not asked for
+    broken = [dict(FILINGS[1], accession_number="0000000001-26-000013", filing_date="2026-04-30",
+                   sections={"Item 8.01": ""})]
+    edgar.save_filings(broken, "TSLA3", replay)
+    (bad,) = fetch_filings(["TSLA3"], user_agent=AGENT, start="2026-04-01", end=LAST, sleep=0, now=AFTER_CLOSE)
+    assert bad.status == "failed" and bad.message.startswith("edgar filings of TSLA3: row 1, column 'text'")
+
+
+def test_edgar_adapter_declares_the_user_agent_before_asking(monkeypatch):
+    from finenvs.data.sources import edgar
+
+    calls = []
+
+    class Filing:
+        url = "https://www.sec.gov/x.htm"
+
+        def to_dict(self):
+            return {"accession_number": "0000000001-26-000010", "cik": 1, "company": "Example Motors",
+                    "form": "8-K", "filing_date": dt.date(2026, 4, 22)}
+
+        def obj(self):
+            raise ValueError("no parsed object for this form")
+
+        def text(self):
+            return "The whole filing."
+
+    class Company:
+        def __init__(self, symbol):
+            calls.append(("company", symbol))
+
+        def get_filings(self, **kwargs):
+            calls.append(("filings", kwargs))
+            return [Filing()]
+
+    fake = types.SimpleNamespace(set_identity=lambda agent: calls.append(("identity", agent)), Company=Company)
+    monkeypatch.delenv(REPLAY_ENV_VAR, raising=False)
+    monkeypatch.setitem(sys.modules, "edgar", fake)
+    (record,) = edgar.fetch_filings("TSLA", "2026-04-01", "2026-04-30", ("8-K",), AGENT)
+    assert calls == [("identity", AGENT), ("company", "TSLA"),
+                     ("filings", {"form": ["8-K"], "filing_date": "2026-04-01:2026-04-30"})]
+    assert (record["filing_date"], record["sections"]) == ("2026-04-22", {"document": "The whole filing."})

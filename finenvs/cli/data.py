@@ -31,6 +31,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                 "(validated, hashed and date-locked as data add; resumes after the last held bar)")
     fetch.add_argument("--prices", nargs="+", metavar="SYMBOL", help="symbols whose daily bars to fetch")
     fetch.add_argument("--news", nargs="+", metavar="SYMBOL", help="symbols whose recent news items to fetch")
+    fetch.add_argument("--filings", nargs="+", metavar="SYMBOL",
+                       help="symbols whose SEC EDGAR filings (their sections) to fetch; needs --user-agent")
+    fetch.add_argument("--forms", nargs="+", default=None, metavar="FORM",
+                       help="EDGAR forms to fetch with --filings (default: 10-K 10-Q 8-K)")
+    fetch.add_argument("--user-agent", help="who you are, as EDGAR requires: 'Your Name you@example.com' "
+                       "(default: $EDGAR_IDENTITY)")
     fetch.add_argument("--start", help="first day (YYYY-MM-DD) for a symbol with no bars held yet; news published "
                        "before it is left out")
     fetch.add_argument("--end", help="last day (YYYY-MM-DD, inclusive; default and cap: the last day whose bar is "
@@ -108,8 +114,8 @@ def handle_add(args: argparse.Namespace) -> int:
 def handle_fetch(args: argparse.Namespace) -> int:
     import re
 
-    if not args.prices and not args.news:
-        usage_error("data fetch needs --prices SYMBOL... and/or --news SYMBOL...")
+    if not args.prices and not args.news and not args.filings:
+        usage_error("data fetch needs --prices, --news and/or --filings SYMBOL...")
     for flag, value in (("--start", args.start), ("--end", args.end)):
         if value is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
             usage_error(f"data fetch {flag}: {value[:40]!r} is not a day (YYYY-MM-DD)")
@@ -117,10 +123,19 @@ def handle_fetch(args: argparse.Namespace) -> int:
         usage_error(f"data fetch: --start {args.start} is after --end {args.end}")
     if args.sleep is not None and not args.sleep >= 0:
         usage_error("data fetch --sleep: give a number of seconds >= 0")
-    from finenvs.data.fetch import cli_data_fetch
+    from finenvs.data.fetch import DEFAULT_FORMS, cli_data_fetch
 
+    if args.filings:
+        from finenvs.data.sources.edgar import user_agent
+        from finenvs.data.sources.yahoo import SourceError
+
+        try:
+            user_agent(args.user_agent)
+        except SourceError as exc:
+            usage_error(f"data fetch --filings: {exc}")
     return cli_data_fetch(prices=args.prices or (), news=args.news or (), start=args.start, end=args.end,
-                          dataset=args.dataset, sleep=args.sleep)
+                          dataset=args.dataset, sleep=args.sleep, filings=args.filings or (),
+                          forms=tuple(args.forms) if args.forms else DEFAULT_FORMS, user_agent=args.user_agent)
 
 
 def handle_list(args: argparse.Namespace) -> int:

@@ -1,10 +1,10 @@
-"""``finenvs data fetch``: daily bars and news from Yahoo Finance into the user layer.
+"""``finenvs data fetch``: daily bars and news from Yahoo Finance, filings from SEC EDGAR, into the user layer.
 
 Fetched rows enter the layer through :class:`finenvs.data.user_layer.UserLayer` exactly as a file
 given to ``finenvs data add`` does: the same schema checks, overlap rules, manifest, digest and
 as-of rules (a bar is seen from its session's close, a news item from its publication time). The
-source is reached only through its adapter (:mod:`finenvs.data.sources.yahoo`), which replays
-recorded responses when ``$FINENVS_FETCH_REPLAY`` is set.
+source is reached only through its adapter (:mod:`finenvs.data.sources.yahoo`,
+:mod:`finenvs.data.sources.edgar`), which replays recorded responses when ``$FINENVS_FETCH_REPLAY`` is set.
 
 * **Resume.** For each symbol only the sessions after the last bar held (shipped or user) are
   asked for; ``--start`` is needed only for a symbol with no bars yet. News items already held
@@ -44,7 +44,7 @@ _MESSAGE_LIMIT = 500
 class Outcome:
     """What one fetch of one symbol did."""
 
-    kind: str  # "prices" | "news"
+    kind: str  # "prices" | "news" | "filings"
     symbol: str
     status: str  # "added" | "up to date" | "failed"
     added: int = 0
@@ -54,7 +54,7 @@ class Outcome:
     message: str = ""
 
     def line(self) -> str:
-        unit = "bars" if self.kind == "prices" else "news items"
+        unit = {"prices": "bars", "news": "news items"}.get(self.kind, "filing sections")
         if self.status == "failed":
             return f"could not get {self.kind} of {self.symbol}: {self.message}"
         if self.status == "up to date":
@@ -267,8 +267,96 @@ def _add_news(rows: list[dict[str, str]], symbol: str, start: str | None, end: s
     return Outcome("news", symbol, "added", result.added, len(rows) - result.added, result.date_min, result.date_max)
 
 
+# ---------------------------------------------------------------------------- filings
+#: Forms fetched when none are named.
+DEFAULT_FORMS = ("10-K", "10-Q", "8-K")
+
+
+def filing_rows(records: Sequence[Any], symbol: str) -> list[dict[str, str]]:
+    """EDGAR filing records (:func:`finenvs.data.sources.edgar.fetch_filings`) as rows of the layer's filings file."""
+    rows = []
+    for record in records:
+        record = record if isinstance(record, dict) else {}
+        sections = record.get("sections")
+        for name, text in (sections.items() if isinstance(sections, dict) else ()):
+            rows.append({"filing_id": str(record.get("accession_number") or ""), "symbol": symbol,
+                         "form": str(record.get("form") or ""), "filed": str(record.get("filing_date") or "")[:10],
+                         "section": str(name), "title": str(name), "text": "" if text is None else str(text),
+                         "document": str(record.get("url") or "")})
+    return rows
+
+
+def fetch_filings(symbols: Sequence[str], *, user_agent: str | None = None, forms: Sequence[str] = DEFAULT_FORMS,
+                  start: str | None = None, end: str | None = None, layer: Any = None, catalog: Any = None,
+                  source: Any = None, sleep: float = DEFAULT_SLEEP, progress: Callable[[str], None] | None = None,
+                  now: dt.datetime | None = None, pacer: Pacer | None = None) -> list[Outcome]:
+    """Fetch SEC EDGAR filings of ``symbols`` (their sections) into the user layer; one :class:`Outcome` each.
+
+    Each symbol resumes from the latest filing date held for it (sections already held are not re-added);
+    ``start`` is needed for a symbol with none. A filing is read under the as-of rule of
+    ``data add --filings`` (seen after its filing date's close). A section already held is never re-added.
+
+    Raises:
+        SourceError: No declared User-Agent (``user_agent`` or ``$EDGAR_IDENTITY``): EDGAR requires one.
+    """
+    import pandas as pd
+
+    from finenvs.data.sources import edgar
+
+    agent = edgar.user_agent(user_agent)  # refused before any call
+    layer, catalog, _ = _setup(layer, catalog, None)
+    source = source if source is not None else edgar
+    final = dt.date.fromisoformat(last_final_day(now)) + dt.timedelta(days=1)  # today, in New York
+    last = min(end, final.isoformat()) if end else final.isoformat()
+    pacer = pacer if pacer is not None else Pacer(sleep)
+    held_table = layer.documents("filings") or {"filing_id": [], "section": [], "symbol": [], "filed": []}
+    out = []
+    for i, symbol in enumerate(symbols, 1):
+        outcome = _fetch_filings_of(symbol, agent, tuple(forms), start, last, held_table, layer, catalog, source,
+                                    pacer, pd)
+        out.append(outcome)
+        held_table = layer.documents("filings") or held_table
+        if progress is not None:
+            progress(f"[{i}/{len(symbols)}] {outcome.line()}")
+    return out
+
+
+def _fetch_filings_of(symbol: str, agent: str, forms: tuple[str, ...], start: str | None, end: str,
+                      held_table: dict[str, list[str]], layer: Any, catalog: Any, source: Any, pacer: Pacer,
+                      pd: Any) -> Outcome:
+    bad = _bad_symbol(symbol)
+    if bad:
+        return Outcome("filings", str(symbol)[:40], "failed", message=bad)
+    mine = [f for f, s in zip(held_table["filed"], held_table["symbol"], strict=True) if s == symbol]
+    first = max(mine) if mine else start
+    if first is None:
+        return Outcome("filings", symbol, "failed",
+                       message=f"no filings of {symbol} held: give --start for the first filing date")
+    first = max(first, start) if start else first
+    if first > end:
+        return Outcome("filings", symbol, "up to date", message=f"nothing filed after {first} up to {end}")
+    pacer.wait()
+    try:
+        rows = filing_rows(source.fetch_filings(symbol, first, end, forms, agent), symbol)
+    except Exception as exc:  # noqa: BLE001 - the source's library raises anything
+        return Outcome("filings", symbol, "failed", message=f"{first}..{end}: {_short(exc)}")
+    held = set(zip(held_table["filing_id"], held_table["section"], strict=True))
+    fresh = [r for r in rows if (r["filing_id"], r["section"]) not in held]
+    if not fresh:
+        return Outcome("filings", symbol, "up to date", skipped=len(rows),
+                       message=f"{len(rows)} section(s) listed for {first}..{end}, none new")
+    try:
+        result = layer.add_filings(pd.DataFrame(fresh), catalog=catalog, source=f"edgar filings of {symbol}")
+    except DataError as exc:
+        return Outcome("filings", symbol, "failed", message=_short(exc))
+    return Outcome("filings", symbol, "added", result.added, len(rows) - result.added, result.date_min,
+                   result.date_max)
+
+
 def cli_data_fetch(prices: Sequence[str] = (), news: Sequence[str] = (), start: str | None = None,
-                   end: str | None = None, dataset: str = "core", sleep: float | None = None) -> int:
+                   end: str | None = None, dataset: str = "core", sleep: float | None = None,
+                   filings: Sequence[str] = (), forms: Sequence[str] = DEFAULT_FORMS,
+                   user_agent: str | None = None) -> int:
     """``finenvs data fetch``: one progress line per symbol, one line per symbol it could not get (stderr).
 
     Returns:
@@ -281,7 +369,11 @@ def cli_data_fetch(prices: Sequence[str] = (), news: Sequence[str] = (), start: 
 
     layer, catalog = UserLayer(), default_catalog()
     pacer = Pacer(DEFAULT_SLEEP if sleep is None else sleep)
-    total = len(prices) + len(news)
+    total = len(prices) + len(news) + len(filings)
+    if filings:
+        from finenvs.data.sources import edgar
+
+        edgar.user_agent(user_agent)  # EDGAR requires it: refuse before fetching anything
 
     def show(line: str) -> None:
         print(line, flush=True)
@@ -290,10 +382,15 @@ def cli_data_fetch(prices: Sequence[str] = (), news: Sequence[str] = (), start: 
                             progress=show, pacer=pacer) if prices else []
     if news:
         outcomes += fetch_news(news, start=start, end=end, layer=layer, catalog=catalog, progress=show, pacer=pacer)
+    if filings:
+        outcomes += fetch_filings(filings, user_agent=user_agent, forms=forms, start=start, end=end, layer=layer,
+                                  catalog=catalog, progress=show, pacer=pacer)
     failed = [o for o in outcomes if o.status == "failed"]
     bars = sum(o.added for o in outcomes if o.kind == "prices")
     items = sum(o.added for o in outcomes if o.kind == "news")
-    print(f"fetched {bars} bars and {items} news items; {total - len(failed)} of {total} requests done, "
+    sections = sum(o.added for o in outcomes if o.kind == "filings")
+    print(f"fetched {bars} bars, {items} news items and {sections} filing sections; "
+          f"{total - len(failed)} of {total} requests done, "
           f"{len(failed)} failed")
     for o in failed:
         print(o.line(), file=sys.stderr)
@@ -301,4 +398,4 @@ def cli_data_fetch(prices: Sequence[str] = (), news: Sequence[str] = (), start: 
     return 1 if len(failed) == total else 0
 
 
-__all__ = ["BAR_FINAL_AT", "DEFAULT_SLEEP", "Outcome", "Pacer", "cli_data_fetch", "fetch_news", "fetch_prices", "last_final_day", "news_rows"]
+__all__ = ["BAR_FINAL_AT", "DEFAULT_SLEEP", "DEFAULT_FORMS", "Outcome", "Pacer", "cli_data_fetch", "fetch_filings", "filing_rows", "fetch_news", "fetch_prices", "last_final_day", "news_rows"]
