@@ -27,12 +27,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       help="CSV/Parquet of filing sections (filing_id,symbol,form,filed,section,text,...)")
     add.add_argument("--symbol", help="symbol of the bars (required with --prices)")
     add.add_argument("--dataset", default="core", help="price dataset to append to (default: core)")
+    fetch = data_sub.add_parser("fetch", help="bring daily bars and news from Yahoo Finance into the user layer "
+                                "(validated, hashed and date-locked as data add; resumes after the last held bar)")
+    fetch.add_argument("--prices", nargs="+", metavar="SYMBOL", help="symbols whose daily bars to fetch")
+    fetch.add_argument("--news", nargs="+", metavar="SYMBOL", help="symbols whose recent news items to fetch")
+    fetch.add_argument("--filings", nargs="+", metavar="SYMBOL",
+                       help="symbols whose SEC EDGAR filings (their sections) to fetch; needs --user-agent")
+    fetch.add_argument("--forms", nargs="+", default=None, metavar="FORM",
+                       help="EDGAR forms to fetch with --filings (default: 10-K 10-Q 8-K)")
+    fetch.add_argument("--user-agent", help="who you are, as EDGAR requires: 'Your Name you@example.com' "
+                       "(default: $EDGAR_IDENTITY)")
+    fetch.add_argument("--start", help="first day (YYYY-MM-DD) for a symbol with no bars held yet; news published "
+                       "before it is left out")
+    fetch.add_argument("--end", help="last day (YYYY-MM-DD, inclusive; default and cap: the last day whose bar is "
+                       "final, in New York time)")
+    fetch.add_argument("--dataset", default="core", help="price dataset the bars join (default: core)")
+    fetch.add_argument("--sleep", type=float, default=None, metavar="SECONDS",
+                       help="pause between two calls to the source (default: 1.0)")
     listing = data_sub.add_parser("list", help="price datasets with symbol counts and date ranges, shipped and user")
     # a data file or catalog table failing its checks exits 1 (EXIT_DATA_INVALID), not 2 as other commands' bad input
-    data.set_defaults(handler=needs_subcommand("data needs a subcommand: verify, add or list"),
+    data.set_defaults(handler=needs_subcommand("data needs a subcommand: verify, add, fetch or list"),
                       data_error_exit=EXIT_DATA_INVALID)
     verify.set_defaults(handler=handle_verify)
     add.set_defaults(handler=handle_add)
+    fetch.set_defaults(handler=handle_fetch)
     listing.set_defaults(handler=handle_list)
 
 
@@ -91,6 +109,33 @@ def handle_add(args: argparse.Namespace) -> int:
 
     return cli_data_add(prices=args.prices, symbol=args.symbol, dataset=args.dataset, news=args.news,
                         filings=args.filings)
+
+
+def handle_fetch(args: argparse.Namespace) -> int:
+    import re
+
+    if not args.prices and not args.news and not args.filings:
+        usage_error("data fetch needs --prices, --news and/or --filings SYMBOL...")
+    for flag, value in (("--start", args.start), ("--end", args.end)):
+        if value is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            usage_error(f"data fetch {flag}: {value[:40]!r} is not a day (YYYY-MM-DD)")
+    if args.start and args.end and args.start > args.end:
+        usage_error(f"data fetch: --start {args.start} is after --end {args.end}")
+    if args.sleep is not None and not args.sleep >= 0:
+        usage_error("data fetch --sleep: give a number of seconds >= 0")
+    from finenvs.data.fetch import DEFAULT_FORMS, cli_data_fetch
+
+    if args.filings:
+        from finenvs.data.sources.edgar import user_agent
+        from finenvs.data.sources.yahoo import SourceError
+
+        try:
+            user_agent(args.user_agent)
+        except SourceError as exc:
+            usage_error(f"data fetch --filings: {exc}")
+    return cli_data_fetch(prices=args.prices or (), news=args.news or (), start=args.start, end=args.end,
+                          dataset=args.dataset, sleep=args.sleep, filings=args.filings or (),
+                          forms=tuple(args.forms) if args.forms else DEFAULT_FORMS, user_agent=args.user_agent)
 
 
 def handle_list(args: argparse.Namespace) -> int:

@@ -68,7 +68,7 @@ import numpy as np
 
 from finenvs.data.catalog import USER_ENV_VAR as ENV_VAR
 from finenvs.data.catalog import default_catalog, load_prices, user_data_dir
-from finenvs.data.schema import PRICE_FIELDS, PriceSeries
+from finenvs.data.schema import PRICE_FIELDS, PriceSeries, series_from_frame
 from finenvs.data.user_files import (
     FILINGS_FILE,
     LAYER_FORMAT,
@@ -184,7 +184,8 @@ class UserLayer(LayerFiles):
         _write_atomic(self.manifest_path, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("utf-8"))
         return digest
 
-    def add_prices(self, data: Any, symbol: str, dataset: str = "core", *, catalog: Any = None) -> AddResult:
+    def add_prices(self, data: Any, symbol: str, dataset: str = "core", *, catalog: Any = None,
+                   source: str | None = None) -> AddResult:
         """Append bars of ``symbol`` to ``dataset`` (see the module doc for the rules).
 
         Args:
@@ -192,6 +193,7 @@ class UserLayer(LayerFiles):
             symbol: The symbol the bars belong to (a ``symbol`` column, if any, must hold only it).
             dataset: A price dataset the catalog ships.
             catalog: The catalog whose shipped bars are held (default: the process-wide one).
+            source: Name of a DataFrame in messages (default ``"DataFrame"``; a file is named by its path).
 
         Raises:
             DataError: The data breaks the schema, conflicts with a held bar, or would go into a held history.
@@ -201,8 +203,11 @@ class UserLayer(LayerFiles):
             raise DataError(f"symbol {shown(symbol)}: use letters, digits and ^ . _ = - (at most 32 characters)")
         if dataset not in catalog.datasets():
             raise DataError(f"unknown dataset {dataset!r}; valid datasets: {sorted(catalog.datasets())}")
-        source = "DataFrame" if not isinstance(data, (str, os.PathLike)) else str(data)
-        loaded = load_prices(data, symbol=symbol)
+        if source is not None and not isinstance(data, (str, os.PathLike)):
+            loaded = series_from_frame(data, source=source, symbol=symbol)
+        else:
+            source = "DataFrame" if not isinstance(data, (str, os.PathLike)) else str(data)
+            loaded = load_prices(data, symbol=symbol)
         if set(loaded) != {symbol}:
             other = next(s for s in loaded if s != symbol)
             raise DataError(f"{source}: column 'symbol': row {_first_row_of(data, other)} holds {other!r}; "
@@ -237,17 +242,23 @@ class UserLayer(LayerFiles):
         return AddResult("prices", source, self.root / entry.file, len(added), start, str(added.dates[0]),
                          str(added.dates[-1]), len(body), digest, symbol, dataset)
 
-    def add_news(self, data: Any, *, catalog: Any = None) -> AddResult:
-        """Append news items from a CSV/Parquet file or DataFrame (see the module doc for the rules)."""
-        return self._add_documents("news", data, catalog)
+    def add_news(self, data: Any, *, catalog: Any = None, source: str | None = None) -> AddResult:
+        """Append news items from a CSV/Parquet file or DataFrame (see the module doc for the rules).
 
-    def add_filings(self, data: Any, *, catalog: Any = None) -> AddResult:
-        """Append filing sections from a CSV/Parquet file or DataFrame (see the module doc for the rules)."""
-        return self._add_documents("filings", data, catalog)
+        ``source`` names a DataFrame in messages (default ``"DataFrame"``)."""
+        return self._add_documents("news", data, catalog, source)
 
-    def _add_documents(self, kind: str, data: Any, catalog: Any) -> AddResult:
+    def add_filings(self, data: Any, *, catalog: Any = None, source: str | None = None) -> AddResult:
+        """Append filing sections from a CSV/Parquet file or DataFrame (see the module doc for the rules).
+
+        ``source`` names a DataFrame in messages (default ``"DataFrame"``)."""
+        return self._add_documents("filings", data, catalog, source)
+
+    def _add_documents(self, kind: str, data: Any, catalog: Any, label: str | None = None) -> AddResult:
         catalog = catalog if catalog is not None else default_catalog()
         source, frame = _read_input(data)
+        if label is not None and source == "DataFrame":
+            source = label
         if kind == "news":
             table, key_cols, columns, name = _news_rows(frame, source), ("id", "symbol"), USER_NEWS_COLUMNS, NEWS_FILE
             day_col = "published_at"
