@@ -57,6 +57,7 @@ except ImportError as exc:  # pragma: no cover - the error names the extra to in
 
 from finenvs.evaluation.llm import RunConfig, run_episode
 from finenvs.evaluation.replay import ReplayMismatch, replay_episode
+from finenvs.evaluation.runlog import same_number
 from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, task_of, tasks
 from finenvs.text.chat import ChatReply, ToolCall
 
@@ -272,6 +273,7 @@ def finenvs_agent(max_tool_calls: int | None = None, format_retries: int = 0, fa
         state.metadata[EPISODE_KEY] = {
             "status": outcome.status, "message": outcome.message, "decisions": outcome.decisions,
             "actions": [s.get("env_action") for s in steps], "action_names": [s.get("action") for s in steps],
+            "rewards": [s.get("reward") for s in steps], "look_ahead": sum(int(s.get("look_ahead") or 0) for s in steps),
             "invalid": sum(1 for s in steps if s.get("invalid")), "record": outcome.record}
         state.completed = True
         return state
@@ -300,16 +302,23 @@ def family_metrics(family: str) -> Metric:
 
 def episode_score(spec: TaskSpec, episode: EpisodeSpec, played: Mapping[str, Any] | None) -> Score:
     """The family's episode metrics of a played episode: its recorded env actions replayed into a fresh env
-    (:func:`finenvs.evaluation.replay.replay_episode`, what ``finenvs score`` does). An episode that did not
-    complete is unscored (NaN)."""
+    (:func:`finenvs.evaluation.replay.replay_episode`, what ``finenvs score`` does; the look-ahead attempts are the
+    played tool calls'). An episode that did not complete, or whose replay gives other rewards, is unscored
+    (NaN)."""
     if not played or played.get("status") != "complete":
         status = "not played" if not played else played.get("status")
         return Score(value=math.nan, explanation=f"episode {status}: {(played or {}).get('message', '')}".strip())
     try:
-        _, metrics, _ = replay_episode(episode, list(played["actions"]))
+        rewards, metrics, _ = replay_episode(episode, list(played["actions"]))
     except ReplayMismatch as exc:
         return Score(value=math.nan, explanation=f"the recorded actions do not replay: {exc}")
-    assert metrics is not None  # a complete replay has metrics
+    differ = [k for k, (r, recorded) in enumerate(zip(rewards, played.get("rewards") or [], strict=False))
+              if not same_number(r, recorded)]
+    if differ or metrics is None:
+        return Score(value=math.nan, explanation=f"the replay differs from the played episode at steps {differ[:10]}")
+    if isinstance(metrics.get("look_ahead_attempts"), int):
+        # the replay calls no tool: the look-ahead attempts are the ones the played tool calls made (finenvs score)
+        metrics["look_ahead_attempts"] += int(played.get("look_ahead") or 0)
     one = spec.metrics_of_run([metrics])
     value = {c.key: float(one[c.key]) for c in spec.columns if _finite(one.get(c.key))}
     names = played.get("action_names") or []
