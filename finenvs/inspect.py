@@ -29,11 +29,24 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 try:
     from inspect_ai import Task, task
     from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.log import (
+        EvalConfig,
+        EvalDataset,
+        EvalLog,
+        EvalMetric,
+        EvalResults,
+        EvalSample,
+        EvalScore,
+        EvalSpec,
+        EvalStats,
+        write_eval_log,
+    )
     from inspect_ai.model import (
         ChatMessage,
         ChatMessageAssistant,
@@ -366,10 +379,89 @@ def _register(family: str) -> Any:
     return task(name=family)(build)
 
 
+# ---------------------------------------------------------------------------- a run folder as an Inspect log
+def run_eval_log(run_dir: Path | str) -> EvalLog:
+    """A finenvs run folder (``finenvs llm``, ``mcp``, ``harness``) as an Inspect eval log: one sample per episode
+    (its decisions' conversations as the sample's messages, each decision's prompt, action, reward and tool calls in
+    its metadata), scored with the metrics ``finenvs score`` re-computes from the folder, and the family's run
+    metrics as the log's results.
+
+    Raises:
+        FileNotFoundError: Not a run folder.
+        ValueError: The folder cannot be read (see :func:`finenvs.evaluation.score.score_run`).
+    """
+    from finenvs.evaluation.runlog import RunFiles, read_trajectories
+    from finenvs.evaluation.score import score_run
+
+    files = RunFiles(Path(run_dir))
+    checked = score_run(files.root, write=False)  # integrity, then every episode replayed and re-scored
+    meta = checked.meta
+    spec = checked.task
+    if spec is None:
+        raise ValueError(f"{files.root}: the run has no episodes")
+    records, _ = read_trajectories(files.trajectories)
+    steps: dict[int, list[dict[str, Any]]] = {}
+    for record in records:
+        if record.get("type") == "step" and isinstance(record.get("episode"), int):
+            steps.setdefault(record["episode"], []).append(record)
+    plan = {int(e["index"]): e for e in meta.get("episodes") or [] if isinstance(e, dict) and "index" in e}
+    samples = []
+    for episode in checked.episodes:
+        own = sorted(steps.get(episode.index, []), key=lambda r: int(r.get("step") or 0))
+        messages: list[ChatMessage] = []
+        for step in own:
+            messages.extend(inspect_messages(step.get("messages") or []
+                                             or [{"role": "user", "content": str(step.get("prompt") or "")}]))
+        if episode.metrics is not None:
+            one = spec.metrics_of_run([episode.metrics])
+            value: Any = {c.key: float(one[c.key]) for c in spec.columns if _finite(one.get(c.key))} or math.nan
+        else:
+            value = math.nan
+        score = Score(value=value, answer=str(own[-1].get("action")) if own else None,
+                      explanation=f"{episode.status}; {len(own)} decision(s); "
+                      + ("reproduced" if episode.reproduced else "not reproduced: " + "; ".join(episode.mismatches[:3])),
+                      metadata={"metrics": episode.metrics})
+        samples.append(EvalSample(
+            id=episode.index, epoch=1, input=f"finenvs episode {episode.label}", target="",
+            messages=messages, scores={"finenvs_scorer": score},
+            metadata={"episode": plan.get(episode.index), "status": episode.status,
+                      "decisions": [{k: s.get(k) for k in ("step", "date", "action", "env_action", "invalid", "reward",
+                                                          "look_ahead", "errors", "usage")}
+                                    | {"tool_calls": [{k: c.get(k) for k in ("name", "arguments", "ok")}
+                                                      for c in s.get("tool_calls") or [] if isinstance(c, dict)]}
+                                    for s in own]}))
+    scored = [e.metrics for e in checked.episodes if e.metrics is not None]
+    run = spec.metrics_of_run(scored) if scored else {}
+    agent = meta.get("agent") or {}
+    model = str(agent.get("model") or agent.get("name") or agent.get("kind") or "unknown")
+    created = str(meta.get("created_utc") or "")
+    return EvalLog(
+        status="success" if checked.status == "reproduced" else "error",
+        eval=EvalSpec(created=created, task=spec.family, task_id=str(meta.get("run") or files.root.name),
+                      dataset=EvalDataset(name=spec.env_id, samples=len(samples)),
+                      model=model if "/" in model else f"finenvs/{model}", config=EvalConfig(),
+                      task_args=dict(meta.get("config") or {}),
+                      metadata={"finenvs_run": str(files.root), "kind": meta.get("kind"),
+                                "score_status": checked.status, "signature": checked.signature}),
+        results=EvalResults(total_samples=len(samples), completed_samples=len(scored), scores=[EvalScore(
+            name="finenvs_scorer", scorer="finenvs_scorer",
+            metrics={c.key: EvalMetric(name=c.key, value=float(run[c.key])) for c in spec.columns
+                     if _finite(run.get(c.key))})]),
+        stats=EvalStats(started_at=created, completed_at=str(meta.get("finished_utc") or "")),
+        samples=samples)
+
+
+def export_run(run_dir: Path | str, out: Path | str | None = None) -> Path:
+    """Write :func:`run_eval_log` of a run folder as an Inspect log file (default: ``RUN/inspect.eval``)."""
+    path = Path(out) if out is not None else Path(run_dir) / "inspect.eval"
+    write_eval_log(run_eval_log(run_dir), str(path))
+    return path
+
+
 #: The registered Inspect tasks, by family (``inspect eval finenvs/<family>``).
 TASKS: dict[str, Any] = {spec.family: _register(spec.family) for spec in tasks()}
 globals().update(TASKS)  # ``inspect eval finenvs/inspect.py@qa`` finds them by name too
 
-__all__ = ["EPISODE_KEY", "TASKS", "InspectAgent", "ScriptedModel", "chat_reply", "episode_samples", "episode_score", "family_metrics",
+__all__ = ["EPISODE_KEY", "TASKS", "InspectAgent", "ScriptedModel", "chat_reply", "export_run", "run_eval_log", "episode_samples", "episode_score", "family_metrics",
            "family_task", "finenvs_agent", "finenvs_scorer", "inspect_messages", "openai_reply", "scripted_outputs",
            "tool_infos"]

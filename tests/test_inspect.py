@@ -126,3 +126,28 @@ def test_message_conversion_keeps_tool_calls():
     assert out[3].function == "calculate"
     back = fi._openai_messages(out)
     assert json.loads(back[2]["tool_calls"][0]["function"]["arguments"]) == {"expression": "2"}
+
+
+def test_export_run_folder_as_inspect_log(tmp_path):
+    """finenvs export --inspect: a run folder as an Inspect log with the run's scores and each decision's turns;
+    the Inspect run of the same episodes reports the same metrics."""
+    from inspect_ai.log import read_eval_log
+
+    from finenvs.cli import main
+
+    spec = fi._spec("options")
+    summary = run_llm(RunConfig(env_id=spec.env_id, limit=2), spec.make_scripted_agent(), out=tmp_path / "runs",
+                      name="opt", progress=False)
+    out = tmp_path / "opt.eval"
+    assert main(["export", "--inspect", str(summary.run_dir), "--out", str(out)]) == 0
+    log = read_eval_log(str(out))
+    assert log.status == "success" and log.eval.task == "options" and len(log.samples) == 2
+    records = {r["episode"]: r for r in summary.episode_records()}
+    for sample in log.samples:
+        assert sample.scores["finenvs_scorer"].metadata["metrics"] == records[sample.id]["metrics"]
+        assert any(isinstance(m, ChatMessageTool) for m in sample.messages)  # the tool results, per decision
+        assert sample.metadata["decisions"][0]["tool_calls"]
+    exported = {name: m.value for name, m in log.results.scores[0].metrics.items()}
+    played = _eval(fi.TASKS["options"](limit=2), fi.scripted_outputs("options"), tmp_path / "logs")
+    assert exported == {name: m.value for name, m in played.results.scores[0].metrics.items()}
+    assert main(["export", "--inspect", str(tmp_path / "nothing-here")]) != 0
