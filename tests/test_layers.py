@@ -56,7 +56,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # on top of tasks/envs
     ("finenvs.wrappers", "finenvs.baselines"),
     # runner, endpoints, MCP/A2A, score, bench, scorecard
-    ("finenvs.evaluation",),
+    ("finenvs.evaluation", "finenvs.inspect"),
     # entry points: the CLI and the offline build scripts of the shipped data
     ("finenvs.cli", "finenvs.envs_data.*"),
 )

@@ -33,7 +33,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from finenvs.cli import bench, compare, data, harness, llm, mcp, run, sandbox, score, skills, train
+from finenvs.cli import bench, compare, data, export, harness, llm, mcp, run, sandbox, score, skills, train
 from finenvs.cli import list as list_command
 from finenvs.cli.common import (
     EXIT_DATA_INVALID,
@@ -46,7 +46,7 @@ from finenvs.cli.common import (
 )
 
 #: The commands, in the order ``finenvs --help`` lists them.
-COMMANDS = (list_command, run, bench, llm, compare, score, harness, sandbox, skills, mcp, train, data)
+COMMANDS = (list_command, run, bench, llm, compare, score, export, harness, sandbox, skills, mcp, train, data)
 
 
 def build_parser() -> argparse.ArgumentParser:
