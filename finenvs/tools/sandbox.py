@@ -628,6 +628,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
             pass
 
 
+# Hand-written on purpose: no maintained package runs an agent's Python in Deno+Pyodide as a plain function
+# call with these walls (Deno read-only permission on Pyodide alone, no network, time and output caps).
 class PythonSandbox:
     """Runs agent code in Pyodide under Deno, one process per :meth:`run`.
 
