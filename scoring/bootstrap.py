@@ -139,6 +139,8 @@ def _percentiles(reps: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+# Hand-written on purpose: scipy.stats.bootstrap resamples single observations only; the cluster bootstrap
+# (whole groups resampled) that keeps windows of one quarter together has no scipy/statsmodels equal.
 def bootstrap_ci(
     values: Sequence[float] | np.ndarray,
     stat: Stat = np.mean,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import pickle
+import subprocess
+import sys
 import warnings
 
 import gymnasium as gym
@@ -480,3 +482,22 @@ def test_stage_defaults_are_recorded_counted_and_reproduced_offline(tmp_path):
     score = score_run(summary.run_dir)
     assert score.reproduced and score.efficiency()["format_errors"] == 3
     assert all(e.reparse_mismatches == 0 for e in score.episodes)
+
+
+def test_a_missing_statsmodels_names_the_stats_extra(monkeypatch):
+    from finenvs.tasks.hedging.baselines import coint_pvalues
+
+    monkeypatch.setitem(sys.modules, "statsmodels.tsa.stattools", None)
+    with pytest.raises(ImportError, match=r"pip install 'finenvs\[stats\]'"):
+        coint_pvalues(np.log(np.arange(1.0, 41.0).reshape(2, 20)))
+
+
+def test_statsmodels_loads_only_for_zscore_coint():
+    code = ("import sys, gymnasium as gym, finenvs\n"
+            "from finenvs.tasks.hedging.baselines import ZScorePairs\n"
+            "env = gym.make('FinHedging-v0', split='eval'); env.reset(seed=0)\n"
+            "ZScorePairs(env=env, select='correlation', history=120).choose_pair()\n"
+            "print('statsmodels' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"

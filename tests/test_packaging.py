@@ -29,7 +29,7 @@ def test_import_registers_envs_and_stays_light():
         "before = list(warnings.filters)\n"
         "import finenvs\n"
         "heavy = [m for m in ('torch', 'stable_baselines3', 'pettingzoo', 'openai', 'mcp', 'matplotlib', 'pandas',"
-        " 'duckdb') if m in sys.modules]\n"
+        " 'duckdb', 'statsmodels', 'a2a', 'uvicorn') if m in sys.modules]\n"
         "print(json.dumps({'heavy': heavy, 'filters_same': before == list(warnings.filters),"
         " 'ids': sorted(i for i in gym.registry if i.startswith('Fin'))}))\n"
     )
@@ -38,6 +38,25 @@ def test_import_registers_envs_and_stays_light():
     assert report["filters_same"] is True
     names = ["Audit", "DeltaHedge", "Hedging", "Options", "QA", "Report", "Trading"]
     assert report["ids"] == sorted(i for n in names for i in (f"Fin{n}-v0", f"Fin{n}-text-v0"))
+
+
+def test_extras_split_what_users_install_and_all_has_each():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+
+    def names(reqs: list[str]) -> set[str]:
+        return {r.split("[")[0].split(">")[0].split("<")[0].split("=")[0].strip() for r in reqs}
+
+    assert "statsmodels" not in names(project["dependencies"])  # one baseline's test: the `stats` extra
+    assert names(extras["stats"]) == {"statsmodels"}
+    assert names(extras["llm"]) == {"openai"}  # endpoints only: no MCP, A2A or web server
+    assert names(extras["mcp"]) == {"mcp", "uvicorn"}  # `finenvs mcp`, and the harness's HTTP server
+    assert names(extras["a2a"]) == {"a2a-sdk", "uvicorn"}
+    (everything,) = extras["all"]
+    in_all = set(everything.split("[")[1].rstrip("]").split(","))
+    assert {"plot", "rl", "marl", "stats", "llm", "mcp", "a2a", "sandbox"} <= in_all
 
 
 def test_subpackages_live_in_the_finenvs_namespace():
@@ -99,7 +118,7 @@ def test_wheel_ships_only_the_finenvs_package_with_its_data(tmp_path):
     ):
         assert required in names, required
     metadata = zipfile.ZipFile(wheel).read("finenvs-0.1.0.dist-info/METADATA").decode()
-    for extra in ("rl", "marl", "llm", "dev", "all", "plot"):
+    for extra in ("rl", "marl", "stats", "llm", "mcp", "a2a", "dev", "all", "plot"):
         assert f"Provides-Extra: {extra}" in metadata
     for dep in ("gymnasium>=1.0", "numpy", "pandas", "scipy", "duckdb"):
         assert f"Requires-Dist: {dep}" in metadata

@@ -6,6 +6,8 @@ Every test points ``FINENVS_USER_DATA`` at a temporary folder, so the session's 
 from __future__ import annotations
 
 import json
+import sys
+import threading
 
 import numpy as np
 import pandas as pd
@@ -77,6 +79,41 @@ def test_layer_folder_follows_the_cache_unless_set(tmp_path, monkeypatch):
     assert user_data_dir() == cache_dir() / "user" == tmp_path / "cache" / "user"
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "mine"))
     assert user_data_dir() == tmp_path / "mine"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the XDG layout is Linux's")
+def test_cache_folders_on_linux_are_the_xdg_cache_home_ones(tmp_path, monkeypatch):
+    from finenvs.tools.sandbox import SANDBOX_DIR_ENV, sandbox_dir
+
+    for var in ("FINENVS_DATA", ENV_VAR, SANDBOX_DIR_ENV):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for xdg, root in ((str(tmp_path / "xdg"), tmp_path / "xdg"), ("", tmp_path / "home" / ".cache"),
+                      (None, tmp_path / "home" / ".cache")):
+        if xdg is None:
+            monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        else:
+            monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+        assert cache_dir() == root / "finenvs"
+        assert user_data_dir() == root / "finenvs" / "user"
+        assert sandbox_dir() == (root / "finenvs" / "sandbox").resolve()
+
+
+def test_a_second_writer_waits_for_the_layer_lock(tmp_path):
+    first, second = UserLayer(tmp_path / "layer"), UserLayer(tmp_path / "layer")
+    entered = threading.Event()
+
+    def write() -> None:
+        with second._exclusive():
+            entered.set()
+
+    with first._exclusive():
+        assert (tmp_path / "layer" / ".lock").is_file()
+        worker = threading.Thread(target=write, daemon=True)
+        worker.start()
+        assert not entered.wait(0.5)  # held by the first writer
+    assert entered.wait(60)  # released: the second one goes in
+    worker.join(60)
 
 
 # ---------------------------------------------------------------------------- prices

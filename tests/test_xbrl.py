@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from finenvs.errors import DataFileError
+from finenvs.errors import DataError, DataFileError
 from finenvs.scoring.audit import classify
 from finenvs.xbrl import tasks
 from finenvs.xbrl.calc import (
@@ -736,6 +736,29 @@ def test_malformed_xml_in_any_file_is_an_xbrl_error(tmp_path, kind):
     with pytest.raises(XbrlError, match="not well-formed XML") as err:
         _load(folder)
     assert bundle_files(folder)[kind].name in str(err.value)
+
+
+_LAUGHS = ('<?xml version="1.0"?>\n<!DOCTYPE lolz [<!ENTITY lol "lol">'
+           + "".join(f'<!ENTITY lol{i} "{("&lol%s;" % (i - 1 if i > 1 else "")) * 10}">' for i in range(1, 10))
+           + ']>\n<lolz>&lol9;</lolz>')
+
+
+@pytest.mark.parametrize("kind", ["instance", "cal"])
+@pytest.mark.parametrize("attack", ["billion laughs", "external entity", "external DTD"])
+def test_hostile_xml_is_refused_naming_the_file(tmp_path, kind, attack):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-LINE")
+    text = {
+        "billion laughs": _LAUGHS,
+        "external entity": f'<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY x SYSTEM "{secret.as_uri()}">]>\n<r>&x;</r>',
+        "external DTD": f'<?xml version="1.0"?>\n<!DOCTYPE r SYSTEM "{secret.as_uri()}">\n<r/>',
+    }[attack]
+    folder = write_bundle(tmp_path / "b", [fact("x:A", 1)], override={kind: text})
+    with pytest.raises(DataError, match=r"refused: the XML has a DTD \(entity declarations or external references; DTDForbidden\)") as err:
+        _load(folder)
+    assert isinstance(err.value, XbrlError)
+    assert bundle_files(folder)[kind].name in str(err.value)
+    assert "TOP-SECRET" not in str(err.value)
 
 
 @pytest.mark.parametrize(("kind", "needle"), [("cal", "cal (_cal.xml)"), ("def", "def (_def.xml)"),

@@ -3,8 +3,9 @@
 On first use the catalog is built from ``envs_data/`` (hashes and schema checked)
 into a cache directory, then only ever opened read-only:
 
-* location: ``$FINENVS_DATA`` if set, else ``$XDG_CACHE_HOME/finenvs`` (default
-  ``~/.cache/finenvs``);
+* location: ``$FINENVS_DATA`` if set, else the platform's user cache folder (platformdirs): on Linux
+  ``$XDG_CACHE_HOME/finenvs`` (default ``~/.cache/finenvs``), on macOS ``~/Library/Caches/finenvs``,
+  on Windows ``%LOCALAPPDATA%\\finenvs\\Cache``;
 * file name: ``catalog-<first 16 hex of the MANIFEST sha256>-v<schema>.duckdb``, so
   a changed manifest gives a new file and the catalog is rebuilt;
 * concurrency: each builder writes a private temporary file in the cache
@@ -96,12 +97,13 @@ class CatalogRebuiltWarning(UserWarning):
 
 
 def cache_dir() -> Path:
-    """Directory holding the built catalog (``$FINENVS_DATA`` overrides)."""
+    """Directory holding the built catalog (``$FINENVS_DATA`` overrides; else see the module doc)."""
     override = os.environ.get(ENV_VAR)
     if override:
         return Path(override).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "finenvs"
+    from platformdirs import user_cache_path
+
+    return user_cache_path("finenvs", appauthor=False)
 
 
 def user_data_dir() -> Path:

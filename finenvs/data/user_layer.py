@@ -159,19 +159,12 @@ class UserLayer(LayerFiles):
     # ------------------------------------------------------------------ writes
     @contextlib.contextmanager
     def _exclusive(self) -> Iterator[None]:
-        """One writer at a time (a POSIX lock on ``<layer>/.lock``; no lock where fcntl is missing)."""
+        """One writer at a time: an OS file lock on ``<layer>/.lock`` (``flock`` on POSIX, ``msvcrt`` on Windows)."""
+        from filelock import FileLock
+
         self.root.mkdir(parents=True, exist_ok=True)
-        try:
-            import fcntl
-        except ImportError:  # Windows
+        with FileLock(self.root / ".lock"):
             yield
-            return
-        with open(self.root / ".lock", "a+") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def _publish(self, entry: LayerFile, data: bytes) -> str | None:
         """Write one layer file, then the manifest recording it; returns the new layer digest."""

@@ -5,7 +5,7 @@ complete(messages, tools)``) that asks a remote agent speaking Google's A2A
 protocol (spec 1.0 over JSON-RPC or HTTP+JSON; 0.3 agents through the SDK's
 compatibility layer). :func:`a2a_app` and :func:`serve_a2a` do the reverse:
 they expose any chat agent (a model endpoint, an offline scripted agent) as an
-A2A agent. Both need the ``llm`` extra (``pip install 'finenvs[llm]'``).
+A2A agent. Both need the ``a2a`` extra (``pip install 'finenvs[a2a]'``).
 
 finenvs' wire convention. Each ``complete()`` sends ONE message (role user, no
 task or context id: every request is stateless) with two parts:
@@ -75,7 +75,7 @@ def _sdk() -> None:
     try:
         import a2a  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("A2A support needs the a2a-sdk package: pip install 'finenvs[llm]'") from exc
+        raise ImportError("A2A support needs the a2a-sdk package: pip install 'finenvs[a2a]'") from exc
 
 
 def _short(text: Any, limit: int = 300) -> str:
@@ -228,7 +228,7 @@ class A2AChatAgent:
             :class:`EndpointError` when it cannot be read) and takes the card's name; with a
             name, the card is read on first use.
 
-    Requires the ``llm`` extra (``pip install 'finenvs[llm]'``).
+    Requires the ``a2a`` extra (``pip install 'finenvs[a2a]'``).
     """
 
     def __init__(self, url: str, *, timeout: float = 60.0, name: str | None = None) -> None:

@@ -38,7 +38,7 @@ absolute. The command runs in the directory the harness was started from, so a
 relative program (``./agent.sh``) or script (``python agent.py``) resolves as it
 would when typed there.
 
-Requires the ``llm`` extra (the ``mcp`` SDK and ``uvicorn``).
+Requires the ``mcp`` extra (the ``mcp`` SDK and ``uvicorn``).
 """
 
 from __future__ import annotations
@@ -182,8 +182,8 @@ class _Server:
             import uvicorn
 
             from finenvs.evaluation.mcp_server import build_server
-        except ImportError as exc:  # pragma: no cover - the llm extra brings both
-            raise HarnessError("the harness needs the mcp SDK and uvicorn: pip install 'finenvs[llm]'") from exc
+        except ImportError as exc:  # pragma: no cover - the mcp extra brings both
+            raise HarnessError("the harness needs the mcp SDK and uvicorn: pip install 'finenvs[mcp]'") from exc
         app = build_server(gate).streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))

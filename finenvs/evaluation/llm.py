@@ -512,6 +512,8 @@ async def _request(
     sleep: Sleep,
     deadline: float,
 ) -> Any:
+    # Hand-written on purpose: tenacity/backoff can stop after a delay, but do not shrink each request's
+    # timeout to what is left of the decision's deadline, honour Retry-After, or count requests per step.
     attempt = 0
     while True:
         d.requests += 1

@@ -38,7 +38,7 @@ Register it with an agent, e.g. in a project's ``.mcp.json``::
         "args": ["mcp", "--env", "FinTrading-v0", "--symbol", "TSLA", "--split", "eval",
                  "--out", "finenvs-mcp-runs"]}}}
 
-Requires the ``llm`` extra (``pip install 'finenvs[llm]'``).
+Requires the ``mcp`` extra (``pip install 'finenvs[mcp]'``).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _require_mcp() -> Any:
         import mcp
         import mcp.types  # noqa: F401
     except ImportError as exc:
-        raise ImportError("the MCP server needs the mcp package: pip install 'finenvs[llm]'") from exc
+        raise ImportError("the MCP server needs the mcp package: pip install 'finenvs[mcp]'") from exc
     return mcp
 
 

@@ -26,6 +26,8 @@ import math
 import re
 from typing import Any
 
+# Hand-written on purpose: neither the standard json module nor the fast parsers (orjson, ujson) bound
+# nesting depth, number length and node count to set limits before building the value, with one error type.
 #: Deepest nesting of arrays/objects accepted.
 MAX_DEPTH = 32
 #: Longest number literal accepted (characters, sign and exponent included).

@@ -298,13 +298,15 @@ class SandboxUnavailable(FinEnvsError, RuntimeError):
 
 
 def sandbox_dir() -> Path:
-    """The sandbox's cache root: ``$FINENVS_SANDBOX_DIR``, else ``$XDG_CACHE_HOME/finenvs/sandbox``, else
-    ``~/.cache/finenvs/sandbox``. Pyodide lives in ``pyodide-<version>/`` beneath it."""
+    """The sandbox's cache root: ``$FINENVS_SANDBOX_DIR``, else ``sandbox/`` in the platform's user cache
+    folder for finenvs (platformdirs; on Linux ``$XDG_CACHE_HOME/finenvs/sandbox``, else
+    ``~/.cache/finenvs/sandbox``). Pyodide lives in ``pyodide-<version>/`` beneath it."""
+    from platformdirs import user_cache_path
+
     env = os.environ.get(SANDBOX_DIR_ENV)
     if env:
         return Path(env).expanduser().resolve()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return (Path(cache) / "finenvs" / "sandbox").resolve()
+    return (user_cache_path("finenvs", appauthor=False) / "sandbox").resolve()
 
 
 def _root(root: Path | str | None) -> Path:
@@ -626,6 +628,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
             pass
 
 
+# Hand-written on purpose: no maintained package runs an agent's Python in Deno+Pyodide as a plain function
+# call with these walls (Deno read-only permission on Pyodide alone, no network, time and output caps).
 class PythonSandbox:
     """Runs agent code in Pyodide under Deno, one process per :meth:`run`.
 

@@ -1,4 +1,5 @@
-"""Read an XBRL bundle (instance, schema and the four linkbases) with the standard library only.
+"""Read an XBRL bundle (instance, schema and the four linkbases) with the standard library's ElementTree,
+through defusedxml.
 
 A bundle is a folder of six files, the form the SEC's EDGAR serves and the
 HERCULEAN/FinAuditing filings use:
@@ -15,6 +16,8 @@ pre           ``*_pre.xml`` presentation linkbase
 Rules (each one is what the tests pin down):
 
 * Nothing is fetched: ``schemaRef``/``loc`` URLs are read as names only.
+* A user's files are hostile until parsed: a DTD (where entity bombs and external entities live)
+  is refused by defusedxml with an error naming the file, never expanded or fetched; XBRL uses none.
 * Concept names are ``prefix:LocalName``. Instance facts take the prefix the
   instance declares for their namespace; linkbase locators take it from the
   ``#prefix_LocalName`` fragment (split at the first ``_``).
@@ -31,9 +34,12 @@ Rules (each one is what the tests pin down):
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
+import xml.etree.ElementTree as ET  # the Element type only: files are parsed through defusedxml
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+
+import defusedxml
+import defusedxml.ElementTree as SafeET
 
 from finenvs.errors import DataError, DataFileError
 from finenvs.xbrl.model import (
@@ -106,9 +112,9 @@ def _parse_xml(path: Path, *, namespaces: bool = False) -> tuple[ET.Element, dic
     prefixes: dict[str, str] = {}
     try:
         if not namespaces:
-            return ET.parse(path).getroot(), prefixes
+            return SafeET.parse(path, forbid_dtd=True).getroot(), prefixes
         root = None
-        for event, item in ET.iterparse(path, events=("start-ns", "start")):
+        for event, item in SafeET.iterparse(path, events=("start-ns", "start"), forbid_dtd=True):
             if event == "start-ns":
                 prefix, uri = item
                 if prefix and uri not in prefixes:
@@ -119,6 +125,9 @@ def _parse_xml(path: Path, *, namespaces: bool = False) -> tuple[ET.Element, dic
         return root, prefixes
     except ET.ParseError as exc:
         raise XbrlError(f"{path}: not well-formed XML ({exc})") from exc
+    except defusedxml.DefusedXmlException as exc:  # DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
+        raise XbrlError(f"{path}: refused: the XML has a DTD (entity declarations or external references; "
+                        f"{type(exc).__name__}); XBRL uses none") from exc
     except OSError as exc:
         raise DataFileError(f"{path}: cannot be read ({exc})") from exc
 

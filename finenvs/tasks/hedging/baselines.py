@@ -131,8 +131,17 @@ def selection_history(base: Any, days: int) -> np.ndarray:
 
 
 def coint_pvalues(logs: np.ndarray) -> np.ndarray:
-    """Engle-Granger p-value of every ordered pair ``(i, j)``: ``coint(log P_i, log P_j)`` (pair_list order)."""
-    from statsmodels.tsa.stattools import coint
+    """Engle-Granger p-value of every ordered pair ``(i, j)``: ``coint(log P_i, log P_j)`` (pair_list order).
+
+    Needs statsmodels, the ``stats`` extra (in ``all``); ``zscore_corr`` ranks pairs without it.
+    """
+    try:
+        from statsmodels.tsa.stattools import coint
+    except ImportError as exc:
+        raise ImportError(
+            "the zscore_coint baseline (Engle-Granger pair selection) needs statsmodels: "
+            "pip install 'finenvs[stats]' (or finenvs[all]); zscore_corr needs nothing more"
+        ) from exc
 
     out = np.ones(logs.shape[0] * (logs.shape[0] - 1))
     for k, (i, j) in enumerate(pair_list(logs.shape[0])):
