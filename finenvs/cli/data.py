@@ -127,7 +127,7 @@ def handle_fetch(args: argparse.Namespace) -> int:
 
     if args.filings:
         from finenvs.data.sources.edgar import user_agent
-        from finenvs.data.sources.yahoo import SourceError
+        from finenvs.data.sources import SourceError
 
         try:
             user_agent(args.user_agent)

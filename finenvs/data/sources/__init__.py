@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from finenvs.errors import FinEnvsError
+
 #: A folder of recorded responses; when set, adapters read from it and never reach the network.
 REPLAY_ENV_VAR = "FINENVS_FETCH_REPLAY"
 
@@ -21,4 +23,23 @@ def replay_dir() -> Path | None:
     return Path(value).expanduser() if value else None
 
 
-__all__ = ["REPLAY_ENV_VAR", "replay_dir"]
+class SourceError(FinEnvsError):
+    """The source gave nothing usable for a request (no data, no recording, the library missing)."""
+
+
+def recording(source: str, kind: str, what: str, symbol: str, suffix: str) -> Path | None:
+    """The recorded response ``DIR/<source>/<kind>/<symbol><suffix>`` when replaying (None: live).
+
+    Raises:
+        SourceError: Replaying, and no recording of ``symbol`` (``what``: how the message names the data).
+    """
+    folder = replay_dir()
+    if folder is None:
+        return None
+    path = folder / source / kind / f"{symbol}{suffix}"
+    if not path.is_file():
+        raise SourceError(f"no recorded {what} for {symbol} ({path} not found)")
+    return path
+
+
+__all__ = ["REPLAY_ENV_VAR", "SourceError", "recording", "replay_dir"]

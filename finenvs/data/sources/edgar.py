@@ -24,8 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from finenvs.data.sources import replay_dir
-from finenvs.data.sources.yahoo import SourceError
+from finenvs.data.sources import SourceError, recording
 
 NAME = "edgar"
 IDENTITY_ENV_VAR = "EDGAR_IDENTITY"
@@ -67,11 +66,8 @@ def fetch_filings(symbol: str, start: str, end: str, forms: tuple[str, ...], ide
             recording of ``symbol``.
     """
     agent = user_agent(identity)
-    folder = replay_dir()
-    if folder is not None:
-        path = folder / NAME / "filings" / f"{symbol}.json"
-        if not path.is_file():
-            raise SourceError(f"no recorded filings for {symbol} ({path} not found)")
+    path = recording(NAME, "filings", "filings", symbol, ".json")
+    if path is not None:
         records = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(records, list):
             raise SourceError(f"{path}: expected a list of filings")

@@ -20,17 +20,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from finenvs.data.sources import replay_dir
-from finenvs.errors import FinEnvsError
+from finenvs.data.sources import SourceError, recording
 
 NAME = "yahoo"
 BAR_COLUMNS = ("Open", "High", "Low", "Close", "Adj Close", "Volume")
 #: yfinance reports the exchange's midnights in this zone for US listings.
 EXCHANGE_TZ = "America/New_York"
-
-
-class SourceError(FinEnvsError):
-    """The source gave nothing usable for a request (no data, no recording, the library missing)."""
 
 
 def _yfinance() -> Any:
@@ -55,11 +50,8 @@ def fetch_bars(symbol: str, start: str, end: str) -> Any:
     """
     import pandas as pd
 
-    folder = replay_dir()
-    if folder is not None:
-        path = folder / NAME / "prices" / f"{symbol}.csv"
-        if not path.is_file():
-            raise SourceError(f"no recorded bars for {symbol} ({path} not found)")
+    path = recording(NAME, "prices", "bars", symbol, ".csv")
+    if path is not None:
         frame = pd.read_csv(path, index_col=0)
         index = pd.to_datetime(frame.index, utc=True, format="ISO8601").tz_convert(EXCHANGE_TZ)
         frame.index = index.rename("Date")
@@ -77,11 +69,8 @@ def fetch_news(symbol: str) -> list[dict[str, Any]]:
     Raises:
         SourceError: Without yfinance installed, or (replay) without a recording of ``symbol``.
     """
-    folder = replay_dir()
-    if folder is not None:
-        path = folder / NAME / "news" / f"{symbol}.json"
-        if not path.is_file():
-            raise SourceError(f"no recorded news for {symbol} ({path} not found)")
+    path = recording(NAME, "news", "news", symbol, ".json")
+    if path is not None:
         items = json.loads(path.read_text(encoding="utf-8"))
     else:
         items = _yfinance().Ticker(symbol).news
