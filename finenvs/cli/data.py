@@ -126,8 +126,8 @@ def handle_fetch(args: argparse.Namespace) -> int:
     from finenvs.data.fetch import DEFAULT_FORMS, cli_data_fetch
 
     if args.filings:
-        from finenvs.data.sources.edgar import user_agent
         from finenvs.data.sources import SourceError
+        from finenvs.data.sources.edgar import user_agent
 
         try:
             user_agent(args.user_agent)
