@@ -3,20 +3,42 @@ exit and a line naming the cause, on ``finenvs llm`` and ``finenvs bench`` alike
 
 from __future__ import annotations
 
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
 from finenvs.cli import main
 from finenvs.evaluation.bench import BenchConfig, run_bench
+
+sys.path.insert(0, str(Path(__file__).parent))
 
 DEAD = "http://127.0.0.1:9/v1"  # nothing listens on port 9
 
 
-def test_llm_against_an_unreachable_endpoint_exits_non_zero_naming_the_url(tmp_path, capsys):
-    code = main(["llm", "--env", "FinQA-v0", "--limit", "3", "--base-url", DEAD, "--model", "foo",
-                 "--out", str(tmp_path), "--quiet", "--concurrency", "1"])
+@pytest.mark.parametrize("command", [["llm", "--env", "FinQA-v0", "--limit", "3"], ["bench", "--envs", "FinQA-v0"]])
+def test_an_unreachable_endpoint_stops_the_command_before_any_work_naming_the_url(tmp_path, capsys, command):
+    code = main([*command, "--base-url", DEAD, "--model", "foo", "--out", str(tmp_path / "out"), "--quiet"])
     out, err = capsys.readouterr()
-    assert code != 0
-    assert f"cannot reach {DEAD}" in err and "the endpoint never answered" in err
-    assert "2 episode(s) not started" in err  # the later episodes wait for --resume instead of failing one by one
-    assert "Score 0.00" not in out and "| 0.00 " not in out
+    assert code == 2
+    assert f"cannot reach {DEAD}" in err and "nothing was run" in err
+    assert not (tmp_path / "out").exists()  # no run folder, no scorecard, no score
+    assert "0.00" not in out
+
+
+def test_the_check_asks_once_and_any_answer_counts(tmp_path):
+    """A server that answers (even 404 on /models, as some do) passes; only no answer or a refused key stops."""
+    from chat_server import ChatServer
+
+    from finenvs.evaluation.endpoints import EndpointError, OpenAIChatAgent, check_reachable
+    from finenvs.tasks.qa.baselines import ScriptedQAChatAgent
+
+    with ChatServer(ScriptedQAChatAgent()) as server:
+        asyncio.run(check_reachable(OpenAIChatAgent("m", server.base_url)))
+        asyncio.run(check_reachable(OpenAIChatAgent("m", server.base_url + "/nowhere")))  # 404: it answered
+    with pytest.raises(EndpointError, match="cannot reach"):
+        asyncio.run(check_reachable(OpenAIChatAgent("m", DEAD)))
 
 
 def test_bench_with_an_unreachable_endpoint_reports_the_cause_and_gives_the_model_no_score(tmp_path):

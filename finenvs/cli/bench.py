@@ -6,7 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from finenvs.cli.common import agent_arguments, episodes_saved, extra_body, json_object, newest
+from finenvs.cli.common import (
+    agent_arguments,
+    check_endpoint,
+    episodes_saved,
+    extra_body,
+    json_object,
+    newest,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -171,6 +178,10 @@ def handle(args: argparse.Namespace) -> int:
     endpoint = {"api_key_env": args.api_key_env, "timeout": args.timeout, "temperature": args.temperature,
                 "max_tokens": args.max_tokens, "tool_choice": args.tool_choice,
                 "extra_body": extra_body(args.extra_body)}
+    if args.base_url and args.model:  # an unreachable endpoint: exit 2 before any work
+        from finenvs.evaluation.endpoints import OpenAIChatAgent
+
+        check_endpoint(OpenAIChatAgent(args.model, args.base_url, **endpoint))
     card = run_bench(
         BenchConfig(
             split=args.split,

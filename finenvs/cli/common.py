@@ -229,3 +229,16 @@ def print_unfinished(outcomes: Any, shown_at_most: int = 5) -> None:
         print(f"... and {len(rest) - shown_at_most} more unfinished episodes (run.json lists each)", file=sys.stderr)
     if not_started:
         print(f"{len(not_started)} episode(s) {not_started[0].message}", file=sys.stderr)
+
+
+def check_endpoint(agent: Any) -> None:
+    """Before any work: the agent's endpoint answers one cheap request, or a ValueError (exit 2) names the URL and
+    the reason (:func:`finenvs.evaluation.endpoints.check_reachable`)."""
+    import asyncio
+
+    from finenvs.evaluation.endpoints import EndpointError, check_reachable
+
+    try:
+        asyncio.run(check_reachable(agent))
+    except EndpointError as exc:
+        raise ValueError(f"the endpoint does not answer, nothing was run: {exc}") from None

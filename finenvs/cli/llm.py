@@ -12,6 +12,7 @@ from typing import Any
 from finenvs.cli.checks import check_env_kwargs, check_episodes
 from finenvs.cli.common import (
     agent_arguments,
+    check_endpoint,
     extra_body,
     judge_arguments,
     name_the_run,
@@ -105,6 +106,7 @@ def handle(args: argparse.Namespace) -> int:
         else:
             prices = PriceTable(args.price_in, args.price_out)
     agent = _agent(args, config.env_id, meta)
+    check_endpoint(agent)  # an unreachable endpoint: exit 2 before any run folder
     if not args.quiet and agent.describe().get("kind") == "scripted":
         print(f"no --base-url/--model or --a2a-url: running the offline scripted agent ({agent.name})",
               file=sys.stderr)

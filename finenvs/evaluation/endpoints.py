@@ -256,6 +256,33 @@ class OpenAIChatAgent:
         return reply
 
 
+async def check_reachable(agent: Any, timeout: float = 10.0) -> None:
+    """One cheap request before any work: does ``agent``'s endpoint answer at all? (``GET {base_url}/models``; any
+    HTTP answer but 401/403 counts, a server without that route included.) An agent without a ``base_url`` (the
+    offline scripted agents, A2A) is not checked here.
+
+    Raises:
+        EndpointError: Not reached or no answer within ``timeout`` (``transient``), or the key refused (401/403).
+    """
+    base_url = getattr(agent, "base_url", None)
+    client = getattr(agent, "_client", None)
+    if not base_url or client is None:
+        return
+    openai = agent._openai
+    try:
+        await client.with_options(timeout=timeout, max_retries=0).models.list()
+    except openai.APITimeoutError as exc:
+        raise EndpointError("transient", f"{base_url} did not answer within {timeout:g} s") from exc
+    except openai.APIConnectionError as exc:
+        raise EndpointError("transient", f"cannot reach {base_url}: {_short(str(exc))}") from exc
+    except openai.APIStatusError as exc:
+        if int(exc.status_code) in (401, 403):
+            raise EndpointError("permanent", f"{base_url} refused the request ({exc.status_code}): check "
+                                             f"${agent.api_key_env}", status=int(exc.status_code)) from exc
+    except Exception:  # noqa: BLE001 - it answered (an unreadable models list is not this check's business)
+        return
+
+
 def _retry_after(response: Any) -> float | None:
     try:
         value = response.headers.get("retry-after") if response is not None else None
@@ -296,5 +323,5 @@ def _reply_from_response(response: Any) -> ChatReply:
         raise EndpointError("malformed", f"reply does not have the chat-completions shape: {exc}") from exc
 
 
-__all__ = ["MAX_REPLY_BYTES", "TRANSIENT_STATUS", "EndpointError", "OpenAIChatAgent", "ReplyBodyTooLarge",
+__all__ = ["MAX_REPLY_BYTES", "TRANSIENT_STATUS", "EndpointError", "check_reachable", "OpenAIChatAgent", "ReplyBodyTooLarge",
            "body_limit_hook", "oversize_error"]
