@@ -52,3 +52,11 @@ def test_bench_with_an_unreachable_endpoint_reports_the_cause_and_gives_the_mode
     assert "no task finished" in foo["note"]
     scripted = card.aggregate["profiles"]["reference"]
     assert scripted["overall"] is not None  # the other profiles are scored as usual
+
+
+def test_weights_missing_a_section_the_run_scores_fail_before_any_work(tmp_path, capsys):
+    code = main(["bench", "--weights", "knowledge=0.5,analysis=0.6", "--suite", "fabpp", "--out", str(tmp_path / "o"),
+                 "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no weight to section(s) options" in err
+    assert not (tmp_path / "o").exists()  # refused before any work: no folder left behind

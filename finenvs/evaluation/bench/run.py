@@ -74,6 +74,18 @@ def _check(config: BenchConfig, catalog: Any) -> list[BenchAgent]:
     return agents
 
 
+def _check_weights(config: BenchConfig, specs: list[TaskSpec]) -> None:
+    """Every FAB++ section the selected families score has a weight (fails before any work, naming them)."""
+    weights = resolve_weights(config.weights)
+    sections = dict.fromkeys(s for t in specs for s in t.bench.fabpp_sections)
+    missing = [s for s in sections if s not in weights]
+    if missing:
+        raise ValueError(f"--weights {', '.join(f'{k}={v:g}' for k, v in weights.items())} gives no weight to "
+                         f"section(s) {', '.join(missing)}, which this run scores; give each of "
+                         f"{', '.join(sections)} a weight (0 leaves one out of the aggregate) or choose the families "
+                         "with --envs")
+
+
 def context(task: TaskSpec, config: BenchConfig, catalog: Any) -> BenchContext:
     """What a family's section gets from the bench: the config, the catalog and the evaluation machinery."""
     from tqdm.auto import tqdm
@@ -161,6 +173,7 @@ def run_bench(config: BenchConfig) -> Scorecard:
     specs = select_tasks(config)
     catalog = default_catalog()
     agents = _check(config, catalog)
+    _check_weights(config, specs)
     began = time.perf_counter()
     folder = run_dir(config)
     folder.mkdir(parents=True, exist_ok=True)
