@@ -396,6 +396,14 @@ def short_equity(position: float, shares: float, entry_equity: float, price: flo
     return value if value > 0.0 else 0.0
 
 
+def exit_fee(ep: Episode, position: float, shares: float, entry_equity: float, price: float) -> float:
+    """The fee for closing a held position at ``price``: on the shares bought or sold back, or, with
+    ``short_exit_fee="equity"``, a short's on its equity (:func:`short_equity`, the reference scorer's rule)."""
+    if position < 0 and ep.short_exit_on_equity:
+        return ep.fee * short_equity(position, shares, entry_equity, price)
+    return ep.fee * abs(shares) * price
+
+
 def initial_state(start: int, end: int) -> tuple:
     """Flat book with equity 1 at the close of row ``start`` (a TradingState-ordered tuple)."""
     return tuple(TradingState(t=start, start=start, end=end))
@@ -473,10 +481,7 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
             ruined = traded <= 0.0
         if not ruined:
             if position:
-                if position < 0 and ep.short_exit_on_equity:
-                    paid = fee * short_equity(position, shares, entry_equity, price)
-                else:
-                    paid = fee * abs(shares) * price
+                paid = exit_fee(ep, position, shares, entry_equity, price)
                 traded -= paid
             if target:
                 entry_fee = fee * traded
@@ -508,12 +513,9 @@ def transition_to(ep: Episode, state: tuple, target: float) -> tuple[tuple, tupl
         else:
             closed_out = position != 0 and ep.close_at_end
             if closed_out:
-                if position < 0 and ep.short_exit_on_equity:
-                    exit_fee = ep.fee * short_equity(position, shares, entry_equity, price_close)
-                else:
-                    exit_fee = ep.fee * abs(shares) * price_close
-                new_equity -= exit_fee
-                paid += exit_fee
+                fee_out = exit_fee(ep, position, shares, entry_equity, price_close)
+                new_equity -= fee_out
+                paid += fee_out
                 position, shares, cash = 0, 0.0, new_equity
     else:
         truncated = closed_out = False
@@ -539,10 +541,7 @@ def transition_at_last_bar(ep: Episode, state: tuple) -> tuple[tuple, tuple]:
     next bar, so whatever the action, the position is closed at this close (exit fee paid) and the episode is
     truncated. The state stays at this row, and no position is held over a day (``held`` 0)."""
     t, start, end, position, shares, cash, equity, entry_equity, fees_paid, dsr_a, dsr_b, ruined = state
-    if position < 0 and ep.short_exit_on_equity:
-        paid = ep.fee * short_equity(position, shares, entry_equity, ep.close_values[t])
-    else:
-        paid = ep.fee * abs(shares) * ep.close_values[t] if position else 0.0
+    paid = exit_fee(ep, position, shares, entry_equity, ep.close_values[t]) if position else 0.0
     new_equity = equity - paid
     if ep.log_reward:
         reward = _log(new_equity / equity) if new_equity > 0.0 else RUIN_LOG_RETURN
