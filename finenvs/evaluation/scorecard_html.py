@@ -8,14 +8,22 @@ the page opens anywhere, offline, with no other file. Only those: an image
 reference that is not one of the bench's charts (a name from outside written as
 ``![x](/abs/path.png)`` or a URL, were one to get past
 :func:`finenvs.text.markdown.md_text`) stays text, so the page never embeds a host
-file nor loads a remote image. The page is laid out to be read in a 1,280 px window:
+file nor loads a remote image. The page is laid out to be read in windows from 800 to 1,280 px:
 
+* a table's headers, and its cells of several words, wrap when the table would
+  not fit otherwise (HERCULEAN Tables 2 and 3 fit at 1,280 px, the FAB++ aggregate
+  at 800 px); numbers never wrap;
 * every table sits in its own scroll box (a wide table scrolls sideways inside it,
   a long one downwards under a sticky header), so the page itself never
   overflows horizontally and a section's charts stay right below its tables;
+  a box that hides columns says so: its first column stays in place, a shadow
+  marks the side where columns are hidden (class ``more-right`` / ``more-left``
+  on the ``.table-frame`` the script puts around it) and a line above it says
+  the table scrolls sideways;
 * a paragraph of images (a section's charts) is a responsive grid;
 * clicking a column header sorts the table by that column (numbers numerically,
-  ``n/a`` and ``—`` last; a second click reverses), with a small inline script.
+  ``n/a`` and ``—`` last; a second click reverses), with a small inline script;
+  the same script frames the tables (above) and left-aligns the columns of text.
 
 The script also records, on ``<body data-images-loaded>``, how many images
 decoded (the headless-browser test reads it).
@@ -46,14 +54,26 @@ body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:120
 color:#1b1f24;line-height:1.45;overflow-wrap:anywhere}
 h1{border-bottom:2px solid #d0d7de;padding-bottom:.3em}h2{border-bottom:1px solid #d0d7de;padding-bottom:.2em;
 margin-top:2em}h3{margin-top:1.4em}
+.table-frame{position:relative;width:fit-content;max-width:100%;margin:.8em 0}
 .table-wrap{width:fit-content;max-width:100%;max-height:32em;overflow:auto;margin:.8em 0;border:1px solid #d0d7de;border-radius:4px}
+.table-frame>.table-wrap{margin:0}
+.table-frame::after{content:"";position:absolute;top:1px;right:1px;bottom:1px;width:22px;pointer-events:none;
+opacity:0;transition:opacity .15s;background:linear-gradient(to left,rgba(27,31,36,.38),rgba(27,31,36,0))}
+.table-frame.more-right::after{opacity:1}
+.scroll-hint{font-size:.78em;color:#57606a;margin:.8em 0 -.6em}.scroll-hint[hidden]{display:none}
 table{border-collapse:separate;border-spacing:0;font-size:.86em}
-th,td{border-right:1px solid #d0d7de;border-bottom:1px solid #d0d7de;padding:3px 8px;text-align:right;
-white-space:nowrap;overflow-wrap:normal}
-th{background:#f6f8fa;position:sticky;top:0;z-index:1;cursor:pointer;user-select:none}
+th,td{border-right:1px solid #d0d7de;border-bottom:1px solid #d0d7de;padding:3px 7px;text-align:right;
+overflow-wrap:normal;background:#fff}
+th{white-space:normal;vertical-align:bottom;min-width:3.5em}td{white-space:nowrap}
+td:first-child{white-space:normal;min-width:8em}
+th{background:#f6f8fa;position:sticky;top:0;z-index:2;cursor:pointer;user-select:none}
 th:hover{background:#eaeef2}th[aria-sort=ascending]::after{content:" \\25B2";font-size:.75em}
 th[aria-sort=descending]::after{content:" \\25BC";font-size:.75em}
-td:first-child,th:first-child{text-align:left}tbody tr:nth-child(even){background:#fafbfc}
+td:first-child,th:first-child{text-align:left;position:sticky;left:0}td:first-child{z-index:1}
+th:first-child{z-index:3}
+.more-left td:first-child,.more-left th:first-child{box-shadow:5px 0 6px -3px rgba(27,31,36,.35)}
+tbody tr:nth-child(even) td{background:#fafbfc}
+td.wrap{white-space:normal;min-width:9em}td.text,th.text{text-align:left}
 code{background:#f0f2f4;padding:0 .25em;border-radius:3px}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,560px),1fr));gap:.8em;margin:.8em 0}
 .charts.one{display:block}.charts.one img{width:auto;max-width:100%}
@@ -66,6 +86,21 @@ window.addEventListener('load',function(){var n=0;for(var i of document.images){
 document.body.setAttribute('data-images-loaded',String(n));
 document.body.setAttribute('data-images-total',String(document.images.length));});
 document.addEventListener('DOMContentLoaded',function(){
+document.querySelectorAll('table').forEach(function(t){var w=t.parentElement;
+if(!w.classList.contains('table-wrap')){w=document.createElement('div');w.className='table-wrap';
+t.parentNode.insertBefore(w,t);w.appendChild(t);}
+var f=document.createElement('div');f.className='table-frame';w.parentNode.insertBefore(f,w);f.appendChild(w);
+var h=document.createElement('p');h.className='scroll-hint';h.hidden=true;
+h.textContent='\\u2190 wider than the window: scroll the table sideways (its first column stays) \\u2192';
+f.parentNode.insertBefore(h,f);
+t.querySelectorAll('td').forEach(function(td){var x=td.textContent.trim();if(x.length>16&&/\\s/.test(x))td.classList.add('wrap');});
+var heads=t.querySelectorAll('thead th');heads.forEach(function(th,col){var cells=Array.prototype.map.call(t.tBodies.length?t.tBodies[0].rows:[],
+function(r){return r.cells[col];}).filter(function(c){return c&&!/^(n\\/a|\\u2014|-|)$/.test(c.textContent.trim());});
+if(col>0&&cells.length&&cells.every(function(c){return !/^[-+\\[(]?\\d/.test(c.textContent.trim());})){th.classList.add('text');
+cells.forEach(function(c){c.classList.add('text');});}});
+function cue(){var m=w.scrollWidth-w.clientWidth;f.classList.toggle('more-right',m>1&&w.scrollLeft<m-1);
+f.classList.toggle('more-left',w.scrollLeft>1);h.hidden=m<=1;}
+w.addEventListener('scroll',cue,{passive:true});window.addEventListener('resize',cue);cue();});
 function key(td){var t=td?td.textContent.trim():'';var m=t.match(/^\\[?([-+]?\\d[\\d,]*\\.?\\d*(e[-+]?\\d+)?)/i);
 return m?{n:parseFloat(m[1].replace(/,/g,'')),t:t}:{n:null,t:t};}
 function cmp(a,b){if(a.n!==null&&b.n!==null)return a.n-b.n;if(a.n!==null)return -1;if(b.n!==null)return 1;

@@ -459,9 +459,12 @@ class MarketSection(Section):
         for r in items:
             x = np.array(r.dates, dtype="datetime64[D]").astype("O")
             wealth = np.asarray(r.wealth)
-            ax_eq.plot(x, wealth, lw=1.2, ls="--" if r.oracle else "-",
+            # colour and dash pattern come from the chart's cycle (the same n-th style on both axes); an oracle's
+            # curve is a wide faded band under the others
+            width, alpha = (2.6, 0.45) if r.oracle else (1.4, 1.0)
+            ax_eq.plot(x, wealth, lw=width, alpha=alpha,
                        label=f"{self.curve_label(r)} ({100 * r.standard['cumulative_return']:+.1f}%)")
-            ax_dd.plot(x, -100 * drawdown_path(wealth), lw=0.9)
+            ax_dd.plot(x, -100 * drawdown_path(wealth), lw=width * 0.75, alpha=alpha)
         ax_eq.axhline(1.0, color="grey", lw=0.6, ls="--")
         ax_eq.set_ylabel("wealth (start = 1)")
         ax_eq.set_title(f"{env_id} {key} — {view.config['split']} split, fees included", fontsize=10)

@@ -16,7 +16,8 @@ def audit_plot(section: dict[str, Any], folder: Path) -> list[Path]:
     ax = fig.subplots()
     names = list(section["policies"])
     left = [0.0] * len(names)
-    colours = {"ACC": "#2da44e", "SER": "#8c959f", "EER": "#d4a72c", "CER": "#cf222e"}
+    # colour-blind-safe (Okabe and Ito): correct green, stated-value error grey, the two errors orange and vermillion
+    colours = {"ACC": "#009E73", "SER": "#999999", "EER": "#E69F00", "CER": "#D55E00"}
     for key, colour in colours.items():
         vals = [100 * section["policies"][n][key] for n in names]
         ax.barh(names, vals, left=left, color=colour, label=key)

@@ -18,7 +18,8 @@ def qa_plot(section: dict[str, Any], folder: Path) -> list[Path]:
     ax = fig.subplots()
     bars(ax, topics, {n: [s["topics"].get(t, {}).get("score") for t in topics] for n, s in policies.items()},
           "score 0-100")
-    ax.tick_params(axis="x", labelrotation=60, labelsize=7)
+    for label in ax.get_xticklabels():  # each topic name ends under its own bars
+        label.set(rotation=60, ha="right", rotation_mode="anchor", fontsize=7)
     ax.set_title("FinQA-v0: score by topic (eval split)", fontsize=11)
     path = Path(folder) / "qa_topics.png"
     return [save_png(fig, path)]
