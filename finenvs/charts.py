@@ -27,8 +27,7 @@ CHART_COLOURS = 256
 SERIES_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#999999")
 #: Line styles in drawing order, paired with :data:`SERIES_COLOURS` (the n-th line has both the n-th colour and the
 #: n-th dash pattern): solid, dashed, dash-dot, dotted, dash-dot-dot, short dashes, solid, loose dots.
-SERIES_DASHES: tuple[Any, ...] = ("-", (0, (6, 2)), (0, (6, 2, 1.5, 2)), (0, (1.5, 1.5)), (0, (8, 2, 1.5, 2, 1.5, 2)),
-                                  (0, (3, 1.5)), "-", (0, (1, 3)))
+SERIES_DASHES: tuple[Any, ...] = ("-", "--", "-.", ":", (0, (8, 2, 1.5, 2, 1.5, 2)), (0, (3, 1.5)), "-", (0, (1, 3)))
 
 
 def series_cycler() -> Any:

@@ -5,6 +5,14 @@ download is not needed: Debian's ``chromium`` is launched by its path).
 
 The bench runs once for the module (every section: Trading, Hedging, Report, Options, Audit, FinQA and the
 aggregate, on SPY only).
+
+Sections 5 and 6 check how the page and its charts read: every chart the bench draws, measured in matplotlib by
+bounding boxes (no legend over an axis label, a tick label, a title or the data; no x labels running together;
+series told apart by colour-blind-safe colours and line styles), and the page in headless Chromium at 800 and
+1,280 px (tests/headless.py; one browser for the module): every table either shows all its columns or keeps its
+first column in place with a shadow and a line saying it scrolls, HERCULEAN Tables 2 and 3 (as wide as the
+default bench writes them) fit at 1,280 px and the FAB++ aggregate at 800 px, and the page loads nothing from
+outside.
 """
 
 from __future__ import annotations
@@ -554,20 +562,23 @@ VIEWPORT = {"width": 1280, "height": 900}
 
 
 @pytest.fixture(scope="module")
-def browser_page(run, tmp_path_factory):
-    """The run's page in headless Chromium at 1280x900, via Playwright with Debian's chromium."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-    executable = shutil.which("chromium") or shutil.which("chromium-browser")
-    if executable is None:
-        pytest.skip("no browser is installed (chromium or chromium-browser): the Playwright check needs one")
+def chromium():
+    """One headless Chromium for the module's Playwright tests (Debian's chromium, see tests/headless.py)."""
     _needs_matplotlib()
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        page = browser.new_page(viewport=VIEWPORT)
-        page.goto(run.html_path.resolve().as_uri())
-        page.wait_for_load_state("load")
-        yield page
-        browser.close()
+    from headless import launched
+
+    with launched() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module")
+def browser_page(run, chromium):
+    """The run's page in headless Chromium at 1280x900, via Playwright with Debian's chromium."""
+    page = chromium.new_page(viewport=VIEWPORT)
+    page.goto(run.html_path.resolve().as_uri())
+    page.wait_for_load_state("load")
+    yield page
+    page.close()
 
 
 def test_playwright_no_horizontal_overflow_at_1280(browser_page, tmp_path):
@@ -632,3 +643,232 @@ def test_playwright_clicking_a_header_sorts_the_table(browser_page, tmp_path):
     policy.click()
     names = _column(page, index, 1)
     assert names == sorted(names, key=str.lower) or names == sorted(names)
+
+
+# ====================================================================== 5. charts: styles, legends, labels
+def _box_overlap(a, b, tolerance: float = 0.5) -> bool:
+    """Whether two display-space boxes overlap by more than ``tolerance`` pixels both ways."""
+    return (min(a.x1, b.x1) - max(a.x0, b.x0) > tolerance) and (min(a.y1, b.y1) - max(a.y0, b.y0) > tolerance)
+
+
+def _chart_problems(fig) -> list[str]:
+    """Legends over an axis label, a tick label, a title or an axes' data area; unrotated x tick labels closer
+    than a letter's width. Measured on the drawn figure (matplotlib's bounding boxes, not pixels)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+    problems = []
+    for ax in fig.axes:
+        (x_lo, x_hi), (y_lo, y_hi) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+        xticks = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()
+                  and x_lo <= t.get_position()[0] <= x_hi]
+        yticks = [t for t in ax.get_yticklabels() if t.get_visible() and t.get_text()
+                  and y_lo <= t.get_position()[1] <= y_hi]
+        texts = [t for t in (ax.xaxis.label, ax.yaxis.label, ax.title) if t.get_visible() and t.get_text()]
+        name = ax.get_title() or ax.get_ylabel() or "axes"
+        for legend in legends:
+            box = legend.get_window_extent(renderer)
+            if _box_overlap(box, ax.bbox):
+                problems.append(f"{name}: the legend covers the data area")
+            for text in [*texts, *xticks, *yticks]:
+                if _box_overlap(box, text.get_window_extent(renderer)):
+                    problems.append(f"{name}: the legend covers {text.get_text()!r}")
+        flat = sorted((t for t in xticks if t.get_rotation() == 0), key=lambda t: t.get_position()[0])
+        for left, right in zip(flat, flat[1:], strict=False):  # a gap narrower than a letter reads as one label
+            gap = right.get_window_extent(renderer).x0 - left.get_window_extent(renderer).x1
+            if gap < 0.6 * left.get_fontsize() * fig.dpi / 72:
+                problems.append(f"{name}: x labels {left.get_text()!r} and {right.get_text()!r} run together")
+    return problems
+
+
+def test_bars_wrap_group_names_and_show_zero_scores():
+    pytest.importorskip("matplotlib")
+    from finenvs.charts import MIN_VISIBLE_BAR, bars, figure
+
+    fig = figure(9, 4)
+    ax = fig.subplots()
+    groups = ["Knowledge Retrieval", "Analytical Reasoning", "Options Trading", "Overall"]
+    bars(ax, groups, {"reference": [55, 100, 100, 86], "naive": [0.36, 0.0, 0.0, 0.11], "missing": [None] * 4},
+         "score 0-100")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["Knowledge\nRetrieval", "Analytical\nReasoning",
+                                                            "Options\nTrading", "Overall"]
+    naive = ax.containers[1]
+    assert all(p.get_height() < MIN_VISIBLE_BAR for p in naive)
+    marks = [c for c in ax.collections if len(c.get_segments()) == 1
+             and tuple(c.get_colors()[0]) == tuple(naive.patches[0].get_facecolor())]
+    assert len(marks) == 4  # each (near-)zero score shows as a tick of the series' colour
+    assert not any(len(c.get_segments()) == 1 and tuple(c.get_colors()[0]) == tuple(ax.containers[2].patches[0]
+                   .get_facecolor()) for c in ax.collections)  # an unknown score is not drawn as a zero
+    assert _chart_problems(fig) == []
+
+
+def test_every_chart_axes_cycles_colour_blind_safe_colours_with_line_styles():
+    pytest.importorskip("matplotlib")
+    from matplotlib.colors import to_hex
+
+    from finenvs.charts import SERIES_COLOURS, figure
+
+    fig = figure(9, 4.6)
+    top, bottom = fig.subplots(2, 1)
+    top_lines = [top.plot(range(5), [k] * 5)[0] for k in range(8)]
+    bottom_lines = [bottom.plot(range(5), [k] * 5)[0] for k in range(7)]
+    styles = [(to_hex(line.get_color()), line.get_linestyle()) for line in top_lines]
+    assert [c for c, _ in styles] == [c.lower() for c in SERIES_COLOURS]  # eight distinct colours in order
+    assert [s for _, s in styles[:4]] == ["-", "--", "-.", ":"]  # and a dash pattern of their own
+    assert all(s != "-" for _, s in styles[1:6])  # no second solid line before the seventh
+    # the n-th curve of the drawdown panel has the n-th curve's style of the equity panel
+    assert [(to_hex(a.get_color()), a.get_linestyle()) for a in bottom_lines] == [
+        (to_hex(b.get_color()), b.get_linestyle()) for b in top_lines[:7]]
+    assert "#d62728" not in {c for c, _ in styles} and "#8c564b" not in {c for c, _ in styles}  # tab10 red, brown
+
+
+def test_a_legend_below_sits_under_the_x_axis_label_and_is_drawn_once():
+    pytest.importorskip("matplotlib")
+    from finenvs.charts import figure, outside_legend
+
+    fig = figure(9, 3)
+    axes = fig.subplots(1, 2)
+    for ax in axes:
+        for k, name in enumerate(("ACC", "SER", "EER", "CER")):
+            ax.barh(["random", "extract_only", "oracle"], [25] * 3, left=[25 * k] * 3, label=name)
+        ax.set_xlabel("% of answers (ACC + SER + EER + CER = 100)")
+        outside_legend(ax, below=True, ncol=4)
+    assert len(fig.legends) == 1 and not any(ax.get_legend() for ax in axes)
+    assert _chart_problems(fig) == []
+    renderer = fig.canvas.get_renderer()
+    assert fig.legends[0].get_window_extent(renderer).y1 <= axes[0].xaxis.label.get_window_extent(renderer).y0
+
+
+def test_no_chart_of_the_bench_has_a_legend_over_its_labels_or_data(run, tmp_path, monkeypatch):
+    """Every chart the bench draws (the shared run's scorecard drawn again into a scratch folder), checked on the
+    figure itself before it is saved."""
+    _needs_matplotlib()
+    import copy
+
+    from matplotlib.figure import Figure
+
+    from finenvs.evaluation.bench.plots import write_plots
+
+    drawn: dict[str, Figure] = {}
+
+    def recording(self, fname, *args, **kwargs):  # keeps the figure; a 1x1 PNG stands in for the rendering
+        drawn[f"#{len(drawn)}"] = self
+        fname.write(_tiny_png())
+
+    monkeypatch.setattr(Figure, "savefig", recording)
+    card = copy.deepcopy(run.card)
+    card.run_dir = tmp_path
+    files = write_plots(card)
+    assert len(drawn) == len(files) >= 8
+    names = [Path(f).name for f in files]
+    assert {"audit_breakdown.png", "section_aggregate.png", "qa_topics.png", "options_dimensions.png"} <= set(names)
+    problems = {name: _chart_problems(fig) for name, fig in zip(names, drawn.values(), strict=True)}
+    assert {name: found for name, found in problems.items() if found} == {}
+
+
+# ====================================================================== 6. the page at 800 and 1,280 px
+HERCULEAN_SYMBOLS = ["MSFT", "TSLA", "AAPL", "NVDA"]
+
+
+@pytest.fixture(scope="module")
+def wide_page(run, tmp_path_factory):
+    """The shared run's page with HERCULEAN Tables 2 and 3 as wide as the default bench writes them (their four
+    symbols, 13 and 17 columns; here SPY's cells under each name), written by the bench's own writer."""
+    import copy
+
+    from finenvs.evaluation.bench import write_scorecard
+
+    out = tmp_path_factory.mktemp("wide") / "wide"
+    shutil.copytree(run.dir, out)
+    card = copy.deepcopy(run.card)
+    card.run_dir = out
+    card.files = [str(out / Path(f).name) for f in run.card.files if f.endswith(".png")]
+    widened = 0
+    for tables in (card.herculean or {}).values():
+        for table in tables:
+            if table["labels"] == ["SPY"]:
+                table["labels"] = list(HERCULEAN_SYMBOLS)
+                for row in table["rows"]:
+                    row["cells"] = {s: row["cells"]["SPY"] for s in HERCULEAN_SYMBOLS} if "SPY" in row["cells"] \
+                        else row["cells"]
+                widened += 1
+    assert widened >= 4  # Trading and Market Insights, backtest and live
+    write_scorecard(card)
+    return out / "scorecard.html"
+
+
+@pytest.fixture(scope="module")
+def browser_pages(wide_page, chromium):
+    """The wide page open in headless Chromium at each width of :data:`headless.WIDTHS` (900 px high)."""
+    from headless import WIDTHS, offline_page
+
+    pages = {}
+    for width in WIDTHS:
+        page, outside = offline_page(chromium, width)
+        page.goto(wide_page.resolve().as_uri())
+        page.wait_for_load_state("load")
+        pages[width] = (page, outside)
+    yield pages
+    for page, _ in pages.values():
+        page.close()
+
+
+_TABLES_JS = """() => Array.from(document.querySelectorAll('table')).map((t, i) => {
+    const wrap = t.closest('.table-wrap'), frame = wrap && wrap.parentElement;
+    let e = frame; while (e && !/^H[1-6]$/.test(e.tagName)) e = e.previousElementSibling;
+    const hint = frame && frame.previousElementSibling;
+    const first = (t.tBodies.length && t.tBodies[0].rows.length ? t.tBodies[0].rows[0] : t.tHead.rows[0]).cells[0];
+    const box = wrap.getBoundingClientRect();
+    return {index: i, heading: e ? e.textContent : '', columns: t.tHead.rows[0].cells.length,
+            header: Array.from(t.tHead.rows[0].cells).map(c => c.textContent.trim()),
+            overflows: wrap.scrollWidth > wrap.clientWidth + 1, framed: frame.classList.contains('table-frame'),
+            moreRight: frame.classList.contains('more-right'), moreLeft: frame.classList.contains('more-left'),
+            shadow: getComputedStyle(frame, '::after').opacity,
+            hint: !!hint && hint.classList.contains('scroll-hint') && !hint.hidden && hint.offsetHeight > 0,
+            sticky: getComputedStyle(first).position, boxLeft: box.left, boxRight: box.right};
+})"""
+
+
+@pytest.mark.parametrize("width", [800, 1280])
+def test_every_table_shows_its_columns_or_says_it_scrolls(browser_pages, width, tmp_path):
+    page, outside = browser_pages[width]
+    assert outside == []  # the page loads nothing from anywhere
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # the page itself never scrolls sideways
+    tables = page.evaluate(_TABLES_JS)
+    assert len(tables) >= 10 and all(t["framed"] for t in tables)
+    for t in tables:
+        assert t["boxRight"] <= width, t["heading"]
+        if t["overflows"]:  # the cue: a fixed first column, a shadow on the right, a line above the table
+            assert (t["sticky"], t["moreRight"], t["shadow"], t["hint"]) == ("sticky", True, "1", True), t
+        else:  # no false cue on a table that shows every column
+            assert (t["moreRight"], t["moreLeft"], t["hint"]) == (False, False, False), t
+    wide = [t for t in tables if t["overflows"]]
+    page.screenshot(path=str(tmp_path / f"page_{width}.png"))
+    for t in wide:  # scrolled to its end, a table still shows its first column and now says more is on the left
+        page.evaluate(f"""() => {{const w = document.querySelectorAll('table')[{t['index']}].closest('.table-wrap');
+            w.scrollLeft = w.scrollWidth; w.dispatchEvent(new Event('scroll'));}}""")
+        state = page.evaluate(f"""() => {{const t = document.querySelectorAll('table')[{t['index']}];
+            const w = t.closest('.table-wrap'), box = w.getBoundingClientRect();
+            const first = t.tHead.rows[0].cells[0].getBoundingClientRect();
+            const cells = t.tHead.rows[0].cells, last = cells[cells.length - 1].getBoundingClientRect();
+            return {{firstIn: first.left >= box.left - 1 && first.right <= box.right,
+                     lastIn: last.right <= box.right + 1, left: w.parentElement.classList.contains('more-left'),
+                     right: w.parentElement.classList.contains('more-right')}}; }}""")
+        assert state == {"firstIn": True, "lastIn": True, "left": True, "right": False}, (t["heading"], state)
+
+
+def test_key_tables_fit_without_scrolling(browser_pages):
+    """HERCULEAN Tables 2 and 3 at 1,280 px, and the FAB++ aggregate (its overall column) at 800 px, show every
+    column without scrolling."""
+    for width, wanted in ((1280, lambda t: t["heading"].startswith(("Table 2", "Table 3"))),
+                          (800, lambda t: t["header"][:1] == ["profile"] and "overall" in t["header"])):
+        page, _ = browser_pages[width]
+        tables = [t for t in page.evaluate(_TABLES_JS) if wanted(t)]
+        assert tables, width
+        if width == 1280:
+            assert max(t["columns"] for t in tables) == 1 + 4 * 4  # Market Insights: four symbols, four columns
+        assert [t["heading"] for t in tables if t["overflows"]] == [], width
+        if width == 800:
+            overall = page.evaluate("""() => { const th = Array.from(document.querySelectorAll('th')).find(
+                c => c.textContent.trim() === 'overall'); th.scrollIntoView(); return th.getBoundingClientRect().right; }""")
+            assert overall <= 800
