@@ -118,6 +118,87 @@ def test_the_gate_refuses_calls_between_decisions_and_after_the_commit():
         session.close()
 
 
+def test_the_gate_holds_the_tool_budget_as_the_in_process_runner_does():
+    """Over MCP as in process: ``budget`` tool calls per decision (the first get_observation is the prompt and free);
+    calls over it are refused unserved, and the OVER_BUDGET_CALLS-th refusal ends the attempt, once."""
+    from finenvs.evaluation.harness import OVER_BUDGET_CALLS
+
+    gate = DecisionGate(8_000, budget=2)
+    spec = task_of("FinTrading-v0").plan(Selection(split="eval", symbols=("TSLA",)))[0]
+    session = EpisodeSession(spec)
+    ended = []
+    try:
+        gate.set_tools(session.tool_specs())
+        gate.open(session, on_over=lambda: ended.append(1))
+        assert not gate.call("get_observation", {})[1]  # free: the prompt the runner would send
+        assert not gate.call("get_prices", {"lookback": 2})[1]
+        assert gate.call("get_prices", {"lookback": "x" * 50})[1]  # a malformed call is served as an error: it counts
+        data, error = gate.call("get_prices", {"lookback": 2})
+        assert error and "budget is 2 tool calls per decision" in data["error"] and gate.used == 2
+        data, error = gate.call("get_observation", {})  # a second observation counts like any call
+        assert error and "budget" in data["error"]
+        for _ in range(OVER_BUDGET_CALLS + 5):
+            gate.call("get_prices", {})
+        assert ended == [1] and gate.refused == OVER_BUDGET_CALLS + 7
+        data, error = gate.call("commit_action", {"action": "SELL"})  # the commit is never refused for the budget
+        assert not error and data["accepted"] and gate.close() == {"action": "SELL"}
+        gate.open(session)  # the next decision has its whole budget again
+        assert gate.used == 0 and not gate.call("get_prices", {"lookback": 2})[1]
+        gate.close()
+    finally:
+        session.close()
+
+
+def test_an_agent_looping_on_a_tool_is_refused_over_the_budget_and_ended(tmp_path):
+    """An agent program that calls a data tool 100 times (opencode made 102 get_state calls in one decision) gets
+    the family's budget served, refusals after it, and is ended at OVER_BUDGET_CALLS refusals, long before its
+    timeout; the attempt's record counts both."""
+    from finenvs.evaluation.harness import OVER_BUDGET, OVER_BUDGET_CALLS
+
+    agent = HarnessAgent(f"{COMMAND} --spam 100", timeout=120, unconfined=UNCONFINED)
+    config = RunConfig(env_id="FinTrading-v0", split="eval", symbols=["TSLA"], max_decisions=1, max_tool_calls=3,
+                       failure_rule="default")
+    summary = run_harness(config, agent, out=tmp_path, name="h", progress=False)
+    (attempt,) = _attempts(summary.run_dir)
+    assert attempt["outcome"] == OVER_BUDGET and attempt["committed"] is None, attempt
+    assert attempt["budget"] == 3 and attempt["tool_calls"] == 3
+    assert OVER_BUDGET_CALLS <= attempt["refused_over_budget"] < 100 and attempt["seconds"] < 100
+    (step,) = [r for r in read_trajectories(summary.run_dir / "trajectories.jsonl")[0] if r.get("type") == "step"]
+    assert step["via"] == "default" and "over its budget of 3 tool calls" in str(step["invalid"])
+
+
+def test_an_agent_that_goes_on_after_its_commit_is_ended_after_the_grace(tmp_path, capsys):
+    """An agent CLI that keeps calling commit_action and never exits: its decision is the first commit, and the
+    attempt ends --commit-grace seconds later instead of at --timeout; what it printed before is kept."""
+    assert main(["harness", "--env", "FinTrading-v0", "--symbols", "TSLA", "--max-decisions", "1", "--agent-cmd",
+                 f"{COMMAND} --linger", "--timeout", "120", "--commit-grace", "0.5", "--out", str(tmp_path),
+                 "--name", "h", "--quiet", *FLAGS]) == 3  # stopped at --max-decisions as asked: exit 3, not 1
+    out = capsys.readouterr().out
+    assert "run stopped at --max-decisions as asked" in out and f"--resume {tmp_path / 'h'}" in out
+    (attempt,) = _attempts(tmp_path / "h")
+    assert attempt["outcome"] == "ended after its commit" and attempt["committed"] is not None
+    assert attempt["seconds"] < 60 and '"accepted": true' in attempt["stdout_tail"]
+    meta = json.loads((tmp_path / "h" / "run.json").read_text())
+    assert meta["agent"]["commit_grace"] == 0.5
+    assert main(["harness", "--env", "FinQA-v0", "--agent-cmd", COMMAND, "--timeout", "10", "--commit-grace", "11",
+                 "--out", str(tmp_path), "--quiet", *FLAGS]) == 2
+    assert "--commit-grace 11 must be between 0 and --timeout" in capsys.readouterr().err
+
+
+def test_a_timed_out_agent_keeps_what_it_printed(tmp_path):
+    """Output collected up to a timeout is kept (the attempt's log and tail), not thrown away."""
+    code = ("import sys, time; print('thinking about the task', flush=True); "
+            "print('still thinking', file=sys.stderr, flush=True); time.sleep(60)")
+    agent = HarnessAgent(f"{sys.executable} -c \"{code}\" {{prompt_file}}", timeout=3, unconfined=UNCONFINED)
+    config = RunConfig(env_id="FinQA-v0", split="eval", instances=[0], failure_rule="default")
+    summary = run_harness(config, agent, out=tmp_path, name="h", progress=False)
+    (attempt,) = _attempts(summary.run_dir)
+    assert attempt["outcome"] == "timeout"
+    assert "thinking about the task" in attempt["stdout_tail"] and "still thinking" in attempt["stderr_tail"]
+    (log,) = (summary.run_dir / "harness").glob("*/stdout.log")
+    assert "thinking about the task" in log.read_text()
+
+
 @pytest.mark.parametrize("template", ["", "agent --no-placeholders", "agent 'unbalanced"])
 def test_bad_command_templates_are_refused(template):
     with pytest.raises(HarnessError):

@@ -558,3 +558,16 @@ def test_an_episode_whose_env_cannot_be_built_is_reported_and_the_run_still_scor
     done, stopped = score.episodes
     assert done.status == "complete" and done.reproduced
     assert stopped.status == "incomplete" and "JPM has no peer basket" in stopped.reason
+
+
+def test_a_run_stopped_at_max_decisions_exits_3_and_says_how_to_go_on(tmp_path, capsys):
+    """A smoke run stopped where it was asked is neither a failure (1) nor the whole run (0): exit 3, as
+    ``finenvs score`` calls it incomplete, with the --resume line."""
+    from finenvs.cli import main
+
+    assert main(["llm", "--env", "FinTrading-v0", "--symbols", "AAPL", "--max-decisions", "2", "--out",
+                 str(tmp_path), "--name", "r", "--quiet"]) == 3
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("run stopped at --max-decisions as asked") and f"--resume {tmp_path / 'r'}" in out[-1]
+    assert main(["llm", "--resume", str(tmp_path / "r"), "--quiet"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("run complete")

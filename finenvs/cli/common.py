@@ -231,6 +231,31 @@ def print_unfinished(outcomes: Any, shown_at_most: int = 5) -> None:
         print(f"{len(not_started)} episode(s) {not_started[0].message}", file=sys.stderr)
 
 
+#: The exit code of an agent run stopped where it was asked to stop (``--max-decisions``): not a failure, and not the
+#: whole run either (``finenvs score`` calls such a run incomplete with the same code; ``--resume`` continues it).
+EXIT_STOPPED = 3
+
+
+def run_exit_code(summary: Any) -> int:
+    """The exit code of an ``llm``/``harness`` run and its last line's words: 0 complete (or waiting for live data),
+    :data:`EXIT_STOPPED` when every unfinished episode stopped at ``--max-decisions`` as asked, 1 otherwise."""
+    if summary.status in ("complete", "waiting"):
+        return 0
+    unfinished = [o for o in summary.outcomes if o.status not in ("complete", "skipped", "failed")]
+    if summary.status == "incomplete" and unfinished and all(o.status == "partial" for o in unfinished):
+        return EXIT_STOPPED
+    return 1
+
+
+def run_last_line(summary: Any, extra: str = "") -> str:
+    """The run's last line: its status, folder and time; a run stopped by ``--max-decisions`` says so and how to go
+    on."""
+    if run_exit_code(summary) == EXIT_STOPPED:
+        return (f"run stopped at --max-decisions as asked: {summary.run_dir}/ ({summary.seconds:.1f} s); continue "
+                f"with --resume {summary.run_dir}{extra}")
+    return f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s){extra}"
+
+
 def check_endpoint(agent: Any) -> None:
     """Before any work: the agent's endpoint answers one cheap request, or a ValueError (exit 2) names the URL and
     the reason (:func:`finenvs.evaluation.endpoints.check_reachable`)."""

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from finenvs.cli.checks import check_env_kwargs, check_episodes
 from finenvs.cli.common import (
     name_the_run,
+    print_unfinished,
+    run_exit_code,
     run_folder_interrupted,
+    run_last_line,
     selection_arguments,
     text_mode_arguments,
     window_kwargs,
@@ -34,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     harness.add_argument("--agent-cmd", help="the agent program's command line (no shell), with placeholders")
     selection_arguments(harness)
     harness.add_argument("--timeout", type=float, default=600.0, help="seconds per invocation (default: 600)")
+    harness.add_argument("--commit-grace", type=float, default=None, metavar="SECONDS",
+                         help="seconds the program may go on after its commit_action before it is ended (default: "
+                         "5; the decision is taken at the commit)")
     harness.add_argument("--default-action", action="store_true",
                          help="a decision without a commit takes the protocol's default action instead of failing "
                          "the episode after five attempts")
@@ -59,7 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     name_the_run(args)  # named now: a Ctrl-C can point at it
-    from finenvs.evaluation.harness import HarnessAgent, run_harness
+    from finenvs.evaluation.harness import COMMIT_GRACE_SECONDS, HarnessAgent, run_harness
     from finenvs.evaluation.llm import RunConfig
     from finenvs.evaluation.score import score_run, terminal_report
     from finenvs.tasks import task_of
@@ -77,6 +82,8 @@ def handle(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.resume} is not a live run; resume it without --live")
         command = args.agent_cmd or recorded["command"]
         timeout = float(recorded.get("timeout", args.timeout))
+        grace = float(recorded.get("commit_grace", COMMIT_GRACE_SECONDS) if args.commit_grace is None
+                      else args.commit_grace)
         confined = (recorded.get("confinement") or {}).get("confined", False)
         if confined == args.unconfined:
             raise ValueError(f"{args.resume} was recorded {'confined' if confined else 'unconfined'}; resume it "
@@ -95,13 +102,14 @@ def handle(args: argparse.Namespace) -> int:
         check_env_kwargs(task, config.env_kwargs)
         check_episodes(task, config.episodes())  # before any folder is written
         command, timeout = args.agent_cmd, args.timeout
+        grace = COMMIT_GRACE_SECONDS if args.commit_grace is None else args.commit_grace
+    if not (grace >= 0 and grace <= timeout):
+        raise ValueError(f"--commit-grace {grace:g} must be between 0 and --timeout ({timeout:g} s)")
     agent = HarnessAgent(command, timeout=timeout, unconfined=args.unconfined, mask=tuple(args.mask),
-                         home=args.agent_home)
+                         home=args.agent_home, commit_grace=grace)
     summary = run_harness(config, agent, out=args.out, name=args.name, resume=args.resume, progress=not args.quiet)
     print(terminal_report(score_run(summary.run_dir)))
-    for outcome in summary.outcomes:
-        if outcome.status not in ("complete", "skipped"):
-            print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
-    print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s); each invocation's prompt, MCP "
-          f"config and output logs are in {summary.run_dir}/harness/")
-    return 0 if summary.status in ("complete", "waiting") else 1
+    print_unfinished(summary.outcomes)
+    print(run_last_line(summary, f"; each invocation's prompt, MCP config and output logs are in "
+                                 f"{summary.run_dir}/harness/"))
+    return run_exit_code(summary)

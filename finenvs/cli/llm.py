@@ -17,8 +17,10 @@ from finenvs.cli.common import (
     judge_arguments,
     name_the_run,
     print_unfinished,
+    run_exit_code,
     run_folder_interrupted,
     run_judge,
+    run_last_line,
     selection_arguments,
     text_mode_arguments,
     window_kwargs,
@@ -115,6 +117,6 @@ def handle(args: argparse.Namespace) -> int:
     print(terminal_report(score_run(summary.run_dir)))
     run_judge(args, summary.run_dir)
     print_unfinished(summary.outcomes)
-    print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s)")
-    return 0 if summary.status in ("complete", "waiting") else 1
+    print(run_last_line(summary))
+    return run_exit_code(summary)
 

@@ -72,6 +72,11 @@ LOG_TAIL_CHARS = 4_000
 OUTPUT_CAP_BYTES = 1_048_576
 #: Seconds an agent program may go on after its commit before the harness ends it.
 COMMIT_GRACE_SECONDS = 5.0
+#: Calls refused over the tool budget after which an attempt is ended (a program looping on refusals would otherwise
+#: hold the decision for its whole timeout).
+OVER_BUDGET_CALLS = 20
+#: The outcome of an attempt ended for going :data:`OVER_BUDGET_CALLS` calls over its tool budget.
+OVER_BUDGET = "ended over its tool budget"
 #: Seconds the harness waits for an ended attempt's output to drain.
 DRAIN_SECONDS = 2.0
 #: What the prompt file adds to the decision's prompt.
@@ -109,10 +114,21 @@ class DecisionGate:
     It has the interface :func:`finenvs.evaluation.mcp_server.build_server` serves (``tool_list``, ``call``,
     ``max_result_chars``, ``instructions``). A ``commit_action`` call does not step the env: it records the
     arguments (the runner commits them when the command exits) and closes the decision to further calls.
+
+    The family's limits hold over MCP as in the in-process runner: at most ``budget`` tool calls per decision (the
+    first ``get_observation`` is the prompt the runner would send and is free; later ones count), each result at most
+    ``max_result_chars``; a call over the budget is refused unserved, and after :data:`OVER_BUDGET_CALLS` refusals the
+    attempt is ended (``on_over``) as one that made no commit.
     """
 
-    def __init__(self, tool_max_chars: int) -> None:
+    def __init__(self, tool_max_chars: int, budget: int | None = None) -> None:
         self.max_result_chars = int(tool_max_chars)
+        #: tool calls per decision (the run's ``tool_budget``, as the in-process runner allows); None: no limit
+        self.budget = budget
+        #: per open decision: the calls served (counted against ``budget``) and the calls refused over it
+        self.used = 0
+        self.refused = 0
+        self._observed = False
         self.instructions = ("finenvs harness: one decision of an episode. Call get_observation for the task and the "
                              "current state, read data with the other tools (nothing after the decision time is "
                              "visible), then call commit_action once.")
@@ -120,6 +136,7 @@ class DecisionGate:
         self._session: Any = None
         self._tools: list[dict[str, Any]] | None = None
         self._on_commit: Callable[[], object] | None = None
+        self._on_over: Callable[[], object] | None = None
         self.committed: dict[str, Any] | None = None
 
     def tool_list(self) -> list[dict[str, Any]]:
@@ -134,15 +151,30 @@ class DecisionGate:
         self._tools = [{"name": s["function"]["name"], "description": s["function"]["description"],
                         "input_schema": s["function"]["parameters"]} for s in specs]
 
-    def open(self, session: Any, on_commit: Callable[[], object] | None = None) -> None:
-        """Serve ``session``'s decision; ``on_commit`` is called (from the server's thread) when it is committed."""
+    def open(self, session: Any, on_commit: Callable[[], object] | None = None,
+             on_over: Callable[[], object] | None = None) -> None:
+        """Serve ``session``'s decision; ``on_commit`` is called (from the server's thread) when it is committed,
+        ``on_over`` when the program has gone :data:`OVER_BUDGET_CALLS` calls over its budget."""
         with self._lock:
-            self._session, self.committed, self._on_commit = session, None, on_commit
+            self._session, self.committed, self._on_commit, self._on_over = session, None, on_commit, on_over
+            self.used = self.refused = 0
+            self._observed = False
 
     def close(self) -> dict[str, Any] | None:
         with self._lock:
-            self._session, self._on_commit = None, None
+            self._session, self._on_commit, self._on_over = None, None, None
             return self.committed
+
+    def _over_budget(self) -> tuple[dict[str, Any], bool] | None:
+        """Count one call against the budget: None when it may be served, else the refusal."""
+        if self.budget is None or self.used < self.budget:
+            self.used += 1
+            return None
+        self.refused += 1
+        if self.refused == OVER_BUDGET_CALLS and self._on_over is not None:
+            self._on_over()
+        return {"error": f"the budget is {self.budget} tool calls per decision and it is spent; call "
+                         "commit_action now"}, True
 
     def call(self, name: Any, arguments: Any) -> tuple[dict[str, Any], bool]:
         """Serve one call: ``(JSON-able result, is_error)``; never raises for what a client sends."""
@@ -155,10 +187,14 @@ class DecisionGate:
                 return {"error": "no decision is open: the harness runs the agent once per decision"}, True
             if self.committed is not None:
                 return {"error": "this decision is committed; exit so the harness can take it"}, True
+            free = name == COMMIT_TOOL or (name == OBSERVATION_TOOL and not self._observed)
+            if not free and (refusal := self._over_budget()) is not None:  # a refused or malformed call counts too
+                return refusal
             name, arguments, error = screen_call(name, arguments)
             if error is not None:
                 return error, True
             if name == OBSERVATION_TOOL:
+                self._observed = True
                 return {"observation": session.prompt, "date": session.date or None, "done": False}, False
             if name == COMMIT_TOOL:
                 parsed = session.protocol.parse_commit(arguments)
@@ -300,7 +336,7 @@ class HarnessAgent:
 
     def describe(self) -> dict[str, Any]:
         described: dict[str, Any] = {"kind": "harness", "name": self.name, "command": self.command,
-                                     "timeout": self.timeout}
+                                     "timeout": self.timeout, "commit_grace": self.commit_grace}
         if self.sandbox is not None:
             described["confinement"] = self.sandbox.describe()
         return described
@@ -363,17 +399,19 @@ class HarnessAgent:
                   "{episode}": str(session.spec.index), "{step}": str(session.step_index)}
         argv = substitute(self.args, values)
         loop = asyncio.get_running_loop()
-        committed_now = asyncio.Event()
-        self.gate.open(session, on_commit=lambda: loop.call_soon_threadsafe(committed_now.set))
+        committed_now, over_budget = asyncio.Event(), asyncio.Event()
+        self.gate.open(session, on_commit=lambda: loop.call_soon_threadsafe(committed_now.set),
+                       on_over=lambda: loop.call_soon_threadsafe(over_budget.set))
         try:
             attempt = await _run(self.sandbox.command(argv, workdir=work), self._cwd, self.timeout,
                                  {**os.environ, **(self.env or {})}, log_dir, committed_now,
-                                 grace=self.commit_grace, cap=self.output_cap)
+                                 grace=self.commit_grace, cap=self.output_cap, over_budget=over_budget)
         finally:
             committed = self.gate.close()
             shutil.rmtree(work, ignore_errors=True)
         log = {"argv": argv, "exit_code": attempt.exit_code, "outcome": attempt.outcome,
                "seconds": round(attempt.seconds, 3), "committed": committed,
+               "tool_calls": self.gate.used, "refused_over_budget": self.gate.refused, "budget": self.gate.budget,
                "confined": self.sandbox.confined}
         for name, capture in attempt.streams.items():
             log[f"{name}_bytes"] = capture.total
@@ -384,9 +422,14 @@ class HarnessAgent:
             return ChatReply(None, [ToolCall(f"harness_{self._attempts}", "commit_action", json.dumps(committed))],
                              usage=None)
         seconds, code = attempt.seconds, attempt.exit_code
-        why = (f"the agent command {attempt.outcome} after {seconds:.1f} s (exit code {code}) without calling "
-               "commit_action" if attempt.outcome != "timeout"
-               else f"the agent command made no commit within {self.timeout:g} s")
+        if attempt.outcome == "timeout":
+            why = f"the agent command made no commit within {self.timeout:g} s"
+        elif attempt.outcome == OVER_BUDGET:
+            why = (f"the agent command was ended after {seconds:.1f} s: {OVER_BUDGET_CALLS} calls over its budget of "
+                   f"{self.gate.budget} tool calls, without calling commit_action")
+        else:
+            why = (f"the agent command {attempt.outcome} after {seconds:.1f} s (exit code {code}) without calling "
+                   "commit_action")
         # no decision: the runner tries again (HERCULEAN: five attempts), then fails the episode or takes the default
         raise EndpointError("transient", why)
 
@@ -410,10 +453,11 @@ def _end(proc: asyncio.subprocess.Process) -> None:
 
 
 async def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str], log_dir: Path,
-               committed: asyncio.Event, *, grace: float, cap: int) -> Attempt:
-    """Run one attempt to its end: the program's exit, ``grace`` seconds after its commit, or ``timeout``;
-    then everything it started is killed and its output (streamed to ``log_dir``) drained for at most
-    :data:`DRAIN_SECONDS`."""
+               committed: asyncio.Event, *, grace: float, cap: int,
+               over_budget: asyncio.Event | None = None) -> Attempt:
+    """Run one attempt to its end: the program's exit, ``grace`` seconds after its commit, ``over_budget`` (set by
+    the gate), or ``timeout``; then everything it started is killed and its output (streamed to ``log_dir`` as it
+    comes, so what a killed program wrote is kept) drained for at most :data:`DRAIN_SECONDS`."""
     began = time.perf_counter()
     streams = {name: _Capture(log_dir / f"{name}.log", cap, 4 * LOG_TAIL_CHARS) for name in ("stdout", "stderr")}
     try:
@@ -427,11 +471,14 @@ async def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str], 
              asyncio.ensure_future(streams["stderr"].pump(proc.stderr))]  # type: ignore[arg-type]
     exited = asyncio.ensure_future(proc.wait())
     commit = asyncio.ensure_future(committed.wait())
+    over = asyncio.ensure_future((over_budget or asyncio.Event()).wait())
     outcome = "timeout"
     try:
-        done, _ = await asyncio.wait({exited, commit}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({exited, commit, over}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         if exited in done:
             outcome = "exited"
+        elif over in done and commit not in done:
+            outcome = OVER_BUDGET
         elif commit in done:  # the decision is taken; the program may tidy up for a moment
             left = max(0.0, timeout - (time.perf_counter() - began))
             done, _ = await asyncio.wait({exited}, timeout=min(grace, left))
@@ -439,6 +486,7 @@ async def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str], 
     finally:
         _end(proc)
         commit.cancel()
+        over.cancel()
         try:
             await asyncio.wait_for(asyncio.shield(exited), timeout=DRAIN_SECONDS)
         except asyncio.TimeoutError:
@@ -464,6 +512,9 @@ def run_harness(config: Any, agent: HarnessAgent, **kwargs: Any) -> Any:
 
     config.concurrency = 1
     config.request_timeout = float(agent.timeout)
+    # the family's limits over MCP, as the in-process runner applies them: tool calls per decision, result size
+    agent.gate.budget = config.tool_budget
+    agent.gate.max_result_chars = int(config.tool_max_chars)
     # an attempt without a commit is tried again under HERCULEAN's rule (five attempts), once otherwise
     config.max_retries = HERCULEAN_ATTEMPTS - 1 if config.failure_rule == "herculean" else 0
     config.backoff_base = 0.0

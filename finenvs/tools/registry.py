@@ -23,7 +23,12 @@ Contract of :meth:`ToolBox.call` (it never raises):
   met inside a tool (a user-layer file that fails its hash, an unreadable
   XBRL bundle) reaches the agent with every absolute path replaced by
   ``<path>`` (:func:`redact_paths`), so an agent learns nothing of where
-  finenvs, its data or its caches are installed.
+  finenvs, its data or its caches are installed;
+* an error result never repeats what the agent sent: a string argument of
+  :data:`ECHO_MIN_CHARS` characters or more (or a cut copy of its first part)
+  met in the message is replaced by the argument's name in angle brackets
+  (``<bundle> is not ...``, :func:`unechoed`), so an error names the argument
+  at fault and stays as short as the tool's own words.
 """
 
 from __future__ import annotations
@@ -483,7 +488,7 @@ class ToolBox:
             return ToolResult(name, arguments, parsed.valid, data, parsed.invalid, commit=parsed)
         problem = validate_arguments(arguments, tool.parameters)
         if problem is not None:
-            return _error(name, arguments, problem)
+            return _error(name, arguments, problem, tool.parameters)
         if not has_episode:
             return _error(name, arguments, "no episode is running: reset the env first")
         defaults = {k: v["default"] for k, v in tool.parameters.get("properties", {}).items() if "default" in v}
@@ -493,13 +498,14 @@ class ToolBox:
             data = tool.func(self.context, **kwargs)
         except (FinEnvsError, ValueError, KeyError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            return _error(name, arguments, _message(message))
+            return _error(name, arguments, _message(message), tool.parameters)
         except Exception as exc:  # a bug must not end an agent's run: record it
-            return _error(name, arguments, f"internal error in {name}: {type(exc).__name__}: {_message(exc)}")
+            return _error(name, arguments, f"internal error in {name}: {type(exc).__name__}: {_message(exc)}",
+                          tool.parameters)
         try:
             data, truncated = cap_output(data, self.max_chars, tool.keep)
         except ValueError as exc:
-            return _error(name, arguments, str(exc))
+            return _error(name, arguments, str(exc), tool.parameters)
         truncated = truncated or (isinstance(data, dict) and "truncated" in data)
         return ToolResult(name, arguments, True, data, truncated=truncated)
 
@@ -520,8 +526,72 @@ def redact_paths(text: str) -> str:
     return _ABSOLUTE_PATH.sub("<path>", text)
 
 
-def _error(name: str, arguments: dict[str, Any] | None, message: str) -> ToolResult:
-    message = redact_paths(_message(message))
+#: The shortest string argument an error message may not repeat (shorter ones are symbols and codes the message
+#: may name in its own words: ``"BUY"``, ``"1d"``).
+ECHO_MIN_CHARS = 4
+#: The shortest cut copy of an argument's first part that counts as an echo (``shown(value, 40)`` keeps 36).
+_ECHO_PREFIX = 8
+
+
+def _vocabulary(schema: dict[str, Any] | None, key: str) -> set[Any]:
+    """The values the tool's schema itself names for ``key`` (an enum, or its items' enum): words of the tool, not
+    something the agent made up, so an error may say them."""
+    prop = ((schema or {}).get("properties") or {}).get(key) or {}
+    words = list(prop.get("enum") or []) + list((prop.get("items") or {}).get("enum") or [])
+    return {w for w in words if isinstance(w, str)}
+
+
+def _argument_strings(arguments: dict[str, Any], schema: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """``(name, value)`` of each string argument (and each string in a list argument) long enough to count as an
+    echo and not a word of the schema; at most 64 of them, longest first (a value inside a longer one is then
+    replaced as part of it)."""
+    found: list[tuple[str, str]] = []
+    for key, value in list(arguments.items())[:64]:
+        values = value if isinstance(value, list) else [value]
+        words = _vocabulary(schema, key)
+        found += [(str(key)[:40], v) for v in values[:64]
+                  if isinstance(v, str) and len(v) >= ECHO_MIN_CHARS and v not in words]
+    return sorted(found[:64], key=lambda kv: -len(kv[1]))
+
+
+def unechoed(message: str, arguments: dict[str, Any] | None, schema: dict[str, Any] | None = None) -> str:
+    """``message`` with every copy of an agent's string argument replaced by its name: ``start='x'`` becomes
+    ``start``, a quoted or bare copy ``<start>``, and so does a cut copy: a quoted run of at least
+    :data:`_ECHO_PREFIX` characters matching its start that ends at the cut (``'abcdefgh...'`` from ``shown``,
+    ``'abcdefgh'`` from a slice's repr); a quoted name that merely starts like the value stays. Values the tool's ``schema`` names (enums) are its
+    own words and stay. Linear in the message per argument (the message is at most :data:`MAX_ERROR_CHARS`
+    characters)."""
+    if not isinstance(arguments, dict):
+        return message
+    for key, value in _argument_strings(arguments, schema):
+        label = f"<{key}>"
+        message = message.replace(f"{key}={value!r}", key).replace(repr(value), label).replace(value, label)
+        if len(value) < _ECHO_PREFIX:
+            continue
+        head, out, at = value[:_ECHO_PREFIX], [], 0
+        while (hit := message.find(head, at)) >= 0:
+            end = hit + _ECHO_PREFIX
+            while end < len(message) and end - hit < len(value) and message[end] == value[end - hit]:
+                end += 1
+            quote = message[hit - 1] if hit else ""
+            cut = quote in ("'", '"') and (message.startswith("...", end) or message.startswith(quote, end))
+            if not cut:  # a cut copy is quoted and ends at the cut (shown, a slice's repr); other text stays
+                out.append(message[at:end])
+            else:  # the quotes, the cut's "..." and the end reprlib keeps after it go with it
+                if message.startswith("...", end):
+                    end += 3
+                    close = message.find(quote, end, end + len(value) + 1)
+                    if close >= 0 and value.endswith(message[end:close]):
+                        end = close
+                end += 1 if message.startswith(quote, end) else 0
+                out += [message[at:hit - 1], label]
+            at = end
+        message = "".join(out) + message[at:]
+    return message
+
+
+def _error(name: str, arguments: dict[str, Any] | None, message: str, schema: dict[str, Any] | None = None) -> ToolResult:
+    message = unechoed(redact_paths(_message(message)), arguments, schema)
     return ToolResult(name, arguments, False, {"error": message}, message)
 
 

@@ -28,7 +28,7 @@ def _view(ctx: ToolContext) -> Any:
 
 def _known(filing: Any, concept: str) -> None:
     if concept not in filing.concepts:
-        raise ValueError(f"{concept} is not in filing {filing.bundle}; use search_concepts to find its name")
+        raise ValueError(f"the concept argument is not in filing {filing.bundle}; use search_concepts to find its name")
 
 
 def resolve_filing(ctx: ToolContext, ticker: str | None = None, form: str | None = None) -> dict[str, Any]:

@@ -11,7 +11,6 @@ import gymnasium as gym
 import numpy as np
 
 from finenvs.data.asof import LookAheadCounter
-from finenvs.errors import shown
 from finenvs.scoring.audit import ANSWER_KEYS, GRADINGS, AuditOutcome, answer_problem, check_grading, classify
 from finenvs.tasks.validation import check_choice, check_render_mode
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
@@ -211,8 +210,8 @@ class AuditView:
             if bundle in self.corpus.names:
                 filed = self.corpus.filing(bundle).filed
                 self.counter.record(f"xbrl({bundle})", np.datetime64(self.as_of), np.datetime64(filed or "9999-12-31"))
-            raise ValueError(f"unknown bundle {shown(bundle, 120)}; bundles released by the audit date "
-                             f"{self.as_of}: {visible}")
+            raise ValueError(f"the bundle argument names no filing released by the audit date {self.as_of}; "
+                             f"bundles released by then: {visible}")
         return self.corpus.filing(bundle)
 
 

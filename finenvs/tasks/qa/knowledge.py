@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from finenvs.data.asof import AsOfView, LookAheadCounter
-from finenvs.errors import shown
 from finenvs.scoring.qa import Part
 from finenvs.tasks.qa.items import QAItem
 from finenvs.xbrl.calc import FilingFacts
@@ -91,7 +90,8 @@ class XbrlAsOf:
             if bundle in self.corpus.names:
                 self.counter.record(f"xbrl({bundle})", np.datetime64(self.as_of),
                                     np.datetime64(self.corpus.filing(bundle).filed or "9999-12-31"))
-            raise ValueError(f"unknown bundle {shown(bundle, 120)}; filings released before {self.as_of}: {visible}")
+            raise ValueError(f"the bundle argument names no filing released before {self.as_of}; filings released "
+                             f"before then: {visible}")
         return self.corpus.filing(bundle)
 
 
