@@ -1,10 +1,14 @@
-"""``finenvs data fetch``: daily bars and news from Yahoo Finance, filings from SEC EDGAR, into the user layer.
+"""``finenvs data fetch``: daily bars and news from Yahoo Finance, filings and their XBRL from SEC EDGAR, into the
+user layer.
 
 Fetched rows enter the layer through :class:`finenvs.data.user_layer.UserLayer` exactly as a file
 given to ``finenvs data add`` does: the same schema checks, overlap rules, manifest, digest and
-as-of rules (a bar is seen from its session's close, a news item from its publication time). The
+as-of rules (a bar is seen from its session's close, a news item from its publication time, an XBRL
+bundle from :func:`known_from`: the later of its filing date and its acceptance day). The
 source is reached only through its adapter (:mod:`finenvs.data.sources.yahoo`,
 :mod:`finenvs.data.sources.edgar`), which replays recorded responses when ``$FINENVS_FETCH_REPLAY`` is set.
+XBRL bundles (:func:`fetch_xbrl`) are checked before they enter by a function the caller passes (the data
+layer parses no XBRL; the CLI passes :func:`finenvs.xbrl.corpus.bundle_rows`).
 
 * **Resume.** For each symbol only the sessions after the last bar held (shipped or user) are
   asked for; ``--start`` is needed only for a symbol with no bars yet. News items already held
@@ -12,11 +16,12 @@ source is reached only through its adapter (:mod:`finenvs.data.sources.yahoo`,
 * **Complete bars only.** ``end`` (default: today in New York) is capped at the last session whose
   bar is final: before :data:`BAR_FINAL_AT` New York time, today's bar is still moving and is not
   fetched (a later fetch would then conflict with the held bar).
-* **Rate limit.** ``sleep`` seconds pass between two calls to the source (default
-  :data:`DEFAULT_SLEEP`).
+* **Rate limit.** At least ``sleep`` seconds pass between the starts of two calls to a source (default
+  :data:`DEFAULT_SLEEP`; for EDGAR never less than its limit of 10 requests a second allows).
 * **What could not be got** is one :class:`Outcome` per symbol with status ``"failed"`` and the
   reason: the source's error, no bars for sessions that exist, or the validation error that
-  ``data add`` would give (file, row, column).
+  ``data add`` would give (file, row, column); for XBRL one line per filing in ``problems`` (the filing and
+  the file or field), the symbol ``"failed"`` only when it got none of them.
 """
 
 from __future__ import annotations

@@ -673,8 +673,13 @@ def cli_data_list() -> int:
             new = [e.symbol for e in mine if e.symbol not in entry.symbols]
             print(f"{name}: user {len(mine)} symbols ({', '.join(e.symbol for e in mine)}), {lo}..{hi}"
                   + (f"; not shipped: {', '.join(new)}" if new else ""))
-    for e in sorted((e for e in layer.entries().values() if e.kind != "prices"), key=lambda e: e.file):
+    for e in sorted((e for e in layer.entries().values() if e.kind in ("news", "filings")), key=lambda e: e.file):
         print(f"{e.kind}: user {e.rows} rows, {e.date_min}..{e.date_max}")
+    bundles = layer.xbrl_bundles()
+    if bundles:
+        firsts = [files[0] for files in bundles.values()]
+        print(f"xbrl: user {len(bundles)} bundles ({', '.join(sorted({e.symbol for e in firsts}))}), seen from "
+              f"{min(e.date_min for e in firsts)}..{max(e.date_max for e in firsts)}, corpus folder {layer.xbrl_dir}")
     print(f"user layer {layer.root}: {'empty' if layer.digest is None else 'digest ' + layer.digest}")
     return 0
 

@@ -229,10 +229,10 @@ def fetch_xbrl_files(record: dict[str, Any], identity: str | None = None) -> dic
         where = folder / NAME / "xbrl" / accession
         if not where.is_dir():
             raise SourceError(f"no recorded XBRL documents for {accession} ({where} not found)")
-        files = {p.name: p.read_bytes() for p in sorted(where.iterdir())
-                 if p.is_file() and p.stat().st_size <= MAX_DOCUMENT_BYTES}
+        recorded = {p.name: p.read_bytes() for p in sorted(where.iterdir())
+                    if p.is_file() and p.stat().st_size <= MAX_DOCUMENT_BYTES}
         header = where.with_name(f"{accession}.hdr.sgml")
-        return {"files": files, "accepted": _header_acceptance(header.read_bytes()) if header.is_file() else None}
+        return {"files": recorded, "accepted": _header_acceptance(header.read_bytes()) if header.is_file() else None}
     edgar = _edgar(agent)
     filing = edgar.Filing(cik=int(record.get("cik") or 0), company=str(record.get("company", "")),
                           form=str(record.get("form", "")), filing_date=str(record.get("filing_date", "")),
