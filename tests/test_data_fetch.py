@@ -334,6 +334,7 @@ def test_edgar_adapter_declares_the_user_agent_before_asking(monkeypatch):
 
     fake = types.SimpleNamespace(set_identity=lambda agent: calls.append(("identity", agent)), Company=Company)
     monkeypatch.delenv(REPLAY_ENV_VAR, raising=False)
+    monkeypatch.delenv(edgar.RATE_ENV_VAR, raising=False)  # the adapter sets it: restored after the test
     monkeypatch.setitem(sys.modules, "edgar", fake)
     (record,) = edgar.fetch_filings("TSLA", "2026-04-01", "2026-04-30", ("8-K",), AGENT)
     assert calls == [("identity", AGENT), ("company", "TSLA"),
@@ -436,7 +437,7 @@ def test_xbrl_bundles_enter_the_layer_as_the_corpus_finaudit_reads(xbrl_replay, 
     assert (got.ticker, got.form, got.period_end, got.filed) == ("AAPL", "10-Q", "2025-03-29", "2025-05-02")
     index = corpus.index(AAPL_10Q)
     assert (index["accession_no"], index["filing_date"], index["accepted"], index["cik"]) == (
-        "0000320193-25-000057", "2025-05-02", "2025-05-02T06:01:36.000Z", "320193")
+        "0000320193-25-000057", "2025-05-02", "2025-05-02T06:01:36.000Z", 320193)
     entries = layer.xbrl_bundles()[AAPL_10Q]  # every file in the manifest, with its rows and known-from day
     assert {e.file.rsplit("/", 1)[1]: e.rows for e in entries}["aapl-20250329_htm.xml"] == 760
     assert {(e.symbol, e.date_min, e.date_max) for e in entries} == {("AAPL", "2025-05-02", "2025-05-02")}
@@ -516,12 +517,14 @@ def test_xbrl_fetched_in_steps_equals_one_fetch_and_resumes_by_accession(xbrl_re
 def test_xbrl_calls_keep_to_edgars_rate_limit(xbrl_replay, tmp_path, monkeypatch):
     import finenvs.data.fetch as fetch
     from finenvs.data.sources import edgar
-    from finenvs.xbrl.corpus import bundle_rows
+
+    def rows_unchecked(folder):  # pacing is the subject here, not the bundle check
+        return {p.name: 1 for p in folder.iterdir()}
 
     slept, spy = [], EdgarSpy()
     monkeypatch.setattr(fetch.time, "sleep", slept.append)
     pacer = fetch.Pacer(0.0, clock=lambda: 5.0)  # --sleep 0 and a clock that stands still
-    fetch.fetch_xbrl(["AAPL", "NFLX"], check=bundle_rows, user_agent=AGENT, start=XBRL_START, end=XBRL_END,
+    fetch.fetch_xbrl(["AAPL", "NFLX"], check=rows_unchecked, user_agent=AGENT, start=XBRL_START, end=XBRL_END,
                      layer=UserLayer(tmp_path / "l"), source=spy, pacer=pacer)
     calls = len(spy.listed) + len(spy.downloaded)
     assert calls == 2 + 5 and slept == [1 / edgar.MAX_REQUESTS_PER_SECOND] * (calls - 1)  # never above 10 a second
@@ -532,6 +535,7 @@ def test_a_held_bundle_cannot_change(xbrl_replay, tmp_path):
     from finenvs.xbrl.corpus import bundle_rows
 
     layer = UserLayer(tmp_path / "layer")
+    (layer.root / ".staging-1-dead" / "nflx_q3").mkdir(parents=True)  # what an add killed mid-way leaves
     files = {p.name: p.read_bytes() for p in (SHIPPED_XBRL / "nflx_10q_2024-09-30").iterdir()}
     first = layer.add_xbrl("nflx_q3", files, symbol="NFLX", filed="2024-10-18", check=bundle_rows, source="test")
     again = layer.add_xbrl("nflx_q3", files, symbol="NFLX", filed="2024-10-18", check=bundle_rows, source="test")

@@ -283,6 +283,8 @@ class UserLayer(LayerFiles):
                 facts = max((e.rows for n, e in held.items() if _is_instance_name(n)), default=0)
                 return AddResult("xbrl", source, self.xbrl_dir / bundle, 0, 1, None, None, facts, self.digest,
                                  symbol, bundle)
+            for stale in self.root.glob(".staging-*"):  # left by a killed add (one writer holds the lock)
+                _remove_tree(stale)
             staging = self.root / f".staging-{os.getpid()}-{uuid.uuid4().hex[:12]}"
             try:
                 folder = staging / bundle

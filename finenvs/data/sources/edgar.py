@@ -162,6 +162,7 @@ def submissions_records(doc: Any, where: str) -> list[dict[str, Any]]:
         raise SourceError(f"{where}: field 'filings.recent.{short[0]}' has {len(columns[short[0]])} entries, "
                           f"'filings.recent.accessionNumber' {n}")
     cik, company = doc.get("cik", ""), doc.get("name", "")
+    cik = int(cik) if isinstance(cik, str) and cik.isdigit() and len(cik) <= 10 else cik  # the JSON writes "320193"
     return [{"accession_number": str(columns["accessionNumber"][i]), "cik": cik, "company": str(company),
              "form": str(columns["form"][i]), "filing_date": str(columns["filingDate"][i]),
              "report_date": str(columns["reportDate"][i]), "acceptance_datetime": str(columns["acceptanceDateTime"][i]),
