@@ -455,7 +455,8 @@ def test_xbrl_bundles_enter_the_layer_as_the_corpus_finaudit_reads(xbrl_replay, 
     (layer.xbrl_dir / AAPL_10Q / "extra_lab.xml").write_bytes(b"<x/>")  # and a file no fetch wrote
     problems = layer.verify(row_counters=ROW_COUNTERS).problems
     assert len(problems) == 2 and problems[0].startswith(f"user layer: {cal}: sha256")
-    assert "extra_lab.xml: not in its MANIFEST.json" in problems[1]
+    assert "extra_lab.xml: not in its MANIFEST.json: no fetch wrote it, yet a corpus of this folder reads it" \
+        in problems[1]
 
 
 def test_xbrl_is_seen_from_its_acceptance_day_never_before(xbrl_replay, tmp_path, monkeypatch):

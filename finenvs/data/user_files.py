@@ -292,8 +292,13 @@ class LayerFiles:
             for path in [*sorted(self.root.rglob("*.csv")), *xbrl]:
                 rel = path.relative_to(self.root).as_posix()
                 if rel not in known and not path.name.startswith("."):
-                    result.problems.append(f"user layer: {path}: not in its {MANIFEST_NAME}, so never read "
-                                           "(add it with finenvs data add)")
+                    if rel.startswith(f"{XBRL_DIR}/"):  # a corpus of the folder reads every bundle in it
+                        result.problems.append(f"user layer: {path}: not in its {MANIFEST_NAME}: no fetch wrote it, "
+                                               "yet a corpus of this folder reads it (remove it, or fetch the "
+                                               "filing with finenvs data fetch --xbrl)")
+                    else:
+                        result.problems.append(f"user layer: {path}: not in its {MANIFEST_NAME}, so never read "
+                                               "(add it with finenvs data add)")
         return result
 
     def _measure(self, entry: LayerFile, data: bytes, source: str, counters: dict[str, Any]) -> tuple[int, str, str]:
