@@ -1,15 +1,22 @@
-"""``finenvs data fetch``: Yahoo bars and news into the user layer, offline on recorded responses.
+"""``finenvs data fetch``: Yahoo bars and news, EDGAR filings and their XBRL into the user layer, offline on
+recorded responses.
 
-The recordings are written here in ``yfinance``'s output shape (a frame indexed by a time-zone-aware
-``Date`` with ``Open, High, Low, Close, Adj Close, Volume``; news as ``Ticker.news`` lists them) and
-replayed through the adapter with ``$FINENVS_FETCH_REPLAY``; the layer is a temporary folder.
+The Yahoo recordings are written here in ``yfinance``'s output shape (a frame indexed by a time-zone-aware
+``Date`` with ``Open, High, Low, Close, Adj Close, Volume``; news as ``Ticker.news`` lists them); the EDGAR ones
+are submissions JSON (tests/fixtures/edgar) and the shipped bundles' XBRL documents as EDGAR's filing folders
+serve them. They are replayed through the adapters with ``$FINENVS_FETCH_REPLAY``; the layer is a temporary folder.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
+import re
+import shutil
 import sys
 import types
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -173,11 +180,18 @@ def test_a_symbol_that_cannot_name_a_file_is_refused_before_any_call(replay, tmp
 def test_calls_are_paced(replay, tmp_path, catalog, monkeypatch):
     import finenvs.data.fetch as fetch
 
-    slept = []
+    slept, clock = [], [100.0]
     monkeypatch.setattr(fetch.time, "sleep", slept.append)
+    pacer = fetch.Pacer(0.25, clock=lambda: clock[0])  # a clock that stands still: each wait sleeps it all
     fetch_prices(["TSLA2", "BAD", "NOPE"], start="2026-04-01", end=LAST, layer=UserLayer(tmp_path / "l"),
-                 catalog=catalog, sleep=0.25, now=AFTER_CLOSE)
+                 catalog=catalog, now=AFTER_CLOSE, pacer=pacer)
     assert slept == [0.25, 0.25]  # between calls, not before the first
+    clock[0] += 0.2  # 0.2 s passed since the last call: only the rest is slept
+    pacer.wait()
+    assert slept[-1] == pytest.approx(0.05)
+    clock[0] += 1.0
+    pacer.wait()
+    assert len(slept) == 3  # a second passed: no sleep
 
 
 def test_adapter_asks_yfinance_for_unadjusted_daily_bars_with_an_exclusive_end(monkeypatch, tsla):
@@ -320,8 +334,330 @@ def test_edgar_adapter_declares_the_user_agent_before_asking(monkeypatch):
 
     fake = types.SimpleNamespace(set_identity=lambda agent: calls.append(("identity", agent)), Company=Company)
     monkeypatch.delenv(REPLAY_ENV_VAR, raising=False)
+    monkeypatch.delenv(edgar.RATE_ENV_VAR, raising=False)  # the adapter sets it: restored after the test
     monkeypatch.setitem(sys.modules, "edgar", fake)
     (record,) = edgar.fetch_filings("TSLA", "2026-04-01", "2026-04-30", ("8-K",), AGENT)
     assert calls == [("identity", AGENT), ("company", "TSLA"),
                      ("filings", {"form": ["8-K"], "filing_date": "2026-04-01:2026-04-30"})]
     assert (record["filing_date"], record["sections"]) == ("2026-04-22", {"document": "The whole filing."})
+
+
+# ---------------------------------------------------------------------------- XBRL (SEC EDGAR)
+# Recorded responses: the submissions JSON written by hand in EDGAR's form (tests/fixtures/edgar) and, as the filing
+# folders EDGAR serves, the shipped bundles' XBRL documents (real SEC files); one with a fact made not a number.
+EDGAR_FIXTURES = Path(__file__).parent / "fixtures" / "edgar"
+SHIPPED_XBRL = Path(__file__).resolve().parents[1] / "envs_data" / "xbrl"
+RECORDED_XBRL = {"0000320193-23-000106": "aapl_10k_2023-09-30",
+                 "0000320193-25-000057": "aapl_10q_2025-03-29_0000320193-25-000057",
+                 "0001065280-24-000030": "nflx_10k_2023-12-31", "0001065280-24-000287": "nflx_10q_2024-09-30",
+                 "0001628280-24-032662": "tsla_10q_2024-06-30"}
+BROKEN_FACT = "0001628280-24-032662"
+XBRL_START, XBRL_END = "2023-01-01", "2025-06-30"
+AAPL_10Q = "aapl_10q_2025-03-29_0000320193-25-000057"
+NFLX_10K, NFLX_10Q = "nflx_10k_2023-12-31_0001065280-24-000030", "nflx_10q_2024-09-30_0001065280-24-000287"
+FETCHED = ["aapl_10k_2023-09-30_0000320193-23-000106", AAPL_10Q, NFLX_10K, NFLX_10Q]
+
+
+def break_a_fact(instance: bytes) -> bytes:
+    """The instance with the text of its first ``decimals="-6"`` fact made not a number."""
+    return re.sub(rb'(decimals="-6"[^>]*>)(-?\d+)(<)', rb"\g<1>12x4\g<3>", instance, count=1)
+
+
+def record_xbrl(folder: Path, accessions=tuple(RECORDED_XBRL), accepted: str | None = None) -> Path:
+    from finenvs.data.sources import edgar
+
+    shutil.copytree(EDGAR_FIXTURES / "submissions", folder / "edgar" / "submissions", dirs_exist_ok=True)
+    for accession in accessions:
+        files = {p.name: p.read_bytes() for p in (SHIPPED_XBRL / RECORDED_XBRL[accession]).iterdir()
+                 if p.name != "filing.json"}
+        if accession == BROKEN_FACT:
+            files = {n: break_a_fact(d) if n.endswith("_htm.xml") else d for n, d in files.items()}
+        edgar.save_xbrl_files(files, accession, folder, accepted=accepted)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def edgar_recording(tmp_path_factory):
+    return record_xbrl(tmp_path_factory.mktemp("edgar-recorded"))
+
+
+@pytest.fixture
+def xbrl_replay(edgar_recording, tmp_path, monkeypatch):
+    monkeypatch.setenv(REPLAY_ENV_VAR, str(edgar_recording))
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "user"))
+    return edgar_recording
+
+
+class EdgarSpy:
+    """The EDGAR adapter, recording each call."""
+
+    def __init__(self):
+        self.listed, self.downloaded = [], []
+
+    def list_xbrl_filings(self, symbol, start, end, forms, identity):
+        from finenvs.data.sources import edgar
+
+        self.listed.append((symbol, start, end))
+        return edgar.list_xbrl_filings(symbol, start, end, forms, identity)
+
+    def fetch_xbrl_files(self, record, identity):
+        from finenvs.data.sources import edgar
+
+        self.downloaded.append(record["accession_number"])
+        return edgar.fetch_xbrl_files(record, identity)
+
+
+def test_xbrl_bundles_enter_the_layer_as_the_corpus_finaudit_reads(xbrl_replay, capsys):
+    import gymnasium as gym
+
+    from finenvs.xbrl.corpus import ROW_COUNTERS, Corpus, shipped_corpus
+
+    code = main(["data", "fetch", "--xbrl", "AAPL", "NFLX", "TSLA", "--start", XBRL_START, "--end", XBRL_END,
+                 "--user-agent", AGENT, "--sleep", "0"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert ("[1/3] xbrl AAPL: added 2 XBRL bundles with 1924 facts (2023-11-03..2025-05-02); 0 already held; "
+            "could not get 1") in out
+    assert "[1/3]   0000320193-25-000057 (10-Q filed 2025-05-02): 760 facts, seen from 2025-05-02" in out  # progress
+    assert "fetched 0 bars, 0 news items, 0 filing sections and 4 XBRL bundles (4172 facts); 2 of 3 requests done, " \
+           "1 failed, 1 in part" in out  # TSLA got nothing; AAPL all but one filing
+    missing, broken, field = err.strip().splitlines()  # what it could not get: the filing and the file or field
+    assert missing.startswith("could not get xbrl of AAPL: 0000320193-24-000069 (10-Q filed 2024-08-02): SourceError: "
+                              "no recorded XBRL documents for 0000320193-24-000069")
+    assert broken.startswith("could not get xbrl of TSLA: 0001628280-24-032662 (10-Q filed 2024-07-24): "
+                             "tsla-20240630_htm.xml: fact us-gaap:") and "'12x4' is not a number" in broken
+    assert field == ("could not get xbrl of TSLA: edgar filings of TSLA 0001628280-24-043486: field "
+                     "'acceptanceDateTime': '' is not a timestamp YYYY-MM-DDTHH:MM:SS")
+    layer = UserLayer()
+    assert sorted(layer.xbrl_bundles()) == FETCHED  # nothing of a refused filing entered, no staging left behind
+    assert sorted(p.name for p in layer.root.iterdir() if p.name != ".lock") == ["MANIFEST.json", "xbrl"]
+    corpus = Corpus(layer.xbrl_dir)  # the form of the shipped corpus: the same files parse to the same filing
+    got, shipped = corpus.filing(AAPL_10Q), shipped_corpus().filing(AAPL_10Q)
+    assert (got.facts, got.calculation, got.labels) == (shipped.facts, shipped.calculation, shipped.labels)
+    assert (got.ticker, got.form, got.period_end, got.filed) == ("AAPL", "10-Q", "2025-03-29", "2025-05-02")
+    index = corpus.index(AAPL_10Q)
+    assert (index["accession_no"], index["filing_date"], index["accepted"], index["cik"]) == (
+        "0000320193-25-000057", "2025-05-02", "2025-05-02T06:01:36.000Z", 320193)
+    entries = layer.xbrl_bundles()[AAPL_10Q]  # every file in the manifest, with its rows and known-from day
+    assert {e.file.rsplit("/", 1)[1]: e.rows for e in entries}["aapl-20250329_htm.xml"] == 760
+    assert {(e.symbol, e.date_min, e.date_max) for e in entries} == {("AAPL", "2025-05-02", "2025-05-02")}
+    assert main(["data", "list"]) == 0
+    assert (f"xbrl: user 4 bundles (AAPL, NFLX), seen from 2023-11-03..2025-05-02, corpus folder {layer.xbrl_dir}"
+            in capsys.readouterr().out)
+    env = gym.make("FinAudit-v0", corpus=str(layer.xbrl_dir))  # FinAudit-v0 plays the fetched corpus
+    _, info = env.reset(seed=0)
+    assert info["bundle"] in FETCHED and info["as_of"] == corpus.filing(info["bundle"]).filed
+    checked = layer.verify(row_counters=ROW_COUNTERS)  # as `finenvs data verify` does: re-hashed and recounted
+    assert checked.problems == [] and len(checked.checked) == 4 * 7
+    assert f"xbrl/{AAPL_10Q}/aapl-20250329_htm.xml: ok (760 rows, 2025-05-02..2025-05-02" in "\n".join(checked.checked)
+    cal = layer.xbrl_dir / AAPL_10Q / "aapl-20250329_cal.xml"
+    cal.write_bytes(b"<xbrl/>")  # edited by hand
+    (layer.xbrl_dir / AAPL_10Q / "extra_lab.xml").write_bytes(b"<x/>")  # and a file no fetch wrote
+    problems = layer.verify(row_counters=ROW_COUNTERS).problems
+    assert len(problems) == 2 and problems[0].startswith(f"user layer: {cal}: sha256")
+    assert "extra_lab.xml: not in its MANIFEST.json: no fetch wrote it, yet a corpus of this folder reads it" \
+        in problems[1]
+
+
+def test_xbrl_is_seen_from_its_acceptance_day_never_before(xbrl_replay, tmp_path, monkeypatch):
+    from finenvs.data.fetch import fetch_xbrl, known_from
+    from finenvs.tasks.audit.env import AuditView
+    from finenvs.xbrl.corpus import Corpus, bundle_rows
+
+    # accepted after 17:30 the day before: the filing date (the next day) wins; a later acceptance wins over it
+    assert known_from("2024-10-18", "2024-10-17T18:05:12.000Z", None) == "2024-10-18"
+    assert known_from("2025-05-02", "2025-05-02T06:01:36.000Z", "2025-05-05T09:00:00") == "2025-05-05"
+    (got,) = fetch_xbrl(["NFLX"], check=bundle_rows, user_agent=AGENT, start=XBRL_START, end=XBRL_END, sleep=0)
+    assert (got.status, got.added, got.date_min, got.date_max) == ("added", 2, "2024-01-26", "2024-10-18")
+    corpus = Corpus(UserLayer().xbrl_dir)
+    assert corpus.index(NFLX_10Q)["accepted"] == "2024-10-17T18:05:12.000Z"
+    before = AuditView(corpus, "2024-10-17", NFLX_10K, corpus.filing(NFLX_10K))
+    assert before.visible() == [NFLX_10K]
+    with pytest.raises(ValueError) as not_yet:
+        before.get(NFLX_10Q)
+    with pytest.raises(ValueError) as unknown:
+        before.get("nflx_10q_2099-12-31_0001065280-99-000001")
+    assert str(not_yet.value).replace(NFLX_10Q, "X") == str(unknown.value).replace(
+        "nflx_10q_2099-12-31_0001065280-99-000001", "X")  # a bundle not yet accepted answers as one never filed
+    assert before.counter.attempts == 1  # and asking for it is a look-ahead attempt
+    assert AuditView(corpus, "2024-10-18", NFLX_10K, corpus.filing(NFLX_10K)).visible() == [NFLX_10K, NFLX_10Q]
+    # the SGML header's acceptance time (EDGAR's own, Eastern) is read too: later than the filing date, it wins
+    late = record_xbrl(tmp_path / "late", ["0001065280-24-000287"], accepted="2024-10-21T08:00:00")
+    monkeypatch.setenv(REPLAY_ENV_VAR, str(late))
+    layer = UserLayer(tmp_path / "late-layer")
+    (got,) = fetch_xbrl(["NFLX"], check=bundle_rows, user_agent=AGENT, start="2024-10-01", end=XBRL_END,
+                        layer=layer, sleep=0)
+    assert (got.added, got.date_min, got.problems) == (1, "2024-10-21", ())
+    assert Corpus(layer.xbrl_dir).filing(NFLX_10Q).filed == "2024-10-21"
+
+
+def test_xbrl_fetched_in_steps_equals_one_fetch_and_resumes_by_accession(xbrl_replay, tmp_path):
+    from finenvs.data.fetch import fetch_xbrl
+    from finenvs.xbrl.corpus import bundle_rows
+
+    steps, once, spy = UserLayer(tmp_path / "steps"), UserLayer(tmp_path / "once"), EdgarSpy()
+    outcomes = [fetch_xbrl(["AAPL", "NFLX"], check=bundle_rows, user_agent=AGENT, start=XBRL_START, end=cut,
+                           layer=steps, source=spy, sleep=0) for cut in ("2023-12-31", "2024-12-31", XBRL_END)]
+    fetch_xbrl(["AAPL", "NFLX"], check=bundle_rows, user_agent=AGENT, start=XBRL_START, end=XBRL_END, layer=once,
+               sleep=0)
+    assert layer_files(steps.root) == layer_files(once.root) and steps.digest == once.digest is not None
+    assert [[(o.status, o.added, o.skipped) for o in step] for step in outcomes] == [
+        [("added", 1, 0), ("up to date", 0, 0)], [("failed", 0, 1), ("added", 2, 0)],
+        [("added", 1, 1), ("up to date", 0, 2)]]
+    # a held filing is never downloaded again; the one that could not be got is asked for on each later fetch
+    assert spy.downloaded == ["0000320193-23-000106", "0000320193-24-000069", "0001065280-24-000030",
+                              "0001065280-24-000287", "0000320193-24-000069", "0000320193-25-000057"]
+    (aapl, nflx) = fetch_xbrl(["AAPL", "NFLX"], check=bundle_rows, user_agent=AGENT, end=XBRL_END, layer=steps,
+                              source=spy, sleep=0)  # no --start: from the earliest filing held
+    assert spy.listed[-2:] == [("AAPL", "2023-11-03", XBRL_END), ("NFLX", "2024-01-26", XBRL_END)]
+    assert spy.downloaded[-1] == "0000320193-24-000069" and (aapl.status, nflx.status) == ("failed", "up to date")
+    (new,) = fetch_xbrl(["MSFT"], check=bundle_rows, user_agent=AGENT, layer=steps, source=spy, sleep=0)
+    assert new.status == "failed" and "give --start" in new.message and spy.listed[-1][0] == "NFLX"
+
+
+def test_xbrl_calls_keep_to_edgars_rate_limit(xbrl_replay, tmp_path, monkeypatch):
+    import finenvs.data.fetch as fetch
+    from finenvs.data.sources import edgar
+
+    def rows_unchecked(folder):  # pacing is the subject here, not the bundle check
+        return {p.name: 1 for p in folder.iterdir()}
+
+    slept, spy = [], EdgarSpy()
+    monkeypatch.setattr(fetch.time, "sleep", slept.append)
+    pacer = fetch.Pacer(0.0, clock=lambda: 5.0)  # --sleep 0 and a clock that stands still
+    fetch.fetch_xbrl(["AAPL", "NFLX"], check=rows_unchecked, user_agent=AGENT, start=XBRL_START, end=XBRL_END,
+                     layer=UserLayer(tmp_path / "l"), source=spy, pacer=pacer)
+    calls = len(spy.listed) + len(spy.downloaded)
+    assert calls == 2 + 5 and slept == [1 / edgar.MAX_REQUESTS_PER_SECOND] * (calls - 1)  # never above 10 a second
+
+
+def test_a_held_bundle_cannot_change(xbrl_replay, tmp_path):
+    from finenvs.errors import DataError
+    from finenvs.xbrl.corpus import bundle_rows
+
+    layer = UserLayer(tmp_path / "layer")
+    (layer.root / ".staging-1-dead" / "nflx_q3").mkdir(parents=True)  # what an add killed mid-way leaves
+    files = {p.name: p.read_bytes() for p in (SHIPPED_XBRL / "nflx_10q_2024-09-30").iterdir()}
+    first = layer.add_xbrl("nflx_q3", files, symbol="NFLX", filed="2024-10-18", check=bundle_rows, source="test")
+    again = layer.add_xbrl("nflx_q3", files, symbol="NFLX", filed="2024-10-18", check=bundle_rows, source="test")
+    assert (first.added, first.rows, again.added, again.skipped, again.digest) == (1, 1162, 0, 1, first.digest)
+    changed = {**files, "nflx-20241018_lab.xml": files["nflx-20241018_lab.xml"] + b"\n"}
+    with pytest.raises(DataError, match=r"test: file 'nflx-20241018_lab.xml' of bundle 'nflx_q3' differs"):
+        layer.add_xbrl("nflx_q3", changed, symbol="NFLX", filed="2024-10-18", check=bundle_rows, source="test")
+    no_cal = {n: d for n, d in files.items() if not n.endswith("_cal.xml")}
+    with pytest.raises(DataError, match=r"nflx_q4: bundle is missing its cal \(_cal.xml\) file"):
+        layer.add_xbrl("nflx_q4", no_cal, symbol="NFLX", filed="2024-10-18", check=bundle_rows, source="test")
+    for bundle, name in (("../up", "a.xml"), ("ok", "../a.xml")):
+        with pytest.raises(DataError, match="test: (bundle|file) name"):
+            layer.add_xbrl(bundle, {name: b"x"}, symbol="NFLX", filed="2024-10-18", check=bundle_rows, source="test")
+    assert sorted(layer.xbrl_bundles()) == ["nflx_q3"] and layer.digest == first.digest
+    assert sorted(p.name for p in layer.root.iterdir()) == [".lock", "MANIFEST.json", "xbrl"]
+
+
+def test_xbrl_needs_a_declared_user_agent(xbrl_replay, monkeypatch, capsys):
+    from finenvs.data.sources import edgar
+
+    monkeypatch.delenv(edgar.IDENTITY_ENV_VAR, raising=False)
+    with pytest.raises(SystemExit) as exit_:
+        main(["data", "fetch", "--xbrl", "AAPL", "--start", XBRL_START, "--sleep", "0"])
+    assert exit_.value.code == 2 and "--xbrl: SEC EDGAR requires a declared User-Agent" in capsys.readouterr().err
+    assert UserLayer().xbrl_bundles() == {}
+
+
+def test_edgar_xbrl_adapter_asks_edgartools_for_the_filings_xbrl_documents(monkeypatch):
+    from finenvs.data.sources import edgar
+
+    calls = []
+    instance = (SHIPPED_XBRL / AAPL_10Q / "aapl-20250329_htm.xml").read_text(encoding="utf-8")
+
+    def attachment(kind, name, content):
+        return types.SimpleNamespace(document_type=kind, document=name, content=content)
+
+    class Filing:
+        def __init__(self, **kwargs):
+            calls.append(("filing", kwargs))
+            self.attachments = types.SimpleNamespace(data_files=[
+                attachment("EX-101.SCH", "aapl-20250329.xsd", "<schema/>"),
+                attachment("EX-101.CAL", "aapl-20250329_cal.xml", "<linkbase/>"),
+                attachment("XML", "aapl-20250329_htm.xml", instance),
+                attachment("XML", "FilingSummary.xml", "<FilingSummary/>"),  # not XBRL: left out
+                attachment("ZIP", "0000320193-25-000057-xbrl.zip", b"PK")])
+            self.header = types.SimpleNamespace(acceptance_datetime=dt.datetime(2025, 5, 2, 6, 1, 36))
+
+    class Company:
+        def __init__(self, symbol):
+            calls.append(("company", symbol))
+
+        def get_filings(self, **kwargs):
+            calls.append(("filings", kwargs))
+            return [types.SimpleNamespace(accession_no="0000320193-25-000057", cik=320193, company="Apple Inc.",
+                                          form="10-Q", filing_date=dt.date(2025, 5, 2), report_date="2025-03-29",
+                                          acceptance_datetime=dt.datetime(2025, 5, 2, 6, 1, 36), is_xbrl=True)]
+
+    fake = types.SimpleNamespace(set_identity=lambda agent: calls.append(("identity", agent)), Company=Company,
+                                 Filing=Filing)
+    monkeypatch.delenv(REPLAY_ENV_VAR, raising=False)
+    monkeypatch.setenv(edgar.RATE_ENV_VAR, "50")  # more than EDGAR allows: capped before edgartools reads it
+    monkeypatch.setitem(sys.modules, "edgar", fake)
+    (record,) = edgar.list_xbrl_filings("AAPL", "2025-01-01", "2025-06-30", ("10-Q",), AGENT)
+    assert calls == [("identity", AGENT), ("company", "AAPL"),
+                     ("filings", {"form": ["10-Q"], "filing_date": "2025-01-01:2025-06-30"})]
+    assert record == {"accession_number": "0000320193-25-000057", "cik": 320193, "company": "Apple Inc.",
+                      "form": "10-Q", "filing_date": "2025-05-02", "report_date": "2025-03-29",
+                      "acceptance_datetime": "2025-05-02 06:01:36", "is_xbrl": True}
+    assert os.environ[edgar.RATE_ENV_VAR] == "10"
+    got = edgar.fetch_xbrl_files(record, AGENT)
+    assert sorted(got["files"]) == ["aapl-20250329.xsd", "aapl-20250329_cal.xml", "aapl-20250329_htm.xml"]
+    assert got["files"]["aapl-20250329_htm.xml"] == instance.encode("utf-8") and got["accepted"] == "2025-05-02T06:01:36"
+    assert calls[-1] == ("filing", {"cik": 320193, "company": "Apple Inc.", "form": "10-Q", "filing_date": "2025-05-02",
+                                    "accession_no": "0000320193-25-000057"})
+    with pytest.raises(edgar.SourceError, match="accession number"):
+        edgar.fetch_xbrl_files({"accession_number": "../../etc"}, AGENT)
+
+
+def test_a_submissions_json_that_is_not_one_is_named(tmp_path, monkeypatch):
+    from finenvs.data.sources import edgar
+
+    doc = json.loads((EDGAR_FIXTURES / "submissions" / "AAPL.json").read_text())
+    del doc["filings"]["recent"]["acceptanceDateTime"]
+    edgar.save_submissions(doc, "AAPL", tmp_path)
+    monkeypatch.setenv(REPLAY_ENV_VAR, str(tmp_path))
+    with pytest.raises(edgar.SourceError, match=r"AAPL.json: field 'filings.recent.acceptanceDateTime' is missing"):
+        edgar.list_xbrl_filings("AAPL", XBRL_START, XBRL_END, ("10-Q",), AGENT)
+    doc["filings"]["recent"]["acceptanceDateTime"] = ["2025-05-02T06:01:36.000Z"]
+    edgar.save_submissions(doc, "AAPL", tmp_path)
+    with pytest.raises(edgar.SourceError, match=r"'filings.recent.acceptanceDateTime' has 1 entries, "
+                                                r"'filings.recent.accessionNumber' 5"):
+        edgar.list_xbrl_filings("AAPL", XBRL_START, XBRL_END, ("10-Q",), AGENT)
+
+
+# ---------------------------------------------------------------------------- the daily live loop
+def test_data_fetch_then_llm_resume_live_day_by_day_equals_one_run(replay, tmp_path, monkeypatch, capsys):
+    """The scheduled job of docs/data.md: ``data fetch`` then ``llm --resume RUN --live``, on recorded bars."""
+    from finenvs.evaluation.runlog import read_trajectories
+    from finenvs.evaluation.score import score_run
+
+    def steps(run):
+        return [(r["date"], r["action"], r["reward"]) for r in read_trajectories(run / "trajectories.jsonl")[0]
+                if r.get("type") == "step"]
+
+    runs, window = tmp_path / "runs", ["--split", "live", "--end", LAST]
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "live-layer"))
+    codes = [main(["data", "fetch", "--prices", "TSLA2", "--start", FIRST, "--end", "2026-04-02", "--sleep", "0"]),
+             main(["llm", "--env", "FinTrading-v0", "--symbols", "TSLA2", *window, "--live", "--out", str(runs),
+                   "--name", "live", "--quiet"])]
+    for day in ("2026-04-15", "2026-04-22", LAST):
+        codes += [main(["data", "fetch", "--prices", "TSLA2", "--end", day, "--sleep", "0"]),
+                  main(["llm", "--resume", str(runs / "live"), "--live", "--quiet"])]
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "whole-layer"))
+    codes += [main(["data", "fetch", "--prices", "TSLA2", "--start", FIRST, "--end", LAST, "--sleep", "0"]),
+              main(["llm", "--env", "FinTrading-v0", "--symbols", "TSLA2", *window, "--out", str(runs), "--name",
+                    "whole", "--quiet"])]
+    capsys.readouterr()
+    assert codes == [0] * 10
+    live, whole = score_run(runs / "live"), score_run(runs / "whole")
+    assert live.status == whole.status == "reproduced"
+    assert steps(runs / "live") == steps(runs / "whole") and len(steps(runs / "whole")) == 20
+    assert live.episodes[0].metrics["standard"] == whole.episodes[0].metrics["standard"]
+    assert live.episodes[0].metrics["herculean"] == whole.episodes[0].metrics["herculean"]
+    assert layer_files(tmp_path / "live-layer") == layer_files(tmp_path / "whole-layer")

@@ -27,14 +27,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       help="CSV/Parquet of filing sections (filing_id,symbol,form,filed,section,text,...)")
     add.add_argument("--symbol", help="symbol of the bars (required with --prices)")
     add.add_argument("--dataset", default="core", help="price dataset to append to (default: core)")
-    fetch = data_sub.add_parser("fetch", help="bring daily bars and news from Yahoo Finance into the user layer "
-                                "(validated, hashed and date-locked as data add; resumes after the last held bar)")
+    fetch = data_sub.add_parser("fetch", help="bring daily bars and news from Yahoo Finance, filings and their XBRL "
+                                "from SEC EDGAR into the user layer (validated, hashed and date-locked as data add; "
+                                "resumes after what is held)")
     fetch.add_argument("--prices", nargs="+", metavar="SYMBOL", help="symbols whose daily bars to fetch")
     fetch.add_argument("--news", nargs="+", metavar="SYMBOL", help="symbols whose recent news items to fetch")
     fetch.add_argument("--filings", nargs="+", metavar="SYMBOL",
                        help="symbols whose SEC EDGAR filings (their sections) to fetch; needs --user-agent")
+    fetch.add_argument("--xbrl", nargs="+", metavar="SYMBOL",
+                       help="symbols whose SEC EDGAR filings to fetch with their XBRL, one bundle each (instance, "
+                       "schema, linkbases), for FinAudit-v0 and the XBRL tools; needs --user-agent")
     fetch.add_argument("--forms", nargs="+", default=None, metavar="FORM",
-                       help="EDGAR forms to fetch with --filings (default: 10-K 10-Q 8-K)")
+                       help="EDGAR forms to fetch with --filings (default: 10-K 10-Q 8-K) and --xbrl (default: "
+                       "10-K 10-Q)")
     fetch.add_argument("--user-agent", help="who you are, as EDGAR requires: 'Your Name you@example.com' "
                        "(default: $EDGAR_IDENTITY)")
     fetch.add_argument("--start", help="first day (YYYY-MM-DD) for a symbol with no bars held yet; news published "
@@ -81,7 +86,7 @@ def handle_verify(args: argparse.Namespace) -> int:
     if args.data_dir is None:  # the user layer (finenvs data add), file by file
         from finenvs.data.user_layer import UserLayer
 
-        layer = UserLayer().verify()
+        layer = UserLayer().verify(row_counters=ROW_COUNTERS)
         result.checked += layer.checked
         result.problems += layer.problems
     try:  # the built cache too, table by table
@@ -114,8 +119,8 @@ def handle_add(args: argparse.Namespace) -> int:
 def handle_fetch(args: argparse.Namespace) -> int:
     import re
 
-    if not args.prices and not args.news and not args.filings:
-        usage_error("data fetch needs --prices, --news and/or --filings SYMBOL...")
+    if not args.prices and not args.news and not args.filings and not args.xbrl:
+        usage_error("data fetch needs --prices, --news, --filings and/or --xbrl SYMBOL...")
     for flag, value in (("--start", args.start), ("--end", args.end)):
         if value is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
             usage_error(f"data fetch {flag}: {value[:40]!r} is not a day (YYYY-MM-DD)")
@@ -123,19 +128,25 @@ def handle_fetch(args: argparse.Namespace) -> int:
         usage_error(f"data fetch: --start {args.start} is after --end {args.end}")
     if args.sleep is not None and not args.sleep >= 0:
         usage_error("data fetch --sleep: give a number of seconds >= 0")
-    from finenvs.data.fetch import DEFAULT_FORMS, cli_data_fetch
+    from finenvs.data.fetch import cli_data_fetch
 
-    if args.filings:
+    if args.filings or args.xbrl:
         from finenvs.data.sources import SourceError
         from finenvs.data.sources.edgar import user_agent
 
         try:
             user_agent(args.user_agent)
         except SourceError as exc:
-            usage_error(f"data fetch --filings: {exc}")
+            usage_error(f"data fetch {'--filings' if args.filings else '--xbrl'}: {exc}")
+    check = None
+    if args.xbrl:  # the XBRL layer checks a bundle before it enters the user layer
+        from finenvs.xbrl import corpus
+
+        check = corpus.bundle_rows
     return cli_data_fetch(prices=args.prices or (), news=args.news or (), start=args.start, end=args.end,
                           dataset=args.dataset, sleep=args.sleep, filings=args.filings or (),
-                          forms=tuple(args.forms) if args.forms else DEFAULT_FORMS, user_agent=args.user_agent)
+                          forms=tuple(args.forms) if args.forms else None, user_agent=args.user_agent,
+                          xbrl=args.xbrl or (), check=check)
 
 
 def handle_list(args: argparse.Namespace) -> int:

@@ -27,6 +27,9 @@ LAYER_FORMAT = "finenvs-user-layer/1"
 MANIFEST_NAME = "MANIFEST.json"
 NEWS_FILE = "news.csv"
 FILINGS_FILE = "filings.csv"
+#: Folder of the layer's XBRL bundles (``xbrl/<bundle>/``: a filing's instance, schema, four linkbases and
+#: ``filing.json``), the form of the shipped corpus: ``Corpus(layer.xbrl_dir)`` reads them.
+XBRL_DIR = "xbrl"
 #: Columns of the layer's news.csv (those of the shipped news table).
 USER_NEWS_COLUMNS: tuple[str, ...] = NEWS_COLUMNS
 #: Columns of the layer's filings.csv (the shipped table's, without the derived ``chars``).
@@ -38,9 +41,9 @@ class LayerFile:
     """One file of the layer as its manifest records it (dates are ISO days; news: UTC days)."""
 
     file: str
-    kind: str  # "prices" | "news" | "filings"
-    dataset: str  # the price dataset; "" for news and filings
-    symbol: str  # the price file's symbol; "" for news and filings
+    kind: str  # "prices" | "news" | "filings" | "xbrl"
+    dataset: str  # the price dataset; the bundle of an XBRL file; "" for news and filings
+    symbol: str  # the price file's or XBRL bundle's symbol; "" for news and filings
     sha256: str
     rows: int
     date_min: str
@@ -212,6 +215,19 @@ class LayerFiles:
                 raise DataFileError(f"{source}: row {i + 1}: cannot be read ({exc})") from exc
         return PriceSeries.from_arrays(symbol, *columns, source=source)
 
+    @property
+    def xbrl_dir(self) -> Path:
+        """The folder of the layer's XBRL bundles (a corpus folder: ``finenvs.xbrl.corpus.Corpus(xbrl_dir)``)."""
+        return self.root / XBRL_DIR
+
+    def xbrl_bundles(self) -> dict[str, list[LayerFile]]:
+        """The layer's XBRL bundles: bundle name -> its files as the manifest records them (file order)."""
+        out: dict[str, list[LayerFile]] = {}
+        for entry in sorted(self.entries().values(), key=lambda e: e.file):
+            if entry.kind == "xbrl":
+                out.setdefault(entry.dataset, []).append(entry)
+        return out
+
     def documents(self, kind: str) -> dict[str, list[str]] | None:
         """The layer's news (``kind="news"``) or filings as columns of str, or None when it has none."""
         name, columns = (NEWS_FILE, USER_NEWS_COLUMNS) if kind == "news" else (FILINGS_FILE, USER_FILING_COLUMNS)
@@ -241,9 +257,16 @@ class LayerFiles:
         return out
 
     # ------------------------------------------------------------------ verify
-    def verify(self) -> VerifyResult:
-        """Recompute every file's sha256, rows and date range against the manifest; list files it does not know."""
+    def verify(self, row_counters: dict[str, Any] | None = None) -> VerifyResult:
+        """Recompute every file's sha256, rows and date range against the manifest; list files it does not know.
+
+        Args:
+            row_counters: ``{"xbrl": path -> rows}`` to recount XBRL files (the data layer parses no XBRL:
+                ``finenvs data verify`` passes :data:`finenvs.xbrl.corpus.ROW_COUNTERS`); without one their
+                sha256 is checked and their rows taken as recorded.
+        """
         result = VerifyResult()
+        counters = row_counters or {}
         try:
             entries = self._read_manifest()
         except DataError as exc:
@@ -253,7 +276,7 @@ class LayerFiles:
             path = self.root / entry.file
             try:
                 data = self._read(entry)
-                rows, lo, hi = self._measure(entry, data, str(path))
+                rows, lo, hi = self._measure(entry, data, str(path), counters)
             except DataError as exc:
                 result.problems.append(f"user layer: {exc}")
                 continue
@@ -265,17 +288,26 @@ class LayerFiles:
                                       f"{entry.sha256[:12]})")
         if self.root.is_dir():
             known = set(entries)
-            for path in sorted(self.root.rglob("*.csv")):
+            xbrl = sorted(p for p in self.xbrl_dir.rglob("*") if p.is_file()) if self.xbrl_dir.is_dir() else []
+            for path in [*sorted(self.root.rglob("*.csv")), *xbrl]:
                 rel = path.relative_to(self.root).as_posix()
                 if rel not in known and not path.name.startswith("."):
-                    result.problems.append(f"user layer: {path}: not in its {MANIFEST_NAME}, so never read "
-                                           "(add it with finenvs data add)")
+                    if rel.startswith(f"{XBRL_DIR}/"):  # a corpus of the folder reads every bundle in it
+                        result.problems.append(f"user layer: {path}: not in its {MANIFEST_NAME}: no fetch wrote it, "
+                                               "yet a corpus of this folder reads it (remove it, or fetch the "
+                                               "filing with finenvs data fetch --xbrl)")
+                    else:
+                        result.problems.append(f"user layer: {path}: not in its {MANIFEST_NAME}, so never read "
+                                               "(add it with finenvs data add)")
         return result
 
-    def _measure(self, entry: LayerFile, data: bytes, source: str) -> tuple[int, str, str]:
+    def _measure(self, entry: LayerFile, data: bytes, source: str, counters: dict[str, Any]) -> tuple[int, str, str]:
         if entry.kind == "prices":
             series = self._parse_prices(data, source, entry.symbol)
             return len(series), str(series.dates[0]), str(series.dates[-1])
+        if entry.kind == "xbrl":  # the known-from day is in the bundle's filing.json, recorded with every file
+            counter = counters.get("xbrl")
+            return (int(counter(Path(source))) if counter else entry.rows), entry.date_min, entry.date_max
         table = _read_text_csv(data, source, USER_NEWS_COLUMNS if entry.kind == "news" else USER_FILING_COLUMNS)
         column = "published_at" if entry.kind == "news" else "filed"
         days = sorted(v[:10] for v in table[column])
@@ -287,6 +319,7 @@ __all__ = [
     "LAYER_FORMAT",
     "MANIFEST_NAME",
     "NEWS_FILE",
+    "XBRL_DIR",
     "USER_FILING_COLUMNS",
     "USER_NEWS_COLUMNS",
     "LayerFile",

@@ -11,6 +11,8 @@ Location: ``$FINENVS_USER_DATA`` if set, else ``<cache_dir()>/user`` (so
     prices/<dataset>/<SYMBOL>.csv   date,open,high,low,close,volume (the price schema of finenvs.data.schema)
     news.csv                        id,symbol,published_at,title,summary,source,url,provider,provider_sentiment
     filings.csv                     filing_id,symbol,form,filed,section,title,text,document
+    xbrl/<bundle>/                  one filing's XBRL bundle as the shipped corpus holds them (finenvs data fetch
+                                    --xbrl): instance, schema, four linkbases and filing.json
     MANIFEST.json                   per file: sha256, rows, date range; and the layer digest
 
 Rules of an add (each names the file, row and column of the first row that breaks one, as a
@@ -38,6 +40,12 @@ Rules of an add (each names the file, row and column of the first row that break
   is still served only from its own filing date, see :mod:`finenvs.data.asof`.)
 * an item whose key (``(id, symbol)`` for news, ``(filing_id, section)`` for filings) is already
   held is skipped when every stored column is equal, else an error naming the column that differs.
+* XBRL bundles (:meth:`UserLayer.add_xbrl`): the bundle is checked as a whole by the caller's ``check``
+  (the data layer parses no XBRL: ``finenvs data fetch`` passes :func:`finenvs.xbrl.corpus.bundle_rows`, which
+  loads it as FinAudit-v0 does and counts each file's rows) before it enters the layer; it moves into place
+  whole (one rename), so a reader of ``xbrl/`` never sees part of one. Every file is recorded with the bundle's
+  known-from day (``filed`` of its ``filing.json``) as its date range. A bundle already held is skipped when
+  every file is equal, else an error naming the file that differs.
 
 Each add writes its file and then the manifest with an atomic replace (temporary file in the
 same folder, ``os.replace``) under an exclusive lock of ``<layer>/.lock`` (POSIX), so a reader
@@ -75,6 +83,7 @@ from finenvs.data.user_files import (
     NEWS_FILE,
     USER_FILING_COLUMNS,
     USER_NEWS_COLUMNS,
+    XBRL_DIR,
     LayerFile,
     LayerFiles,
     layer_digest,
@@ -91,6 +100,7 @@ OVERLAP_RTOL = 1e-9
 SYMBOL_PATTERN = re.compile(r"[A-Za-z0-9^][A-Za-z0-9^._=-]{0,31}")
 _AWARE = re.compile(r".*\d:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:Z|z|[+-]\d\d(?::?\d\d)?)")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_BUNDLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,119}")
 
 
 @dataclass(frozen=True)
@@ -170,12 +180,8 @@ class UserLayer(LayerFiles):
         """Write one layer file, then the manifest recording it; returns the new layer digest."""
         entries = dict(self._read_manifest())
         entries[entry.file] = entry
-        files = sorted(entries.values(), key=lambda e: e.file)
-        digest = layer_digest(files)
-        doc = {"format": LAYER_FORMAT, "digest": digest, "files": [asdict(f) for f in files]}
         _write_atomic(self.root / entry.file, data)
-        _write_atomic(self.manifest_path, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("utf-8"))
-        return digest
+        return self._write_manifest(entries)
 
     def add_prices(self, data: Any, symbol: str, dataset: str = "core", *, catalog: Any = None,
                    source: str | None = None) -> AddResult:
@@ -234,6 +240,83 @@ class UserLayer(LayerFiles):
             self._state = None
         return AddResult("prices", source, self.root / entry.file, len(added), start, str(added.dates[0]),
                          str(added.dates[-1]), len(body), digest, symbol, dataset)
+
+    def add_xbrl(self, bundle: str, files: dict[str, bytes], *, symbol: str, filed: str,
+                 check: Any, source: str) -> AddResult:
+        """Add one XBRL bundle as ``xbrl/<bundle>/`` (see the module doc for the rules).
+
+        Args:
+            bundle: The bundle's folder name (letters, digits, ``_ . -``).
+            files: Its files by name (no folders): instance, schema, linkbases and ``filing.json``.
+            symbol: The ticker it belongs to (recorded in the manifest).
+            filed: The first day its facts may be seen (ISO), recorded as every file's date range.
+            check: ``check(folder) -> {file name: rows}`` run on the staged bundle; raises a DataError naming the
+                file to refuse it.
+            source: What the bundle is, for messages (e.g. ``edgar XBRL of AAPL 0000320193-25-000057``).
+
+        Returns:
+            ``added`` 1 (or 0 and ``skipped`` 1 when held with equal files); ``rows``: the facts of its instance.
+
+        Raises:
+            DataError: A name that cannot be a folder or file, a bad day, a refused bundle, or a held bundle whose
+                files differ.
+        """
+        if not isinstance(bundle, str) or not _BUNDLE.fullmatch(bundle):
+            raise DataError(f"{source}: bundle name {shown(bundle)}: use letters, digits and _ . - (at most 120)")
+        if not isinstance(symbol, str) or not SYMBOL_PATTERN.fullmatch(symbol):
+            raise DataError(f"{source}: symbol {shown(symbol)}: use letters, digits and ^ . _ = - (at most 32 "
+                            "characters)")
+        if not _is_day(filed):
+            raise DataError(f"{source}: field 'filed': {shown(filed)} is not a date YYYY-MM-DD")
+        bad = [n for n in files if not _BUNDLE.fullmatch(n) or n.startswith(".")]
+        if bad or not files:
+            raise DataError(f"{source}: file name {shown(bad[0] if bad else '')}: a bundle holds named files only")
+        prefix = f"{XBRL_DIR}/{bundle}/"
+        with self._exclusive():
+            self._state = None
+            held = {e.file[len(prefix):]: e for e in self.xbrl_bundles().get(bundle, [])}
+            if held:
+                for name in sorted(set(held) | set(files)):
+                    if name not in files or name not in held or sha256_bytes(files[name]) != held[name].sha256:
+                        raise DataError(f"{source}: file {name!r} of bundle {bundle!r} differs from the bundle the "
+                                        f"user layer holds ({self.xbrl_dir / bundle}); a held bundle cannot change")
+                facts = max((e.rows for n, e in held.items() if _is_instance_name(n)), default=0)
+                return AddResult("xbrl", source, self.xbrl_dir / bundle, 0, 1, None, None, facts, self.digest,
+                                 symbol, bundle)
+            for stale in self.root.glob(".staging-*"):  # left by a killed add (one writer holds the lock)
+                _remove_tree(stale)
+            staging = self.root / f".staging-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+            try:
+                folder = staging / bundle
+                for name, data in files.items():
+                    _write_atomic(folder / name, data)
+                rows = dict(check(folder))
+                missing = sorted(set(files) - set(rows))
+                if missing:
+                    raise DataError(f"{source}: the check gave no row count for file {missing[0]!r}")
+                self.xbrl_dir.mkdir(parents=True, exist_ok=True)
+                target = self.xbrl_dir / bundle
+                if target.exists():  # left by an add that died before its manifest: not held, so replaced
+                    _remove_tree(target)
+                os.replace(folder, target)
+            finally:
+                _remove_tree(staging)
+            entries = dict(self._read_manifest())
+            for name, data in files.items():
+                entry = LayerFile(prefix + name, "xbrl", bundle, symbol, sha256_bytes(data), int(rows[name]), filed,
+                                  filed)
+                entries[entry.file] = entry
+            digest = self._write_manifest(entries)
+            self._state = None
+        facts = max((int(rows[n]) for n in files if _is_instance_name(n)), default=0)
+        return AddResult("xbrl", source, self.xbrl_dir / bundle, 1, 0, filed, filed, facts, digest, symbol, bundle)
+
+    def _write_manifest(self, entries: dict[str, LayerFile]) -> str | None:
+        files = sorted(entries.values(), key=lambda e: e.file)
+        digest = layer_digest(files)
+        doc = {"format": LAYER_FORMAT, "digest": digest, "files": [asdict(f) for f in files]}
+        _write_atomic(self.manifest_path, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+        return digest
 
     def add_news(self, data: Any, *, catalog: Any = None, source: str | None = None) -> AddResult:
         """Append news items from a CSV/Parquet file or DataFrame (see the module doc for the rules).
@@ -299,6 +382,28 @@ class UserLayer(LayerFiles):
         added_days = sorted(table[day_col][i][:10] for i in fresh)
         return AddResult(kind, source, path, len(fresh), n - len(fresh), added_days[0], added_days[-1], len(days),
                          digest)
+
+
+def _is_day(value: Any) -> bool:
+    if not isinstance(value, str) or not _DATE.fullmatch(value):
+        return False
+    try:
+        np.datetime64(value, "D")
+    except ValueError:
+        return False
+    return True
+
+
+def _is_instance_name(name: str) -> bool:
+    """Whether a bundle file named ``name`` is its instance (not the schema, a linkbase or ``filing.json``)."""
+    low = name.lower()
+    return low.endswith(".xml") and not low.endswith(("_cal.xml", "_def.xml", "_lab.xml", "_pre.xml"))
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _first_row_of(data: Any, symbol: str) -> str:
@@ -570,8 +675,13 @@ def cli_data_list() -> int:
             new = [e.symbol for e in mine if e.symbol not in entry.symbols]
             print(f"{name}: user {len(mine)} symbols ({', '.join(e.symbol for e in mine)}), {lo}..{hi}"
                   + (f"; not shipped: {', '.join(new)}" if new else ""))
-    for e in sorted((e for e in layer.entries().values() if e.kind != "prices"), key=lambda e: e.file):
+    for e in sorted((e for e in layer.entries().values() if e.kind in ("news", "filings")), key=lambda e: e.file):
         print(f"{e.kind}: user {e.rows} rows, {e.date_min}..{e.date_max}")
+    bundles = layer.xbrl_bundles()
+    if bundles:
+        firsts = [files[0] for files in bundles.values()]
+        print(f"xbrl: user {len(bundles)} bundles ({', '.join(sorted({e.symbol for e in firsts}))}), seen from "
+              f"{min(e.date_min for e in firsts)}..{max(e.date_max for e in firsts)}, corpus folder {layer.xbrl_dir}")
     print(f"user layer {layer.root}: {'empty' if layer.digest is None else 'digest ' + layer.digest}")
     return 0
 

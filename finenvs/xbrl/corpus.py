@@ -92,6 +92,29 @@ ROW_COUNTERS = {"xbrl": lambda path: count_rows(path, file_kind(path)),
                 "taxonomy": lambda path: count_rows(path, file_kind(path))}
 
 
+def bundle_rows(folder: str | Path) -> dict[str, int]:
+    """Check a bundle folder as :class:`Corpus` reads it, and count each file's rows (:func:`count_rows`).
+
+    The check the user layer runs on an XBRL bundle before it enters (``finenvs data fetch --xbrl``): the six
+    files found, every one parsed (a DTD refused), every fact's context and unit defined, numeric facts numbers.
+
+    Raises:
+        XbrlError: Names the file (and the fact or field) that breaks the bundle.
+    """
+    folder = Path(folder)
+    meta: dict[str, Any] = {}
+    index = folder / INDEX_NAME
+    if index.is_file():
+        try:
+            meta = dict(json.loads(index.read_text(encoding="utf-8")))
+        except (ValueError, TypeError) as exc:
+            raise XbrlError(f"{index}: not a JSON object ({exc})") from exc
+    filing = load_bundle(folder, ticker=str(meta.get("ticker", "")), filed=str(meta.get("filed", "")))
+    if not filing.facts:
+        raise XbrlError(f"{folder / filing.files['instance']}: the instance holds no fact")
+    return {p.name: count_rows(p, file_kind(p)) for p in sorted(folder.iterdir()) if p.is_file()}
+
+
 # ---------------------------------------------------------------------- corpora
 class Corpus:
     """A folder of bundles, loaded lazily and cached per bundle.
