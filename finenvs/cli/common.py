@@ -231,6 +231,22 @@ def print_unfinished(outcomes: Any, shown_at_most: int = 5) -> None:
         print(f"{len(not_started)} episode(s) {not_started[0].message}", file=sys.stderr)
 
 
+def finish_run(summary: Any, note: str = "") -> int:
+    """The end of an agent run (``llm``, ``harness``): its unfinished episodes on stderr, then the last line and the
+    exit code. A run with an episode the endpoint never answered (every decision failed: not scored) is failed
+    (exit 1) even though every episode finished; otherwise ``run <status>``, exit 0 when complete or waiting."""
+    print_unfinished(summary.outcomes)
+    failed = summary.endpoint_failed
+    where = f"{summary.run_dir}/ ({summary.seconds:.1f} s){note}"
+    if failed and summary.status == "complete":
+        print(f"run failed: {len(failed)} of {len(summary.outcomes)} episode(s) got no reply from the endpoint on any "
+              f"decision and are not scored: {where}")
+        return 1
+    extra = f"; {len(failed)} episode(s) got no reply from the endpoint and are not scored" if failed else ""
+    print(f"run {summary.status}{extra}: {where}")
+    return 0 if summary.status in ("complete", "waiting") and not failed else 1
+
+
 def check_endpoint(agent: Any) -> None:
     """Before any work: the agent's endpoint answers one cheap request, or a ValueError (exit 2) names the URL and
     the reason (:func:`finenvs.evaluation.endpoints.check_reachable`)."""

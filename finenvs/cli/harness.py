@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from finenvs.cli.checks import check_env_kwargs, check_episodes
 from finenvs.cli.common import (
+    finish_run,
     name_the_run,
     run_folder_interrupted,
     selection_arguments,
@@ -99,9 +99,5 @@ def handle(args: argparse.Namespace) -> int:
                          home=args.agent_home)
     summary = run_harness(config, agent, out=args.out, name=args.name, resume=args.resume, progress=not args.quiet)
     print(terminal_report(score_run(summary.run_dir)))
-    for outcome in summary.outcomes:
-        if outcome.status not in ("complete", "skipped"):
-            print(f"episode {outcome.spec.label()}: {outcome.status} ({outcome.message})", file=sys.stderr)
-    print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s); each invocation's prompt, MCP "
-          f"config and output logs are in {summary.run_dir}/harness/")
-    return 0 if summary.status in ("complete", "waiting") else 1
+    return finish_run(summary, f"; each invocation's prompt, MCP config and output logs are in {summary.run_dir}/"
+                      "harness/")

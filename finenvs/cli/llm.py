@@ -14,9 +14,9 @@ from finenvs.cli.common import (
     agent_arguments,
     check_endpoint,
     extra_body,
+    finish_run,
     judge_arguments,
     name_the_run,
-    print_unfinished,
     run_folder_interrupted,
     run_judge,
     selection_arguments,
@@ -114,7 +114,5 @@ def handle(args: argparse.Namespace) -> int:
                       progress=not args.quiet)
     print(terminal_report(score_run(summary.run_dir)))
     run_judge(args, summary.run_dir)
-    print_unfinished(summary.outcomes)
-    print(f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s)")
-    return 0 if summary.status in ("complete", "waiting") else 1
+    return finish_run(summary)
 

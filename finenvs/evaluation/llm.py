@@ -574,6 +574,12 @@ class RunSummary:
     def episode_records(self) -> list[Mapping[str, Any]]:
         return [o.record for o in self.outcomes if o.record is not None]
 
+    @property
+    def endpoint_failed(self) -> list[EpisodeOutcome]:
+        """The episodes that failed because the endpoint failed on every one of their decisions (not scored)."""
+        return [o for o in self.outcomes if o.record is not None and o.record.get("status") == "failed"
+                and "endpoint_failed_decisions" in o.record]
+
 
 #: How an episode whose first decision found no endpoint ends (status ``aborted``; nothing recorded or scored).
 NEVER_ANSWERED = "the endpoint never answered"
@@ -654,6 +660,7 @@ async def run_episode(
                 timing={"seconds": decision.seconds, "llm_seconds": decision.llm_seconds,
                         "tool_seconds": decision.tool_seconds},
                 extra={"commit_arguments": decision.commit_arguments},
+                endpoint_failed=decision.endpoint_failed,
             )
             if on_decision is not None:
                 on_decision(1)
@@ -671,13 +678,17 @@ async def run_episode(
                              retries=decision.retries, endpoint_errors=decision.endpoint_errors,
                              errors=decision.errors, commit_arguments=decision.commit_arguments,
                              timing={"seconds": decision.seconds, "llm_seconds": decision.llm_seconds,
-                                     "tool_seconds": decision.tool_seconds})
+                                     "tool_seconds": decision.tool_seconds},
+                             **({"endpoint_failed": True} if decision.endpoint_failed else {}))
                 if on_decision is not None:
                     on_decision(1)
             return EpisodeOutcome(spec, "waiting", None, session.step_index,
                                   f"waiting at {session.date}: its decision is recorded; add the next bar(s) with "
                                   "finenvs data add, then continue with finenvs llm --resume RUN --live")
-        return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index)
+        final = session.episode_record
+        if final is not None and final.get("status") == "failed":  # the endpoint failed on every decision
+            return EpisodeOutcome(spec, "failed", final, session.step_index, str(final.get("reason")))
+        return EpisodeOutcome(spec, "complete", final, session.step_index)
     finally:
         if bind is not None:
             bind(None)
