@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -152,17 +153,86 @@ def extra_body(text: str | None) -> dict[str, Any] | None:
     return json_object("--extra-body", text)
 
 
+#: Env arguments a selection flag sets for every episode: in ``--env-kwargs`` they are never what is played.
+SELECTION_KEYS = {"split": "--split", "symbol": "--symbols", "symbols": "--symbols"}
+
+
 def window_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The env arguments of an agent command: ``--env-kwargs``, then the window and text-wrapper flags over it."""
-    out = dict(json_object("--env-kwargs", getattr(args, "env_kwargs", None)) or {})
-    out |= {k: getattr(args, k) for k in ("start", "end") if getattr(args, k, None)}
+    """The env arguments of an agent command: ``--env-kwargs``, with the window and text-wrapper flags (each names
+    one env argument; one flag, one meaning).
+
+    Raises:
+        ValueError: ``--env-kwargs`` names what a selection flag sets (``split``: ``--split``, ``symbol``/``symbols``:
+            ``--symbols``), or gives a key a flag also gives (``start``, ``end``, ``tools``, ``debate``, ``python``)
+            another value.
+    """
+    given = dict(json_object("--env-kwargs", getattr(args, "env_kwargs", None)) or {})
+    for key, flag in SELECTION_KEYS.items():
+        if key in given:
+            raise ValueError(f"--env-kwargs names {key!r}, which {flag} sets; give it with {flag} only")
+    flags: dict[str, Any] = {k: getattr(args, k) for k in ("start", "end") if getattr(args, k, None)}
     if getattr(args, "tools", None):  # the text wrapper's tool mode travels with the env's arguments
-        out["tools"] = args.tools
+        flags["tools"] = args.tools
     if getattr(args, "debate", False):  # so does the debate round
-        out["debate"] = True
+        flags["debate"] = True
     if getattr(args, "python", False):  # and the sandboxed Python tool
-        out["python"] = True
-    return out
+        flags["python"] = True
+    for key, value in flags.items():
+        if key in given and given[key] != value:
+            raise ValueError(f"--{key} {value} and --env-kwargs {key}={str(given[key])[:60]!r} disagree; give it once")
+    return given | flags
+
+
+def flag_defaults(parser: argparse.ArgumentParser, dests: tuple[str, ...]) -> dict[str, Any]:
+    """The defaults of ``dests`` (recorded on the namespace as ``flag_defaults``: :func:`check_resume_flags`)."""
+    return {dest: parser.get_default(dest) for dest in dests}
+
+
+def check_resume_flags(args: argparse.Namespace, dests: tuple[str, ...]) -> None:
+    """``--resume RUN`` continues a run as its run.json recorded it: a flag among ``dests`` given another value
+    than its default would be recorded nowhere and never played, so it is refused before any work."""
+    given = changed_flags(args, dests)
+    if given:
+        raise ValueError(f"--resume continues {args.resume} as its run.json recorded it; {', '.join(given)} would not "
+                         "be played: drop them, or start a new run")
+
+
+#: The flags of a model endpoint's requests (:func:`agent_arguments`): an A2A agent takes only ``--timeout``.
+ENDPOINT_FLAGS = ("api_key_env", "temperature", "max_tokens", "tool_choice", "extra_body", "timeout")
+
+
+def changed_flags(args: argparse.Namespace, dests: tuple[str, ...]) -> list[str]:
+    """The flags among ``dests`` given another value than their default (``flag_defaults`` on the namespace)."""
+    defaults = getattr(args, "flag_defaults", {})
+    return [f"--{dest.replace('_', '-')}" for dest in dests if dest in defaults
+            and getattr(args, dest, None) != defaults[dest]]
+
+
+def check_agent_flags(args: argparse.Namespace) -> None:
+    """The endpoint flags apply to a model: without ``--base-url/--model`` (the offline scripted agent) or with
+    ``--a2a-url`` (which takes only ``--timeout``) they would be played by no one, so they fail before any work."""
+    if args.a2a_url and (args.base_url or args.model):
+        raise ValueError("give --a2a-url or --base-url/--model, not both")
+    if not (args.base_url or args.model):
+        unused = changed_flags(args, ENDPOINT_FLAGS[:-1] if args.a2a_url else ENDPOINT_FLAGS)
+        if unused:
+            who = "a remote A2A agent (--a2a-url) takes only --timeout" if args.a2a_url else (
+                "without --base-url/--model the offline scripted agent runs, which takes none of them")
+            raise ValueError(f"{', '.join(unused)}: only a model endpoint's requests take them; {who}")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise ValueError(f"--timeout {args.timeout}: seconds per request, > 0")
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise ValueError(f"--max-tokens {args.max_tokens}: a reply's token cap, >= 1")
+    if not (math.isfinite(args.temperature) and args.temperature >= 0):
+        raise ValueError(f"--temperature {args.temperature}: a sampling temperature, >= 0")
+
+
+def check_instances_or_limit(args: argparse.Namespace) -> None:
+    """``--instances`` (indices into the plan) and ``--limit`` (the plan's first N) are two ways to say which
+    episodes run: one of them."""
+    if getattr(args, "instances", None) is not None and getattr(args, "limit", None) is not None:
+        raise ValueError("give --instances I [I ...] (indices into the plan) or --limit N (the plan's first N "
+                         "episodes), not both")
 
 
 # ---------------------------------------------------------------------------- Ctrl-C

@@ -8,7 +8,10 @@ from pathlib import Path
 
 from finenvs.cli.checks import check_env_kwargs, check_episodes
 from finenvs.cli.common import (
+    check_instances_or_limit,
+    check_resume_flags,
     finish_run,
+    flag_defaults,
     name_the_run,
     run_folder_interrupted,
     selection_arguments,
@@ -54,7 +57,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          help="a folder bound writable as the confined program's HOME (its settings and state "
                          "across attempts); default: an empty private home per attempt")
     harness.add_argument("--quiet", action="store_true", help="no progress bar")
-    harness.set_defaults(handler=handle, interrupted=run_folder_interrupted)
+    harness.set_defaults(handler=handle, interrupted=run_folder_interrupted,
+                         flag_defaults=flag_defaults(harness, RECORDED))
+
+
+#: The flags whose values a harness run folder records (run.json's config and agent): ``--resume`` takes them from
+#: there.
+RECORDED = ("env", "split", "symbols", "instances", "limit", "seeds", "start", "end", "env_kwargs", "tools", "python",
+            "debate", "max_tool_calls", "default_action", "timeout")
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -64,9 +74,11 @@ def handle(args: argparse.Namespace) -> int:
     from finenvs.evaluation.score import score_run, terminal_report
     from finenvs.tasks import task_of
 
+    check_instances_or_limit(args)
     if args.resume is not None:
         from finenvs.evaluation.integrity import open_run_to_resume
 
+        check_resume_flags(args, RECORDED)  # flags a resumed run would not play fail before any work
         meta, _ = open_run_to_resume(args.resume)  # the command it runs comes from a verified run.json
         recorded = meta.get("agent") or {}
         if recorded.get("kind") != "harness":

@@ -11,10 +11,15 @@ from typing import Any
 
 from finenvs.cli.checks import check_env_kwargs, check_episodes
 from finenvs.cli.common import (
+    ENDPOINT_FLAGS,
     agent_arguments,
+    check_agent_flags,
     check_endpoint,
+    check_instances_or_limit,
+    check_resume_flags,
     extra_body,
     finish_run,
+    flag_defaults,
     judge_arguments,
     name_the_run,
     run_folder_interrupted,
@@ -58,7 +63,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     llm.add_argument("--resume", type=Path, help="continue an interrupted run folder (its run.json gives the setup)")
     llm.add_argument("--quiet", action="store_true", help="no progress bar")
     judge_arguments(llm)
-    llm.set_defaults(handler=handle, interrupted=run_folder_interrupted)
+    llm.set_defaults(handler=handle, interrupted=run_folder_interrupted, flag_defaults=flag_defaults(llm, RECORDED + ENDPOINT_FLAGS))
+
+
+#: The flags whose values a run folder records (run.json's config, env arguments and prices): ``--resume`` takes
+#: them from there. (The agent flags too, unless --base-url/--model/--a2a-url name a new agent.)
+RECORDED = ("env", "split", "symbols", "instances", "limit", "seeds", "start", "end", "env_kwargs", "max_tool_calls",
+            "tools", "python", "debate", "decision_timeout", "retries", "concurrency", "format_retries",
+            "herculean_rule", "price_in", "price_out", "prices")
 
 
 def _agent(args: argparse.Namespace, env_id: str, meta: Mapping[str, Any] | None = None) -> Any:
@@ -72,6 +84,22 @@ def _agent(args: argparse.Namespace, env_id: str, meta: Mapping[str, Any] | None
                       max_tokens=args.max_tokens, tool_choice=args.tool_choice, extra_body=extra_body(args.extra_body))
 
 
+def _check_flags(args: argparse.Namespace) -> None:
+    """Flags that contradict each other, or that a resumed run would not play, fail before any work."""
+    check_instances_or_limit(args)
+    if args.resume is not None and not (args.base_url or args.model or args.a2a_url):
+        check_resume_flags(args, RECORDED + ENDPOINT_FLAGS)  # the recorded agent, as recorded
+    else:
+        check_resume_flags(args, RECORDED if args.resume is not None else ())
+        check_agent_flags(args)
+    if args.prices is not None and (args.price_in is not None or args.price_out is not None):
+        raise ValueError("give --prices FILE or --price-in/--price-out, not both")
+    if (args.price_in is None) != (args.price_out is None):
+        raise ValueError("--price-in and --price-out go together (dollars per million prompt and completion tokens)")
+    if bool(args.judge_base_url) != bool(args.judge_model):
+        raise ValueError("--judge-base-url and --judge-model go together")
+
+
 def handle(args: argparse.Namespace) -> int:
     name_the_run(args)  # named now: a Ctrl-C can point at it
     from finenvs.evaluation.llm import PriceTable, RunConfig, run_llm
@@ -79,6 +107,7 @@ def handle(args: argparse.Namespace) -> int:
     from finenvs.tasks import task_of
 
     meta = None
+    _check_flags(args)  # before any work
     if args.resume is not None:
         from finenvs.evaluation.integrity import open_run_to_resume
 
@@ -107,6 +136,10 @@ def handle(args: argparse.Namespace) -> int:
             prices = PriceTable(args.price_in, args.price_out)
     agent = _agent(args, config.env_id, meta)
     check_endpoint(agent)  # an unreachable endpoint: exit 2 before any run folder
+    if args.judge_base_url:  # so is an unreachable judge (it is asked after the run)
+        from finenvs.evaluation.endpoints import OpenAIChatAgent
+
+        check_endpoint(OpenAIChatAgent(args.judge_model, args.judge_base_url, api_key_env=args.judge_api_key_env))
     if not args.quiet and agent.describe().get("kind") == "scripted":
         print(f"no --base-url/--model or --a2a-url: running the offline scripted agent ({agent.name})",
               file=sys.stderr)
