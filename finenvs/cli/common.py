@@ -81,9 +81,10 @@ def selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) -
                             "task, hedging path (default: 0)")
         parser.add_argument("--seed", type=int, default=0, help="reset seed (default: 0)")
     else:
-        parser.add_argument("--instances", nargs="+", type=int,
-                            help="indices into the plan: questions, audit instances, options tasks, hedging paths")
-        parser.add_argument("--limit", type=int, help="run only the plan's first N episodes")
+        parser.add_argument("--instances", nargs="+", type=int, metavar="I",
+                            help="0-based indices into the plan (questions, audit instances, options tasks, hedging "
+                            "paths): --instances 5 is the sixth item, one episode; the first N: --limit N")
+        parser.add_argument("--limit", type=int, help="run only the plan's first N episodes (or --instances, not both)")
         parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="reset seeds (default: 0)")
     parser.add_argument("--symbols", nargs="+",
                         help="market envs: one episode per symbol (default: HERCULEAN's MSFT TSLA AAPL NVDA); "
@@ -92,7 +93,7 @@ def selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) -
     parser.add_argument("--end", help="window end YYYY-MM-DD (overrides the split's)")
     parser.add_argument("--env-kwargs", help="more env arguments as a JSON object, e.g. '{\"fee_bps\": 10}', or "
                         "FinReport-v0's peer basket of a user symbol '{\"peers\": {\"TSLA2\": [\"AAPL\", "
-                        "\"MSFT\"]}}' (--start/--end win over the same keys; recorded with the run)")
+                        "\"MSFT\"]}}' (not split/symbol/symbols: their flags set them; recorded with the run)")
 
 
 

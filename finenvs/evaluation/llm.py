@@ -38,7 +38,10 @@ defaults; while the endpoint has answered no decision of the run, an episode
 whose first decision finds no endpoint (not reached, timed out, 429/5xx after
 every retry) stops before anything is recorded (an unreachable endpoint is never
 scored as the default action) and the episodes after it do not start;
-``--resume`` continues them later. Episodes run concurrently
+``--resume`` continues them later. Once the endpoint has answered, a decision
+that still gets no reply is recorded with ``endpoint_failed``; an episode none of
+whose decisions got a reply ends ``failed`` (no metrics, never scored on the
+defaults it took; :attr:`RunSummary.endpoint_failed`). Episodes run concurrently
 (``concurrency``, an asyncio semaphore).
 """
 
