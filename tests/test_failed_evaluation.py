@@ -27,6 +27,22 @@ def test_an_unreachable_endpoint_stops_the_command_before_any_work_naming_the_ur
     assert "0.00" not in out
 
 
+A2A_DEAD = "http://127.0.0.1:9"
+
+
+@pytest.mark.parametrize("command", [
+    ["llm", "--env", "FinQA-v0", "--limit", "1", "--a2a-url", A2A_DEAD],  # an A2A agent: its card is read first
+    ["bench", "--envs", "FinQA-v0", "--no-agents", "--a2a-url", A2A_DEAD],
+    ["llm", "--env", "FinQA-v0", "--limit", "1", "--judge-base-url", DEAD, "--judge-model", "j"],  # the judge too
+], ids=["llm-a2a", "bench-a2a", "llm-judge"])
+def test_every_endpoint_of_a_command_is_checked_before_any_work(tmp_path, capsys, command):
+    code = main([*command, "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot reach http://127.0.0.1:9" in err and "nothing was run" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_check_asks_once_and_any_answer_counts(tmp_path):
     """A server that answers (even 404 on /models, as some do) passes; only no answer or a refused key stops."""
     from chat_server import ChatServer

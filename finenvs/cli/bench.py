@@ -12,12 +12,12 @@ from finenvs.cli.common import (
     agent_arguments,
     changed_flags,
     check_agent_flags,
-    check_endpoint,
     episodes_saved,
     extra_body,
     flag_defaults,
     json_object,
     newest,
+    reachable_agent,
 )
 
 
@@ -220,11 +220,12 @@ def handle(args: argparse.Namespace) -> int:
     endpoint = {"api_key_env": args.api_key_env, "timeout": args.timeout, "temperature": args.temperature,
                 "max_tokens": args.max_tokens, "tool_choice": args.tool_choice,
                 "extra_body": extra_body(args.extra_body)}
-    if args.base_url or args.model:  # an unreachable endpoint (the flag's or $OPENAI_BASE_URL): exit 2 before any work
-        from finenvs.evaluation.agents import make_agent
+    if args.base_url or args.model or args.a2a_url:  # an unreachable endpoint (the flag's, $OPENAI_BASE_URL's or an
+        from finenvs.evaluation.agents import make_agent  # A2A agent's card): exit 2 before any work
         from finenvs.tasks import tasks
 
-        check_endpoint(make_agent(tasks()[0].env_id, base_url=args.base_url, model=args.model, **endpoint))
+        reachable_agent(lambda: make_agent(tasks()[0].env_id, base_url=args.base_url, model=args.model,
+                                           a2a_url=args.a2a_url, **endpoint))
     card = run_bench(
         BenchConfig(
             split=args.split,

@@ -318,6 +318,30 @@ def finish_run(summary: Any, note: str = "") -> int:
     return 0 if summary.status in ("complete", "waiting") and not failed else 1
 
 
+def reachable_agent(make: Callable[[], Any]) -> Any:
+    """Build an agent (an A2A agent reads its Agent Card now) and check its endpoint answers (:func:`check_endpoint`);
+    either failing is a ValueError (exit 2) naming the URL, before any work."""
+    from finenvs.evaluation.endpoints import EndpointError
+
+    try:
+        agent = make()
+    except EndpointError as exc:
+        raise ValueError(f"the endpoint does not answer, nothing was run: {exc}") from None
+    check_endpoint(agent)
+    return agent
+
+
+def check_judge(args: argparse.Namespace) -> None:
+    """``--judge-base-url`` and ``--judge-model`` go together, and the judge answers, before any work (it is asked
+    after the run)."""
+    if bool(getattr(args, "judge_base_url", None)) != bool(getattr(args, "judge_model", None)):
+        raise ValueError("--judge-base-url and --judge-model go together")
+    if getattr(args, "judge_base_url", None):
+        from finenvs.evaluation.endpoints import OpenAIChatAgent
+
+        check_endpoint(OpenAIChatAgent(args.judge_model, args.judge_base_url, api_key_env=args.judge_api_key_env))
+
+
 def check_endpoint(agent: Any) -> None:
     """Before any work: the agent's endpoint answers one cheap request, or a ValueError (exit 2) names the URL and
     the reason (:func:`finenvs.evaluation.endpoints.check_reachable`)."""

@@ -14,14 +14,15 @@ from finenvs.cli.common import (
     ENDPOINT_FLAGS,
     agent_arguments,
     check_agent_flags,
-    check_endpoint,
     check_instances_or_limit,
+    check_judge,
     check_resume_flags,
     extra_body,
     finish_run,
     flag_defaults,
     judge_arguments,
     name_the_run,
+    reachable_agent,
     run_folder_interrupted,
     run_judge,
     selection_arguments,
@@ -96,8 +97,6 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise ValueError("give --prices FILE or --price-in/--price-out, not both")
     if (args.price_in is None) != (args.price_out is None):
         raise ValueError("--price-in and --price-out go together (dollars per million prompt and completion tokens)")
-    if bool(args.judge_base_url) != bool(args.judge_model):
-        raise ValueError("--judge-base-url and --judge-model go together")
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -134,12 +133,8 @@ def handle(args: argparse.Namespace) -> int:
             prices = PriceTable.load(args.prices, args.model)
         else:
             prices = PriceTable(args.price_in, args.price_out)
-    agent = _agent(args, config.env_id, meta)
-    check_endpoint(agent)  # an unreachable endpoint: exit 2 before any run folder
-    if args.judge_base_url:  # so is an unreachable judge (it is asked after the run)
-        from finenvs.evaluation.endpoints import OpenAIChatAgent
-
-        check_endpoint(OpenAIChatAgent(args.judge_model, args.judge_base_url, api_key_env=args.judge_api_key_env))
+    agent = reachable_agent(lambda: _agent(args, config.env_id, meta))  # unreachable: exit 2 before any run folder
+    check_judge(args)  # so is an unreachable judge (it is asked after the run)
     if not args.quiet and agent.describe().get("kind") == "scripted":
         print(f"no --base-url/--model or --a2a-url: running the offline scripted agent ({agent.name})",
               file=sys.stderr)
