@@ -97,6 +97,8 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise ValueError("give --prices FILE or --price-in/--price-out, not both")
     if (args.price_in is None) != (args.price_out is None):
         raise ValueError("--price-in and --price-out go together (dollars per million prompt and completion tokens)")
+    if bool(args.judge_base_url) != bool(args.judge_model):
+        raise ValueError("--judge-base-url and --judge-model go together")
 
 
 def handle(args: argparse.Namespace) -> int:
