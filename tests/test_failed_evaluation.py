@@ -186,3 +186,30 @@ def test_bench_shows_a_run_the_endpoint_stopped_answering_as_failed_never_a_scor
     assert row.split(" | ")[3:6] == ["failed", "failed", "failed"]  # the agents table: no score in any column
     [aggregate_row] = [line for line in markdown.splitlines() if line.startswith("| foo | —")]
     assert "| failed |" in aggregate_row
+
+
+def test_under_herculeans_rule_a_decision_the_endpoint_never_answered_is_not_the_agents_failure(tmp_path):
+    """HERCULEAN's rule fails an episode whose decision has no valid action (the agent's failure, "—"); when no
+    decision of the episode got a reply, it is the endpoint's failure: marked so, and re-derived by the score."""
+    from finenvs.evaluation.endpoints import EndpointError
+    from finenvs.evaluation.llm import RunConfig, run_llm
+    from finenvs.evaluation.score import score_run
+    from finenvs.tasks.qa.baselines import ScriptedQAChatAgent
+
+    class GoesAway(ScriptedQAChatAgent):  # answers the first decision, then the endpoint is gone
+        decisions = 0
+
+        async def complete(self, messages, tools):
+            GoesAway.decisions += len(messages) == 2
+            if GoesAway.decisions > 1:
+                raise EndpointError("permanent", "the model 'foo' does not exist", status=404)
+            return await super().complete(messages, tools)
+
+    summary = run_llm(RunConfig(env_id="FinQA-v0", limit=2, concurrency=1, failure_rule="herculean"), GoesAway(),
+                      out=tmp_path, name="h", progress=False)
+    assert [o.status for o in summary.outcomes] == ["complete", "failed"]
+    [failed] = summary.endpoint_failed
+    assert failed.record["endpoint_failed_decisions"] == 1 and "does not exist" in failed.record["reason"]
+    score = score_run(summary.run_dir, write=False)
+    assert score.reproduced and [e.endpoint_failed for e in score.episodes] == [False, True]
+    assert score.run_metrics() is None

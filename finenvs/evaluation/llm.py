@@ -646,7 +646,8 @@ async def run_episode(
                 reason = (f"no valid decision after {config.format_retries + 1} attempts at step "
                           f"{session.step_index}: {decision.parsed.invalid}")
                 record = session.fail(reason, messages=decision.messages, raw_text=decision.raw_text,
-                                      usage=decision.usage, errors=decision.errors)
+                                      usage=decision.usage, errors=decision.errors,
+                                      endpoint_failed=decision.endpoint_failed)
                 if on_decision is not None:
                     on_decision(1)
                 return EpisodeOutcome(spec, "failed", record, session.step_index, reason)

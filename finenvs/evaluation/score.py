@@ -273,7 +273,8 @@ def _score_episode(spec: EpisodeSpec, steps: list[dict[str, Any]], final: dict[s
     if int(final.get("steps", -1)) != len(steps):
         score.mismatches.append(f"the episode record says {final.get('steps')} steps; {len(steps)} are recorded")
     # the verdict again from the step lines: an episode whose every decision got no reply is failed, not scored
-    no_reply = endpoint_failed_everywhere(steps)
+    attempt = final.get("failed_decision") if status == "failed" else None  # HERCULEAN's rule: the failed one
+    no_reply = endpoint_failed_everywhere([*steps, *([attempt] if isinstance(attempt, dict) else [])])
     if no_reply and status == "complete":
         score.mismatches.append(f"every one of its {len(steps)} decision(s) got no reply from the endpoint: the "
                                 "episode is failed, yet its record says complete")

@@ -338,19 +338,29 @@ class EpisodeSession:
                     extra={**keep, "prompt": record.get("prompt"), "decided_pending": record.get("date")},
                     resolve=False)
 
-    def fail(self, reason: str, **attempt: Any) -> EpisodeRecord:
+    def fail(self, reason: str, *, endpoint_failed: bool = False, **attempt: Any) -> EpisodeRecord:
         """End the episode as failed (HERCULEAN's rule: no valid decision after its attempts): no metrics, "—"
-        in tables. ``attempt`` (messages, raw text, usage, errors of the failed decision) is kept in the record."""
+        in tables. ``attempt`` (messages, raw text, usage, errors of the failed decision) is kept in the record.
+        ``endpoint_failed``: the failed decision got no reply; if no earlier decision got one either, the episode
+        failed at the endpoint (``endpoint_failed_decisions``), not by the agent's choice."""
         self.done = True
         calls, self._pending = self._pending, []
+        decision: dict[str, Any] = {**attempt, "tool_calls": [{**c.record(), "result": c.data} for c in calls]}
+        if endpoint_failed:
+            decision["endpoint_failed"] = True
+        no_reply = endpoint_failed_everywhere([*self.records, decision])
         self.episode_record = {
             "type": "episode", "episode": self.spec.index, "spec": self.spec.to_dict(), "status": "failed",
-            "label": self.label, "tools_mode": self.env.tools_mode, "steps": self.step_index, "reason": reason,
+            "label": self.label, "tools_mode": self.env.tools_mode, "steps": self.step_index,
+            "reason": (f"the endpoint failed on all {self.step_index + 1} decision(s) of the episode (last: "
+                       f"{reason[:300]}); it is not scored") if no_reply else reason,
             "metrics": None,
             "look_ahead_attempts": int(self.last_info.get("look_ahead_attempts", 0)) + sum(c.look_ahead for c in calls),
             "totals": asdict(self.totals),
-            "failed_decision": {**attempt, "tool_calls": [{**c.record(), "result": c.data} for c in calls]},
+            "failed_decision": decision,
         }
+        if no_reply:
+            self.episode_record["endpoint_failed_decisions"] = self.step_index + 1
         if self.writer is not None:
             self.writer.write(self.episode_record)
         return self.episode_record
