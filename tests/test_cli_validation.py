@@ -158,6 +158,7 @@ CONFLICTS = [
     (["llm", "--price-in", "1"], ["--price-in and --price-out go together"]),
     (["llm", "--prices", "p.json", "--price-in", "1", "--price-out", "2"], ["--prices FILE or --price-in/--price-out"]),
     (["llm", "--judge-model", "judge"], ["--judge-base-url and --judge-model go together"]),
+    (["llm", "--herculean-rule", "--format-retries", "2"], ["--herculean-rule gives every decision 5 attempts"]),
     (["llm", "--resume", "runs/x", "--symbols", "AAPL", "--concurrency", "2"],
      ["--resume continues runs/x as its run.json recorded it", "--symbols, --concurrency would not be played"]),
     (["llm", "--resume", "runs/x", "--timeout", "5"], ["--timeout would not be played"]),

@@ -87,6 +87,8 @@ def _agent(args: argparse.Namespace, env_id: str, meta: Mapping[str, Any] | None
 
 def _check_flags(args: argparse.Namespace) -> None:
     """Flags that contradict each other, or that a resumed run would not play, fail before any work."""
+    from finenvs.evaluation.llm import HERCULEAN_ATTEMPTS
+
     check_instances_or_limit(args)
     if args.resume is not None and not (args.base_url or args.model or args.a2a_url):
         check_resume_flags(args, RECORDED + ENDPOINT_FLAGS)  # the recorded agent, as recorded
@@ -97,6 +99,9 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise ValueError("give --prices FILE or --price-in/--price-out, not both")
     if (args.price_in is None) != (args.price_out is None):
         raise ValueError("--price-in and --price-out go together (dollars per million prompt and completion tokens)")
+    if args.herculean_rule and 0 < args.format_retries < HERCULEAN_ATTEMPTS - 1:
+        raise ValueError(f"--herculean-rule gives every decision {HERCULEAN_ATTEMPTS} attempts; --format-retries "
+                         f"{args.format_retries} would give {args.format_retries + 1}: give one of them")
     if bool(args.judge_base_url) != bool(args.judge_model):
         raise ValueError("--judge-base-url and --judge-model go together")
 
