@@ -64,7 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 #: The flags whose values a harness run folder records (run.json's config and agent): ``--resume`` takes them from
 #: there.
 RECORDED = ("env", "split", "symbols", "instances", "limit", "seeds", "start", "end", "env_kwargs", "tools", "python",
-            "debate", "max_tool_calls", "default_action", "timeout")
+            "debate", "max_tool_calls", "default_action", "timeout", "out", "name")
 
 
 def handle(args: argparse.Namespace) -> int:

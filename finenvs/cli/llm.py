@@ -71,7 +71,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 #: them from there. (The agent flags too, unless --base-url/--model/--a2a-url name a new agent.)
 RECORDED = ("env", "split", "symbols", "instances", "limit", "seeds", "start", "end", "env_kwargs", "max_tool_calls",
             "tools", "python", "debate", "decision_timeout", "retries", "concurrency", "format_retries",
-            "herculean_rule", "price_in", "price_out", "prices")
+            "herculean_rule", "price_in", "price_out", "prices", "out", "name")
 
 
 def _agent(args: argparse.Namespace, env_id: str, meta: Mapping[str, Any] | None = None) -> Any:
