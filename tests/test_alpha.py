@@ -165,5 +165,5 @@ def test_prices_without_a_model_are_an_error_naming_the_flags(tmp_path, capsys):
     assert main(["bench", "--envs", "FinQA-v0", "--price-in", "1", "--price-out", "2", "--out", str(tmp_path),
                  "--quiet", "--no-plots", "--no-html"]) == 2
     err = capsys.readouterr().err
-    assert "--price-in/--price-out/--prices price a model's tokens" in err
+    assert "--price-in, --price-out: only a model's runs play them" in err
     assert not any(tmp_path.iterdir())  # refused before any work

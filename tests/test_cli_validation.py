@@ -136,6 +136,93 @@ def test_a_bad_argument_exits_2_before_any_work_naming_the_valid_choices(argv, e
     assert _written(out) == [], "a run folder was written before the arguments were checked"
 
 
+# Flags mean one thing (issue 35, item 2): two flags that would say different things, or a flag nothing would play
+# (a --resume takes its setup from run.json; endpoint flags without a model), fail before any work with one line.
+SPLIT_KW = json.dumps({"split": "train"})
+CONFLICTS = [
+    (["llm", "--symbols", "MSFT", "--env-kwargs", SPLIT_KW], ["names 'split', which --split sets"]),
+    (["llm", "--env-kwargs", json.dumps({"symbol": "AAPL"})], ["names 'symbol', which --symbols sets"]),
+    (["llm", "--env", "FinHedging-v0", "--env-kwargs", json.dumps({"symbols": ["AAPL", "MSFT"]})],
+     ["names 'symbols', which --symbols sets"]),
+    (["llm", "--start", "2025-01-02", "--env-kwargs", json.dumps({"start": "2025-02-03"})],
+     ["--start 2025-01-02 and --env-kwargs start='2025-02-03' disagree"]),
+    (["llm", "--env", "FinQA-v0", "--tools", "none", "--env-kwargs", json.dumps({"tools": "fabpp"})],
+     ["--tools none and --env-kwargs tools='fabpp' disagree"]),
+    (["llm", "--env", "FinQA-v0", "--instances", "1", "--limit", "1"], ["give --instances", "or --limit N", "not both"]),
+    (["llm", "--env", "FinQA-v0", "--seeds", "0", "1"], ["FinQA-v0 plays its plan at one seed", "--seeds gives 2"]),
+    (["llm", "--env", "FinDeltaHedge-v0", "--seeds", "0", "1"], ["plays its plan at one seed"]),
+    (["llm", "--temperature", "0.5"], ["--temperature: only a model endpoint's requests take them",
+                                       "offline scripted agent"]),
+    (["llm", "--a2a-url", "http://127.0.0.1:9", "--max-tokens", "5"], ["--max-tokens", "takes only --timeout"]),
+    (["llm", "--a2a-url", "http://127.0.0.1:9", "--model", "m"], ["--a2a-url or --base-url/--model, not both"]),
+    (["llm", "--price-in", "1"], ["--price-in and --price-out go together"]),
+    (["llm", "--prices", "p.json", "--price-in", "1", "--price-out", "2"], ["--prices FILE or --price-in/--price-out"]),
+    (["llm", "--judge-model", "judge"], ["--judge-base-url and --judge-model go together"]),
+    (["llm", "--herculean-rule", "--format-retries", "2"], ["--herculean-rule gives every decision 5 attempts"]),
+    (["llm", "--resume", "runs/x", "--symbols", "AAPL", "--concurrency", "2"],
+     ["--resume continues runs/x as its run.json recorded it", "--symbols, --concurrency, --out would not be played"]),
+    (["llm", "--resume", "runs/x", "--timeout", "5"], ["--out, --timeout would not be played"]),
+    (["llm", "--resume", "runs/x", "--name", "y"], ["--out, --name would not be played"]),
+    (["harness", "--agent-cmd", AGENT, "--instances", "0", "--limit", "1"], ["not both"]),
+    (["harness", "--resume", "runs/x", "--split", "train"], ["--split, --out would not be played"]),
+    (["mcp", "--env", "FinTrading-v0", "--env-kwargs", SPLIT_KW], ["names 'split', which --split sets"]),
+    # every bench option is checked before any work
+    (BENCH + ["--env-kwargs", SPLIT_KW], ["names 'split', which --split sets"]),
+    (BENCH + ["--env-kwargs", json.dumps({"symbols": ["AAPL", "MSFT"]})], ["which --symbols or --universe sets"]),
+    (BENCH + ["--after", "2020-01-01"], ["--after", "goes with --windows"]),
+    (BENCH + ["--agent-limit", "3"], ["--agent-limit: only a model's runs play them"]),
+    (BENCH + ["--herculean-rule"], ["--herculean-rule: only a model's runs play them"]),
+    (BENCH + ["--temperature", "0.3"], ["--temperature: only a model endpoint's requests take them"]),
+    (BENCH + ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--agent-limit", "0"], ["--agent-limit 0"]),
+    (BENCH + ["--concurrency", "0"], ["--concurrency 0: an integer >= 1"]),
+    (BENCH + ["--seed", "-1"], ["--seed -1"]),
+    (BENCH + ["--timeout", "0"], ["--timeout: only a model endpoint's requests take them"]),
+    (BENCH + ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--timeout", "0"], ["--timeout 0.0: seconds"]),
+    (BENCH + ["--alpha-cost-floor", "-1"], ["--alpha-cost-floor -1.0"]),
+    (BENCH + ["--resume", "runs/x", "--name", "y"], ["drop --name"]),
+    (BENCH + ["--herculean-published", "nope.json"], ["nope.json: no such file"]),
+    (BENCH + ["--config", "nope.yaml"], ["nope.yaml: no such file"]),
+    (BENCH + ["--weights", "knowledge=x"], ["--weights: 'knowledge=x' is not name=number"]),
+]
+
+
+@pytest.mark.parametrize(("argv", "expected"), CONFLICTS, ids=[" ".join(c[0][:1] + c[0][-2:]) for c in CONFLICTS])
+def test_conflicting_or_unplayed_flags_exit_2_before_any_work(argv, expected, tmp_path, no_work, capsys):
+    out = tmp_path / "out"
+    line = _fails([*argv, "--out", str(out)], capsys)
+    for text in expected:
+        assert text in line, (text, line)
+    assert _written(out) == [], "a folder was written before the arguments were checked"
+
+
+def test_what_the_run_folder_records_is_what_was_played(tmp_path):
+    """run.json's configuration (env arguments, split, symbols) is what every episode played: each recorded
+    episode carries the recorded arguments unchanged, and its steps are in the recorded window and symbol."""
+    args = {"fee_bps": 10, "start": "2025-06-02", "end": "2025-06-13"}
+    assert main(["llm", "--env", "FinTrading-v0", "--symbols", "MSFT", "AAPL", "--split", "eval", "--start",
+                 args["start"], "--end", args["end"], "--env-kwargs", json.dumps({"fee_bps": 10}), "--out",
+                 str(tmp_path), "--name", "r", "--quiet"]) == 0
+    meta = json.loads((tmp_path / "r" / "run.json").read_text())
+    config = meta["config"]
+    assert config["env_kwargs"] == args and config["symbols"] == ["MSFT", "AAPL"] and config["split"] == "eval"
+    assert [e["env_kwargs"] for e in meta["episodes"]] == [{**args, "split": "eval", "symbol": s}
+                                                           for s in ("MSFT", "AAPL")]
+    steps = [json.loads(line) for line in (tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()]
+    steps = [r for r in steps if r["type"] == "step"]
+    for k, symbol in enumerate(("MSFT", "AAPL")):
+        mine = [r for r in steps if r["episode"] == k]
+        assert {r["symbol"] for r in mine} == {symbol}
+        assert mine[0]["date"] == args["start"] and mine[-1]["next_date"] <= args["end"]
+    from finenvs.evaluation.envpool import make_base_env
+    from finenvs.tasks import EpisodeSpec
+
+    env = make_base_env(EpisodeSpec.from_dict(meta["episodes"][0]))
+    try:  # the env built from the record charges the recorded fee
+        assert env.unwrapped.params.fee == pytest.approx(10 / 10_000)
+    finally:
+        env.close()
+
+
 def test_a_pairs_universe_of_one_fails_at_once_in_a_fresh_process(tmp_path):
     """``bench --universe AAPL`` used to run every family for ~25 s and then exit 1 with per-episode errors."""
     proc = subprocess.run([sys.executable, "-m", "finenvs.cli", *BENCH, "--universe", "AAPL", "--out", str(tmp_path)],

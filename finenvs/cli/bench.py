@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 from finenvs.cli.common import (
+    ENDPOINT_FLAGS,
     agent_arguments,
-    check_endpoint,
+    changed_flags,
+    check_agent_flags,
     episodes_saved,
     extra_body,
+    flag_defaults,
     json_object,
     newest,
+    reachable_agent,
 )
 
 
@@ -80,7 +85,43 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--prices", type=Path, metavar="FILE",
                        help="a JSON price table {model: {input_per_million, output_per_million}} looked up by the "
                        "model's name (instead of --price-in/--price-out)")
-    bench.set_defaults(handler=handle, interrupted=interrupted)
+    bench.set_defaults(handler=handle, interrupted=interrupted,
+                       flag_defaults=flag_defaults(bench, ENDPOINT_FLAGS + MODEL_FLAGS))
+
+
+#: The flags that only a model's runs play (``--base-url/--model`` or ``--a2a-url``).
+MODEL_FLAGS = ("agent_limit", "herculean_rule", "price_in", "price_out", "prices")
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """Every flag of ``finenvs bench`` that the other checks leave alone: ranges, pairs that contradict each other
+    and flags that nothing would play, before any work (one line, exit 2)."""
+    check_agent_flags(args)
+    if not (args.base_url or args.model or args.a2a_url):
+        unused = changed_flags(args, MODEL_FLAGS)
+        if unused:
+            raise ValueError(f"{', '.join(unused)}: only a model's runs play them; give --base-url/--model or --a2a-url")
+    env_kwargs = json_object("--env-kwargs", args.env_kwargs) or {}
+    for key, flag in {"split": "--split", "symbol": "--symbols", "symbols": "--symbols or --universe"}.items():
+        if key in env_kwargs:
+            raise ValueError(f"--env-kwargs names {key!r}, which {flag} sets; give it with {flag} only")
+    if args.seed < 0:
+        raise ValueError(f"--seed {args.seed}: a reset seed is >= 0")
+    for flag, value in (("--agent-limit", args.agent_limit), ("--concurrency", args.concurrency)):
+        if value is not None and value < 1:
+            raise ValueError(f"{flag} {value}: an integer >= 1")
+    if args.alpha_cost_floor is not None and not (math.isfinite(args.alpha_cost_floor) and args.alpha_cost_floor > 0):
+        raise ValueError(f"--alpha-cost-floor {args.alpha_cost_floor}: a dollar floor > 0")
+    if args.after is not None and args.windows is None:
+        raise ValueError("--after keeps the windows starting after a date: it goes with --windows")
+    if args.resume is not None and args.name is not None:
+        raise ValueError("--resume continues a bench folder under its own name: drop --name")
+    if args.resume is None and args.out.exists() and not args.out.is_dir():
+        raise ValueError(f"--out {args.out} is a file; the results folder must be a folder")
+    for path in [*args.herculean_published, *([args.config] if args.config else []),
+                 *([args.prices] if args.prices else [])]:
+        if not Path(path).is_file():
+            raise ValueError(f"{path}: no such file")
 
 
 def interrupted(args: argparse.Namespace, began: float) -> str:
@@ -174,14 +215,17 @@ def _weights(text: str) -> str | dict[str, float]:
 def handle(args: argparse.Namespace) -> int:
     from finenvs.evaluation.bench import BenchConfig, run_bench, terminal_table
 
+    _check_flags(args)  # every flag's range and pairs, before any work
     _check_bench(args)  # symbols and universe (the long-history datasets' with --windows), before any work
     endpoint = {"api_key_env": args.api_key_env, "timeout": args.timeout, "temperature": args.temperature,
                 "max_tokens": args.max_tokens, "tool_choice": args.tool_choice,
                 "extra_body": extra_body(args.extra_body)}
-    if args.base_url and args.model:  # an unreachable endpoint: exit 2 before any work
-        from finenvs.evaluation.endpoints import OpenAIChatAgent
+    if args.base_url or args.model or args.a2a_url:  # an unreachable endpoint (the flag's, $OPENAI_BASE_URL's or an
+        from finenvs.evaluation.agents import make_agent  # A2A agent's card): exit 2 before any work
+        from finenvs.tasks import tasks
 
-        check_endpoint(OpenAIChatAgent(args.model, args.base_url, **endpoint))
+        reachable_agent(lambda: make_agent(tasks()[0].env_id, base_url=args.base_url, model=args.model,
+                                           a2a_url=args.a2a_url, **endpoint))
     card = run_bench(
         BenchConfig(
             split=args.split,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -80,9 +81,10 @@ def selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) -
                             "task, hedging path (default: 0)")
         parser.add_argument("--seed", type=int, default=0, help="reset seed (default: 0)")
     else:
-        parser.add_argument("--instances", nargs="+", type=int,
-                            help="indices into the plan: questions, audit instances, options tasks, hedging paths")
-        parser.add_argument("--limit", type=int, help="run only the plan's first N episodes")
+        parser.add_argument("--instances", nargs="+", type=int, metavar="I",
+                            help="0-based indices into the plan (questions, audit instances, options tasks, hedging "
+                            "paths): --instances 5 is the sixth item, one episode; the first N: --limit N")
+        parser.add_argument("--limit", type=int, help="run only the plan's first N episodes (or --instances, not both)")
         parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="reset seeds (default: 0)")
     parser.add_argument("--symbols", nargs="+",
                         help="market envs: one episode per symbol (default: HERCULEAN's MSFT TSLA AAPL NVDA); "
@@ -91,7 +93,7 @@ def selection_arguments(parser: argparse.ArgumentParser, *, one: bool = False) -
     parser.add_argument("--end", help="window end YYYY-MM-DD (overrides the split's)")
     parser.add_argument("--env-kwargs", help="more env arguments as a JSON object, e.g. '{\"fee_bps\": 10}', or "
                         "FinReport-v0's peer basket of a user symbol '{\"peers\": {\"TSLA2\": [\"AAPL\", "
-                        "\"MSFT\"]}}' (--start/--end win over the same keys; recorded with the run)")
+                        "\"MSFT\"]}}' (not split/symbol/symbols: their flags set them; recorded with the run)")
 
 
 
@@ -152,17 +154,86 @@ def extra_body(text: str | None) -> dict[str, Any] | None:
     return json_object("--extra-body", text)
 
 
+#: Env arguments a selection flag sets for every episode: in ``--env-kwargs`` they are never what is played.
+SELECTION_KEYS = {"split": "--split", "symbol": "--symbols", "symbols": "--symbols"}
+
+
 def window_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The env arguments of an agent command: ``--env-kwargs``, then the window and text-wrapper flags over it."""
-    out = dict(json_object("--env-kwargs", getattr(args, "env_kwargs", None)) or {})
-    out |= {k: getattr(args, k) for k in ("start", "end") if getattr(args, k, None)}
+    """The env arguments of an agent command: ``--env-kwargs``, with the window and text-wrapper flags (each names
+    one env argument; one flag, one meaning).
+
+    Raises:
+        ValueError: ``--env-kwargs`` names what a selection flag sets (``split``: ``--split``, ``symbol``/``symbols``:
+            ``--symbols``), or gives a key a flag also gives (``start``, ``end``, ``tools``, ``debate``, ``python``)
+            another value.
+    """
+    given = dict(json_object("--env-kwargs", getattr(args, "env_kwargs", None)) or {})
+    for key, flag in SELECTION_KEYS.items():
+        if key in given:
+            raise ValueError(f"--env-kwargs names {key!r}, which {flag} sets; give it with {flag} only")
+    flags: dict[str, Any] = {k: getattr(args, k) for k in ("start", "end") if getattr(args, k, None)}
     if getattr(args, "tools", None):  # the text wrapper's tool mode travels with the env's arguments
-        out["tools"] = args.tools
+        flags["tools"] = args.tools
     if getattr(args, "debate", False):  # so does the debate round
-        out["debate"] = True
+        flags["debate"] = True
     if getattr(args, "python", False):  # and the sandboxed Python tool
-        out["python"] = True
-    return out
+        flags["python"] = True
+    for key, value in flags.items():
+        if key in given and given[key] != value:
+            raise ValueError(f"--{key} {value} and --env-kwargs {key}={str(given[key])[:60]!r} disagree; give it once")
+    return given | flags
+
+
+def flag_defaults(parser: argparse.ArgumentParser, dests: tuple[str, ...]) -> dict[str, Any]:
+    """The defaults of ``dests`` (recorded on the namespace as ``flag_defaults``: :func:`check_resume_flags`)."""
+    return {dest: parser.get_default(dest) for dest in dests}
+
+
+def check_resume_flags(args: argparse.Namespace, dests: tuple[str, ...]) -> None:
+    """``--resume RUN`` continues a run as its run.json recorded it: a flag among ``dests`` given another value
+    than its default would be recorded nowhere and never played, so it is refused before any work."""
+    given = changed_flags(args, dests)
+    if given:
+        raise ValueError(f"--resume continues {args.resume} as its run.json recorded it; {', '.join(given)} would not "
+                         "be played: drop them, or start a new run")
+
+
+#: The flags of a model endpoint's requests (:func:`agent_arguments`): an A2A agent takes only ``--timeout``.
+ENDPOINT_FLAGS = ("api_key_env", "temperature", "max_tokens", "tool_choice", "extra_body", "timeout")
+
+
+def changed_flags(args: argparse.Namespace, dests: tuple[str, ...]) -> list[str]:
+    """The flags among ``dests`` given another value than their default (``flag_defaults`` on the namespace)."""
+    defaults = getattr(args, "flag_defaults", {})
+    return [f"--{dest.replace('_', '-')}" for dest in dests if dest in defaults
+            and getattr(args, dest, None) != defaults[dest]]
+
+
+def check_agent_flags(args: argparse.Namespace) -> None:
+    """The endpoint flags apply to a model: without ``--base-url/--model`` (the offline scripted agent) or with
+    ``--a2a-url`` (which takes only ``--timeout``) they would be played by no one, so they fail before any work."""
+    if args.a2a_url and (args.base_url or args.model):
+        raise ValueError("give --a2a-url or --base-url/--model, not both")
+    if not (args.base_url or args.model):
+        unused = changed_flags(args, ENDPOINT_FLAGS[:-1] if args.a2a_url else ENDPOINT_FLAGS)
+        if unused:
+            who = "a remote A2A agent (--a2a-url) takes only --timeout" if args.a2a_url else (
+                "without --base-url/--model the offline scripted agent runs, which takes none of them")
+            raise ValueError(f"{', '.join(unused)}: only a model endpoint's requests take them; {who}")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise ValueError(f"--timeout {args.timeout}: seconds per request, > 0")
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise ValueError(f"--max-tokens {args.max_tokens}: a reply's token cap, >= 1")
+    if not (math.isfinite(args.temperature) and args.temperature >= 0):
+        raise ValueError(f"--temperature {args.temperature}: a sampling temperature, >= 0")
+
+
+def check_instances_or_limit(args: argparse.Namespace) -> None:
+    """``--instances`` (indices into the plan) and ``--limit`` (the plan's first N) are two ways to say which
+    episodes run: one of them."""
+    if getattr(args, "instances", None) is not None and getattr(args, "limit", None) is not None:
+        raise ValueError("give --instances I [I ...] (indices into the plan) or --limit N (the plan's first N "
+                         "episodes), not both")
 
 
 # ---------------------------------------------------------------------------- Ctrl-C
@@ -236,24 +307,54 @@ def print_unfinished(outcomes: Any, shown_at_most: int = 5) -> None:
 EXIT_STOPPED = 3
 
 
-def run_exit_code(summary: Any) -> int:
-    """The exit code of an ``llm``/``harness`` run and its last line's words: 0 complete (or waiting for live data),
-    :data:`EXIT_STOPPED` when every unfinished episode stopped at ``--max-decisions`` as asked, 1 otherwise."""
-    if summary.status in ("complete", "waiting"):
-        return 0
+def _stopped_as_asked(summary: Any) -> bool:
+    """Every unfinished episode stopped at ``--max-decisions`` (status ``partial``), and nothing else went wrong."""
     unfinished = [o for o in summary.outcomes if o.status not in ("complete", "skipped", "failed")]
-    if summary.status == "incomplete" and unfinished and all(o.status == "partial" for o in unfinished):
+    return summary.status == "incomplete" and bool(unfinished) and all(o.status == "partial" for o in unfinished)
+
+
+def finish_run(summary: Any, note: str = "") -> int:
+    """The end of an agent run (``llm``, ``harness``): its unfinished episodes on stderr, then the last line and the
+    exit code. A run with an episode the endpoint never answered (every decision failed: not scored) is failed
+    (exit 1) even though every episode finished; a run stopped where ``--max-decisions`` asked exits
+    :data:`EXIT_STOPPED` with the ``--resume`` command; otherwise ``run <status>``, exit 0 when complete or waiting."""
+    print_unfinished(summary.outcomes)
+    failed = summary.endpoint_failed
+    where = f"{summary.run_dir}/ ({summary.seconds:.1f} s){note}"
+    if not failed and _stopped_as_asked(summary):
+        print(f"run stopped at --max-decisions as asked: {where}; continue with --resume {summary.run_dir}")
         return EXIT_STOPPED
-    return 1
+    if failed and summary.status == "complete":
+        print(f"run failed: {len(failed)} of {len(summary.outcomes)} episode(s) got no reply from the endpoint on any "
+              f"decision and are not scored: {where}")
+        return 1
+    extra = f"; {len(failed)} episode(s) got no reply from the endpoint and are not scored" if failed else ""
+    print(f"run {summary.status}{extra}: {where}")
+    return 0 if summary.status in ("complete", "waiting") and not failed else 1
 
 
-def run_last_line(summary: Any, extra: str = "") -> str:
-    """The run's last line: its status, folder and time; a run stopped by ``--max-decisions`` says so and how to go
-    on."""
-    if run_exit_code(summary) == EXIT_STOPPED:
-        return (f"run stopped at --max-decisions as asked: {summary.run_dir}/ ({summary.seconds:.1f} s); continue "
-                f"with --resume {summary.run_dir}{extra}")
-    return f"run {summary.status}: {summary.run_dir}/ ({summary.seconds:.1f} s){extra}"
+def reachable_agent(make: Callable[[], Any]) -> Any:
+    """Build an agent (an A2A agent reads its Agent Card now) and check its endpoint answers (:func:`check_endpoint`);
+    either failing is a ValueError (exit 2) naming the URL, before any work."""
+    from finenvs.evaluation.endpoints import EndpointError
+
+    try:
+        agent = make()
+    except EndpointError as exc:
+        raise ValueError(f"the endpoint does not answer, nothing was run: {exc}") from None
+    check_endpoint(agent)
+    return agent
+
+
+def check_judge(args: argparse.Namespace) -> None:
+    """``--judge-base-url`` and ``--judge-model`` go together, and the judge answers, before any work (it is asked
+    after the run)."""
+    if bool(getattr(args, "judge_base_url", None)) != bool(getattr(args, "judge_model", None)):
+        raise ValueError("--judge-base-url and --judge-model go together")
+    if getattr(args, "judge_base_url", None):
+        from finenvs.evaluation.endpoints import OpenAIChatAgent
+
+        check_endpoint(OpenAIChatAgent(args.judge_model, args.judge_base_url, api_key_env=args.judge_api_key_env))
 
 
 def check_endpoint(agent: Any) -> None:

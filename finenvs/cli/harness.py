@@ -8,11 +8,12 @@ from pathlib import Path
 
 from finenvs.cli.checks import check_env_kwargs, check_episodes
 from finenvs.cli.common import (
+    check_instances_or_limit,
+    check_resume_flags,
+    finish_run,
+    flag_defaults,
     name_the_run,
-    print_unfinished,
-    run_exit_code,
     run_folder_interrupted,
-    run_last_line,
     selection_arguments,
     text_mode_arguments,
     window_kwargs,
@@ -59,7 +60,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          help="a folder bound writable as the confined program's HOME (its settings and state "
                          "across attempts); default: an empty private home per attempt")
     harness.add_argument("--quiet", action="store_true", help="no progress bar")
-    harness.set_defaults(handler=handle, interrupted=run_folder_interrupted)
+    harness.set_defaults(handler=handle, interrupted=run_folder_interrupted,
+                         flag_defaults=flag_defaults(harness, RECORDED))
+
+
+#: The flags whose values a harness run folder records (run.json's config and agent): ``--resume`` takes them from
+#: there.
+RECORDED = ("env", "split", "symbols", "instances", "limit", "seeds", "start", "end", "env_kwargs", "tools", "python",
+            "debate", "max_tool_calls", "default_action", "timeout", "out", "name")
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -69,9 +77,11 @@ def handle(args: argparse.Namespace) -> int:
     from finenvs.evaluation.score import score_run, terminal_report
     from finenvs.tasks import task_of
 
+    check_instances_or_limit(args)
     if args.resume is not None:
         from finenvs.evaluation.integrity import open_run_to_resume
 
+        check_resume_flags(args, RECORDED)  # flags a resumed run would not play fail before any work
         meta, _ = open_run_to_resume(args.resume)  # the command it runs comes from a verified run.json
         recorded = meta.get("agent") or {}
         if recorded.get("kind") != "harness":
@@ -109,7 +119,5 @@ def handle(args: argparse.Namespace) -> int:
                          home=args.agent_home, commit_grace=grace)
     summary = run_harness(config, agent, out=args.out, name=args.name, resume=args.resume, progress=not args.quiet)
     print(terminal_report(score_run(summary.run_dir)))
-    print_unfinished(summary.outcomes)
-    print(run_last_line(summary, f"; each invocation's prompt, MCP config and output logs are in "
-                                 f"{summary.run_dir}/harness/"))
-    return run_exit_code(summary)
+    return finish_run(summary, f"; each invocation's prompt, MCP config and output logs are in {summary.run_dir}/"
+                      "harness/")

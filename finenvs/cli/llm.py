@@ -11,16 +11,20 @@ from typing import Any
 
 from finenvs.cli.checks import check_env_kwargs, check_episodes
 from finenvs.cli.common import (
+    ENDPOINT_FLAGS,
     agent_arguments,
-    check_endpoint,
+    check_agent_flags,
+    check_instances_or_limit,
+    check_judge,
+    check_resume_flags,
     extra_body,
+    finish_run,
+    flag_defaults,
     judge_arguments,
     name_the_run,
-    print_unfinished,
-    run_exit_code,
+    reachable_agent,
     run_folder_interrupted,
     run_judge,
-    run_last_line,
     selection_arguments,
     text_mode_arguments,
     window_kwargs,
@@ -60,7 +64,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     llm.add_argument("--resume", type=Path, help="continue an interrupted run folder (its run.json gives the setup)")
     llm.add_argument("--quiet", action="store_true", help="no progress bar")
     judge_arguments(llm)
-    llm.set_defaults(handler=handle, interrupted=run_folder_interrupted)
+    llm.set_defaults(handler=handle, interrupted=run_folder_interrupted, flag_defaults=flag_defaults(llm, RECORDED + ENDPOINT_FLAGS))
+
+
+#: The flags whose values a run folder records (run.json's config, env arguments and prices): ``--resume`` takes
+#: them from there. (The agent flags too, unless --base-url/--model/--a2a-url name a new agent.)
+RECORDED = ("env", "split", "symbols", "instances", "limit", "seeds", "start", "end", "env_kwargs", "max_tool_calls",
+            "tools", "python", "debate", "decision_timeout", "retries", "concurrency", "format_retries",
+            "herculean_rule", "price_in", "price_out", "prices", "out", "name")
 
 
 def _agent(args: argparse.Namespace, env_id: str, meta: Mapping[str, Any] | None = None) -> Any:
@@ -74,6 +85,27 @@ def _agent(args: argparse.Namespace, env_id: str, meta: Mapping[str, Any] | None
                       max_tokens=args.max_tokens, tool_choice=args.tool_choice, extra_body=extra_body(args.extra_body))
 
 
+def _check_flags(args: argparse.Namespace) -> None:
+    """Flags that contradict each other, or that a resumed run would not play, fail before any work."""
+    from finenvs.evaluation.llm import HERCULEAN_ATTEMPTS
+
+    check_instances_or_limit(args)
+    if args.resume is not None and not (args.base_url or args.model or args.a2a_url):
+        check_resume_flags(args, RECORDED + ENDPOINT_FLAGS)  # the recorded agent, as recorded
+    else:
+        check_resume_flags(args, RECORDED if args.resume is not None else ())
+        check_agent_flags(args)
+    if args.prices is not None and (args.price_in is not None or args.price_out is not None):
+        raise ValueError("give --prices FILE or --price-in/--price-out, not both")
+    if (args.price_in is None) != (args.price_out is None):
+        raise ValueError("--price-in and --price-out go together (dollars per million prompt and completion tokens)")
+    if args.herculean_rule and 0 < args.format_retries < HERCULEAN_ATTEMPTS - 1:
+        raise ValueError(f"--herculean-rule gives every decision {HERCULEAN_ATTEMPTS} attempts; --format-retries "
+                         f"{args.format_retries} would give {args.format_retries + 1}: give one of them")
+    if bool(args.judge_base_url) != bool(args.judge_model):
+        raise ValueError("--judge-base-url and --judge-model go together")
+
+
 def handle(args: argparse.Namespace) -> int:
     name_the_run(args)  # named now: a Ctrl-C can point at it
     from finenvs.evaluation.llm import PriceTable, RunConfig, run_llm
@@ -81,6 +113,7 @@ def handle(args: argparse.Namespace) -> int:
     from finenvs.tasks import task_of
 
     meta = None
+    _check_flags(args)  # before any work
     if args.resume is not None:
         from finenvs.evaluation.integrity import open_run_to_resume
 
@@ -107,8 +140,8 @@ def handle(args: argparse.Namespace) -> int:
             prices = PriceTable.load(args.prices, args.model)
         else:
             prices = PriceTable(args.price_in, args.price_out)
-    agent = _agent(args, config.env_id, meta)
-    check_endpoint(agent)  # an unreachable endpoint: exit 2 before any run folder
+    agent = reachable_agent(lambda: _agent(args, config.env_id, meta))  # unreachable: exit 2 before any run folder
+    check_judge(args)  # so is an unreachable judge (it is asked after the run)
     if not args.quiet and agent.describe().get("kind") == "scripted":
         print(f"no --base-url/--model or --a2a-url: running the offline scripted agent ({agent.name})",
               file=sys.stderr)
@@ -116,7 +149,5 @@ def handle(args: argparse.Namespace) -> int:
                       progress=not args.quiet)
     print(terminal_report(score_run(summary.run_dir)))
     run_judge(args, summary.run_dir)
-    print_unfinished(summary.outcomes)
-    print(run_last_line(summary))
-    return run_exit_code(summary)
+    return finish_run(summary)
 

@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from finenvs.cli.common import judge_arguments, run_judge
+from finenvs.cli.common import check_judge, judge_arguments, run_judge
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +37,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.export_herculean is not None:
         return herculean_files.cli_export(args.run_dir, args.export_herculean)
 
+    check_judge(args)  # an unreachable judge: exit 2 before scoring
     result = score_run(args.run_dir)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))

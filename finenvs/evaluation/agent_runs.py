@@ -71,22 +71,37 @@ def run_agent(agent: BenchAgent, task: TaskSpec, selection: Selection, root: Pat
     for e in score.episodes:
         single = task.metrics_of_run([e.metrics]) if e.metrics is not None else None
         episodes.append({"index": e.index, "label": e.label, "status": e.status, "metrics": single,
-                         "episode": e.metrics, "reason": e.reason, "reproduced": e.reproduced})
+                         "episode": e.metrics, "reason": e.reason, "reproduced": e.reproduced,
+                         "endpoint_failed": e.endpoint_failed})
+    no_reply = [e for e in score.episodes if e.endpoint_failed]
     return {"agent": agent.name, "model": agent.model, "debate_of": agent.debate_of, "family": task.family,
             "env": task.env_id,
             "split": selection.split, "run_dir": str(summary.run_dir), "status": summary.status,
-            "metrics": score.run_metrics(), "episodes": episodes, "efficiency": score.efficiency(),
+            # an episode the endpoint never answered makes the run a failed evaluation: no run metrics, "failed"
+            "metrics": None if no_reply else score.run_metrics(), "episodes": episodes,
+            "efficiency": score.efficiency(), "endpoint_failed": len(no_reply),
+            "endpoint_failure": (f"{len(no_reply)} of {len(episodes)} episode(s) got no reply from the endpoint on "
+                                 f"any decision (first: {no_reply[0].label}: {no_reply[0].reason})") if no_reply else None,
             "reproduced": score.reproduced, "signature": score.signature,
             "failed": sum(e["status"] == "failed" for e in episodes),
             # why the run did not finish (an endpoint that never answered, ...): the first unfinished episode's cause
             "unfinished": next((f"{o.spec.label()}: {o.message}" for o in summary.outcomes
-                                if o.status not in ("complete", "skipped", "waiting")), None),
+                                if o.status not in ("complete", "failed", "skipped", "waiting")), None),
             "prices": None if prices is None or None in (prices.input_per_million, prices.output_per_million) else
             {"input_per_million": prices.input_per_million, "output_per_million": prices.output_per_million}}
 
 
+#: What a scorecard cell shows for a run or an episode the endpoint never answered (never a score).
+FAILED_CELL = "failed"
+
+
 def _cell(column: Column, metrics: dict[str, Any] | None) -> str:
     return column.cell(metrics)
+
+
+def run_cells(columns: Sequence[Column], run: Mapping[str, Any]) -> list[str]:
+    """A run's metric cells in a table: ``failed`` for each when the endpoint never answered one of its episodes."""
+    return [FAILED_CELL if run.get("endpoint_failed") else _cell(c, run["metrics"]) for c in columns]
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -105,7 +120,7 @@ def agents_markdown(task: TaskSpec, runs: list[dict[str, Any]]) -> list[str]:
         eff = run["efficiency"]
         tcd = eff.get("tool_calls_per_decision")
         rows.append([md_text(run["agent"]), md_text(run["split"]), str(len(run["episodes"])),
-                     *(_cell(c, run["metrics"]) for c in task.columns), str(run["failed"]),
+                     *run_cells(task.columns, run), str(run["failed"]),
                      str(eff["format_errors"]), "n/a" if tcd is None or not math.isfinite(tcd) else f"{tcd:.2f}",
                      str(eff["look_ahead_attempts"]), "n/a" if eff["tokens"] is None else str(eff["tokens"]),
                      ("yes" if run["reproduced"] else "NO") + (f", {run['signature']}" if run.get("signature") else "")])
@@ -222,7 +237,10 @@ def herculean_tables(tasks: list[TaskSpec], runs: list[dict[str, Any]], baseline
                 rows.append({"agent": agent, "cells": dict(by_label)})
             for r in family_runs:
                 cells = ({e["label"]: e["metrics"] for e in r["episodes"]} if per_label else {"all": r["metrics"]})
-                rows.append({"agent": r["agent"], "cells": cells})
+                # the labels whose episodes the endpoint never answered (the whole run's, without labels): "failed"
+                failed = ([e["label"] for e in r["episodes"] if e.get("endpoint_failed")] if per_label
+                          else ["all"] if r.get("endpoint_failed") else [])
+                rows.append({"agent": r["agent"], "cells": cells, **({"failed": failed} if failed else {})})
             split_tables.append({
                 "workflow": task.bench.herculean, "env": task.env_id, "labels": labels or ["all"],
                 "columns": [{"key": c.key, "label": c.label, "scale": c.scale, "digits": c.digits} for c in columns],
@@ -237,15 +255,18 @@ def herculean_markdown(tables: dict[str, Any], splits: tuple[str, ...]) -> list[
              "HERCULEAN's four workflows for every agent, backtest (Table 2) and live (Table 3), HERCULEAN's "
              "conventions ((H) columns: entry fee in the first value, exit fee in the last, Sharpe over non-zero "
              "days). \"—\": the episode failed under HERCULEAN's rule (no valid decision after five attempts) or did "
-             "not run. Published rows are the paper's own figures for the same window.", ""]
+             "not run; \"failed\": the endpoint never answered the episode (no score). Published rows are the "
+             "paper's own figures for the same window.", ""]
     for split in splits:
         title = "Table 3 (live)" if split == PUBLISHED_SPLITS["live"] else "Table 2 (backtest)"
         for t in tables.get(split, []):
             columns = [Column(c["key"], c["label"], c["scale"], c["digits"]) for c in t["columns"]]
             headers = ["agent", *(f"{md_text(label)} {c.label}" if label != "all" else c.label
                                   for label in t["labels"] for c in columns)]
-            rows = [[md_text(row["agent"]), *(c.cell(row["cells"].get(label)) if row["cells"].get(label) is not None else "—"
-                                     for label in t["labels"] for c in columns)] for row in t["rows"]]
+            rows = [[md_text(row["agent"]), *(FAILED_CELL if label in row.get("failed", ()) else
+                                              c.cell(row["cells"].get(label)) if row["cells"].get(label) is not None
+                                              else "—" for label in t["labels"] for c in columns)]
+                    for row in t["rows"]]
             lines += [f"### {title}: {t['workflow']} ({t['env']}, split {md_text(split)})", "", *_table(headers, rows),
                       ""]
     return lines
@@ -281,6 +302,10 @@ def debate_record(run: dict[str, Any]) -> dict[str, Any]:
             "outcomes": dict(Counter(str(r["outcome"]) for r in rows)), "run_dir": run.get("run_dir")}
 
 
+#: The error of a FAB++ task whose episode the endpoint never answered (the aggregate marks its agent failed).
+ENDPOINT_FAILED_TASK = "no reply from the endpoint: "
+
+
 def fabpp_tasks(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, float | None, str | None]]]:
     """Per agent, its FAB++ tasks ``(section, task id, 0-100 score, error)`` from the families' episode metrics
     (``section`` and ``task_score``); an episode that failed or did not finish scores 0 with its reason."""
@@ -290,6 +315,9 @@ def fabpp_tasks(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, fl
             full = e.get("episode") or {}
             if full and "section" in full:
                 out.setdefault(run["agent"], []).append((full["section"], e["label"], full.get("task_score"), None))
+            elif e.get("endpoint_failed"):  # never a score: the agent's aggregate is failed (its note says why)
+                out.setdefault(run["agent"], []).append(((run.get("sections") or ["-"])[0], e["label"], None,
+                                                         ENDPOINT_FAILED_TASK + str(e.get("reason"))))
             elif e["status"] != "complete":
                 section = (run.get("sections") or [None])[0]
                 if section is not None:

@@ -38,7 +38,10 @@ defaults; while the endpoint has answered no decision of the run, an episode
 whose first decision finds no endpoint (not reached, timed out, 429/5xx after
 every retry) stops before anything is recorded (an unreachable endpoint is never
 scored as the default action) and the episodes after it do not start;
-``--resume`` continues them later. Episodes run concurrently
+``--resume`` continues them later. Once the endpoint has answered, a decision
+that still gets no reply is recorded with ``endpoint_failed``; an episode none of
+whose decisions got a reply ends ``failed`` (no metrics, never scored on the
+defaults it took; :attr:`RunSummary.endpoint_failed`). Episodes run concurrently
 (``concurrency``, an asyncio semaphore).
 """
 
@@ -574,6 +577,12 @@ class RunSummary:
     def episode_records(self) -> list[Mapping[str, Any]]:
         return [o.record for o in self.outcomes if o.record is not None]
 
+    @property
+    def endpoint_failed(self) -> list[EpisodeOutcome]:
+        """The episodes that failed because the endpoint failed on every one of their decisions (not scored)."""
+        return [o for o in self.outcomes if o.record is not None and o.record.get("status") == "failed"
+                and "endpoint_failed_decisions" in o.record]
+
 
 #: How an episode whose first decision found no endpoint ends (status ``aborted``; nothing recorded or scored).
 NEVER_ANSWERED = "the endpoint never answered"
@@ -637,7 +646,8 @@ async def run_episode(
                 reason = (f"no valid decision after {config.format_retries + 1} attempts at step "
                           f"{session.step_index}: {decision.parsed.invalid}")
                 record = session.fail(reason, messages=decision.messages, raw_text=decision.raw_text,
-                                      usage=decision.usage, errors=decision.errors)
+                                      usage=decision.usage, errors=decision.errors,
+                                      endpoint_failed=decision.endpoint_failed)
                 if on_decision is not None:
                     on_decision(1)
                 return EpisodeOutcome(spec, "failed", record, session.step_index, reason)
@@ -654,6 +664,7 @@ async def run_episode(
                 timing={"seconds": decision.seconds, "llm_seconds": decision.llm_seconds,
                         "tool_seconds": decision.tool_seconds},
                 extra={"commit_arguments": decision.commit_arguments},
+                endpoint_failed=decision.endpoint_failed,
             )
             if on_decision is not None:
                 on_decision(1)
@@ -671,13 +682,17 @@ async def run_episode(
                              retries=decision.retries, endpoint_errors=decision.endpoint_errors,
                              errors=decision.errors, commit_arguments=decision.commit_arguments,
                              timing={"seconds": decision.seconds, "llm_seconds": decision.llm_seconds,
-                                     "tool_seconds": decision.tool_seconds})
+                                     "tool_seconds": decision.tool_seconds},
+                             **({"endpoint_failed": True} if decision.endpoint_failed else {}))
                 if on_decision is not None:
                     on_decision(1)
             return EpisodeOutcome(spec, "waiting", None, session.step_index,
                                   f"waiting at {session.date}: its decision is recorded; add the next bar(s) with "
                                   "finenvs data add, then continue with finenvs llm --resume RUN --live")
-        return EpisodeOutcome(spec, "complete", session.episode_record, session.step_index)
+        final = session.episode_record
+        if final is not None and final.get("status") == "failed":  # the endpoint failed on every decision
+            return EpisodeOutcome(spec, "failed", final, session.step_index, str(final.get("reason")))
+        return EpisodeOutcome(spec, "complete", final, session.step_index)
     finally:
         if bind is not None:
             bind(None)

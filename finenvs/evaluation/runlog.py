@@ -106,6 +106,8 @@ class StepRecord(_StepFields, total=False):
     commit_arguments: Any
     #: a pending decision committed by a later session: the date it was decided at
     decided_pending: str
+    #: the decision got no reply: the endpoint (or the agent program) failed on every request (written when true)
+    endpoint_failed: bool
 
 
 class _PendingFields(TypedDict):
@@ -136,6 +138,7 @@ class PendingRecord(_PendingFields, total=False):
     errors: list[str]
     commit_arguments: Any
     timing: dict[str, float]
+    endpoint_failed: bool
 
 
 class _EpisodeFields(TypedDict):
@@ -160,6 +163,8 @@ class EpisodeRecord(_EpisodeFields, total=False):
     #: a failed episode: why, and the attempt of its failed decision
     reason: str
     failed_decision: dict[str, Any]
+    #: an episode failed because the endpoint failed on every one of its decisions: how many they were
+    endpoint_failed_decisions: int
 
 
 #: A trajectory line, without the chain fields (:data:`CHAIN_FIELDS`) readers strip.

@@ -63,7 +63,7 @@ from finenvs.evaluation.runlog import (
     run_format,
     same_number,
 )
-from finenvs.evaluation.session import EpisodeTotals
+from finenvs.evaluation.session import EpisodeTotals, endpoint_failed_everywhere
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
 
 #: Invalid reasons of decisions that produced no reply to parse again.
@@ -87,6 +87,8 @@ class EpisodeScore:
     mismatches: list[str] = field(default_factory=list)
     reparse_mismatches: int = 0
     reason: str | None = None
+    #: failed because the endpoint failed on every decision (re-derived from the step lines): not scored
+    endpoint_failed: bool = False
 
 
 @dataclass
@@ -178,6 +180,13 @@ class RunScore:
         }
 
     def run_metrics(self) -> dict[str, Any] | None:
+        """The family's run metrics over the complete episodes (None when none completed, or when the endpoint
+        failed on every decision of an episode: a failed evaluation has no score)."""
+        if any(e.endpoint_failed for e in self.episodes):
+            return None
+        return self.complete_metrics()
+
+    def complete_metrics(self) -> dict[str, Any] | None:
         """The family's run metrics over the complete episodes (None when none completed)."""
         done = [e.metrics for e in self.episodes if e.status == "complete" and e.metrics is not None]
         if self.task is None or not done:
@@ -205,6 +214,7 @@ class RunScore:
             "missing": self.missing,
             "metrics": self.run_metrics(),
             "failed_episodes": sum(e.status == "failed" for e in self.episodes),
+            "endpoint_failed_episodes": sum(e.endpoint_failed for e in self.episodes),
             "efficiency": self.efficiency(),
             "episodes": [
                 {**{k: v for k, v in asdict(e).items() if k != "totals"}, "totals": asdict(e.totals)}
@@ -262,6 +272,15 @@ def _score_episode(spec: EpisodeSpec, steps: list[dict[str, Any]], final: dict[s
         score.mismatches.append(f"recorded steps {[s.get('step') for s in steps][:10]} are not 0..{len(steps) - 1}")
     if int(final.get("steps", -1)) != len(steps):
         score.mismatches.append(f"the episode record says {final.get('steps')} steps; {len(steps)} are recorded")
+    # the verdict again from the step lines: an episode whose every decision got no reply is failed, not scored
+    attempt = final.get("failed_decision") if status == "failed" else None  # HERCULEAN's rule: the failed one
+    no_reply = endpoint_failed_everywhere([*steps, *([attempt] if isinstance(attempt, dict) else [])])
+    if no_reply and status == "complete":
+        score.mismatches.append(f"every one of its {len(steps)} decision(s) got no reply from the endpoint: the "
+                                "episode is failed, yet its record says complete")
+    elif "endpoint_failed_decisions" in final and not (no_reply and status == "failed"):
+        score.mismatches.append("its record says the endpoint failed on every decision; the step lines disagree")
+    score.endpoint_failed = no_reply and status == "failed"
     try:
         rewards, metrics, _ = replay_episode(spec, [s.get("env_action") for s in steps],
                                              complete=status == "complete", envs=envs)
@@ -561,19 +580,26 @@ def efficiency_table(score: RunScore) -> str:
 
 
 def metrics_line(score: RunScore) -> str:
-    """The run's headline metrics over its complete episodes, in the family's columns."""
-    metrics = score.run_metrics()
+    """The run's headline metrics over its complete episodes, in the family's columns (no score when the endpoint
+    failed on every decision of an episode)."""
+    metrics = score.complete_metrics()
     done = sum(e.status == "complete" for e in score.episodes)
     failed = sum(e.status == "failed" for e in score.episodes)
+    no_reply = sum(e.endpoint_failed for e in score.episodes)
+    why = "; ".join(part for part in (
+        f"{failed - no_reply} failed (HERCULEAN's rule: shown as —)" if failed > no_reply else "",
+        f"{no_reply} failed: the endpoint failed on every decision, not scored" if no_reply else "") if part)
     if score.task is None or metrics is None:
-        return f"no complete episode ({failed} failed)" if failed else "no complete episode"
+        return f"no complete episode ({why})" if failed else "no complete episode"
     cells = ", ".join(f"{c.label} {c.cell(metrics)}" for c in score.task.columns)
+    if no_reply:
+        return (f"{score.task.env_id}: no score, {no_reply} of {len(score.episodes)} episode(s) failed (the endpoint "
+                f"failed on every decision); the {done} complete episode(s) alone: {cells}")
     if metrics.get("debated"):
         outcomes = ", ".join(f"{k} {v}" for k, v in metrics["debate_outcomes"].items())
         cells += (f"; FAB++ debate over {metrics['debated']}: mean multiplier {metrics['debate_multiplier']:.3f} "
                   f"({outcomes}), debated score {metrics['debated_score']:.2f}")
-    return f"{score.task.env_id} over {done} complete episode(s): {cells}" + (
-        f"; {failed} failed (HERCULEAN's rule: shown as —)" if failed else "")
+    return f"{score.task.env_id} over {done} complete episode(s): {cells}" + (f"; {why}" if failed else "")
 
 
 def confinement_line(meta: dict[str, Any]) -> str | None:
@@ -615,6 +641,10 @@ def terminal_report(score: RunScore) -> str:
         for e in score.episodes:
             for m in e.mismatches[:5]:
                 lines.append(f"  episode {e.index}: {m}")
+    no_reply = [e for e in score.episodes if e.endpoint_failed]
+    if no_reply:
+        lines.append(f"FAILED: {len(no_reply)} of {len(score.episodes)} episode(s) got no reply from the endpoint on "
+                     f"any decision and are not scored (first: episode {no_reply[0].index}: {no_reply[0].reason})")
     if status == "incomplete":
         lines.append(f"INCOMPLETE: {len(done)} of {len(score.episodes)} planned episode(s) finished; "
                      f"{score.resume_hint()}")

@@ -37,6 +37,19 @@ from finenvs.tools.registry import ToolResult
 from finenvs.wrappers.text import DEFAULT_HISTORY, TextInterface
 
 
+def endpoint_failed_everywhere(steps: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every decision of an episode got no reply (its step records say ``endpoint_failed``): such an
+    episode is failed, never scored on the default actions the runner took for it."""
+    return bool(steps) and all(step.get("endpoint_failed") is True for step in steps)
+
+
+def endpoint_failure_reason(steps: Sequence[Mapping[str, Any]]) -> str:
+    """The reason an episode failed at the endpoint: how many decisions, and the last one's error."""
+    last = str(steps[-1].get("invalid") or "") if steps else ""
+    return (f"the endpoint failed on all {len(steps)} decision(s) of the episode (last: {last[:300]}); "
+            "it is not scored")
+
+
 def _add(total: int | None, value: Any) -> int | None:
     """Token sums: unknown (None) anywhere makes the total unknown, never 0."""
     return None if total is None or value is None else total + int(value)
@@ -206,8 +219,12 @@ class EpisodeSession:
         timing: dict[str, float] | None = None,
         extra: dict[str, Any] | None = None,
         resolve: bool = True,
+        endpoint_failed: bool = False,
     ) -> StepRecord:
         """Take the decision: step the env, write the step record (and the episode record at the end).
+
+        ``endpoint_failed``: the decision got no reply (the endpoint failed on every request; the runner took the
+        protocol's default). An episode whose decisions all got none ends ``failed`` (no metrics), not scored.
 
         Returns:
             The step record.
@@ -264,6 +281,8 @@ class EpisodeSession:
             record["reply_action"], record["reply_valid"] = parsed.name, parsed.valid
         if extra:
             record.update(extra)  # type: ignore[typeddict-item]  # the caller's fields (commit_arguments, ...)
+        if endpoint_failed:
+            record["endpoint_failed"] = True
         self._advance(record, obs, info, terminated, truncated)
         return record
 
@@ -307,30 +326,41 @@ class EpisodeSession:
         parsed = ParsedAction(self.protocol.decode(record.get("env_action")), str(record.get("action")),
                               record.get("invalid"), record.get("via", "default"), record.get("reasoning", ""))
         keep: dict[str, Any] = {k: record[k] for k in ("messages", "usage", "cost_usd", "requests", "retries",
-                                                       "endpoint_errors", "errors", "timing", "commit_arguments")
+                                                       "endpoint_errors", "errors", "timing", "commit_arguments",
+                                                       "endpoint_failed")
                                 if k in record}
         self._pending_calls = list(record.get("tool_calls") or [])
         self.commit(parsed, raw_text=record.get("raw_text"), messages=keep.pop("messages", None),
                     usage=keep.pop("usage", None), cost_usd=keep.pop("cost_usd", None),
                     requests=keep.pop("requests", 0), retries=keep.pop("retries", 0),
                     endpoint_errors=keep.pop("endpoint_errors", 0), errors=keep.pop("errors", None),
-                    timing=keep.pop("timing", None),
+                    timing=keep.pop("timing", None), endpoint_failed=keep.pop("endpoint_failed", False) is True,
                     extra={**keep, "prompt": record.get("prompt"), "decided_pending": record.get("date")},
                     resolve=False)
 
-    def fail(self, reason: str, **attempt: Any) -> EpisodeRecord:
+    def fail(self, reason: str, *, endpoint_failed: bool = False, **attempt: Any) -> EpisodeRecord:
         """End the episode as failed (HERCULEAN's rule: no valid decision after its attempts): no metrics, "—"
-        in tables. ``attempt`` (messages, raw text, usage, errors of the failed decision) is kept in the record."""
+        in tables. ``attempt`` (messages, raw text, usage, errors of the failed decision) is kept in the record.
+        ``endpoint_failed``: the failed decision got no reply; if no earlier decision got one either, the episode
+        failed at the endpoint (``endpoint_failed_decisions``), not by the agent's choice."""
         self.done = True
         calls, self._pending = self._pending, []
+        decision: dict[str, Any] = {**attempt, "tool_calls": [{**c.record(), "result": c.data} for c in calls]}
+        if endpoint_failed:
+            decision["endpoint_failed"] = True
+        no_reply = endpoint_failed_everywhere([*self.records, decision])
         self.episode_record = {
             "type": "episode", "episode": self.spec.index, "spec": self.spec.to_dict(), "status": "failed",
-            "label": self.label, "tools_mode": self.env.tools_mode, "steps": self.step_index, "reason": reason,
+            "label": self.label, "tools_mode": self.env.tools_mode, "steps": self.step_index,
+            "reason": (f"the endpoint failed on all {self.step_index + 1} decision(s) of the episode (last: "
+                       f"{reason[:300]}); it is not scored") if no_reply else reason,
             "metrics": None,
             "look_ahead_attempts": int(self.last_info.get("look_ahead_attempts", 0)) + sum(c.look_ahead for c in calls),
             "totals": asdict(self.totals),
-            "failed_decision": {**attempt, "tool_calls": [{**c.record(), "result": c.data} for c in calls]},
+            "failed_decision": decision,
         }
+        if no_reply:
+            self.episode_record["endpoint_failed_decisions"] = self.step_index + 1
         if self.writer is not None:
             self.writer.write(self.episode_record)
         return self.episode_record
@@ -352,7 +382,8 @@ class EpisodeSession:
             self.waiting = True
         elif terminated or truncated:
             self.done = True
-            self.episode_record = self._episode_record(info)
+            self.episode_record = (self._endpoint_failed_record(info) if endpoint_failed_everywhere(self.records)
+                                   else self._episode_record(info))
             if self.writer is not None:
                 self.writer.write(self.episode_record)
 
@@ -389,9 +420,20 @@ class EpisodeSession:
             "totals": asdict(self.totals),
         }
 
+    def _endpoint_failed_record(self, info: dict[str, Any]) -> EpisodeRecord:
+        """The record of an episode whose every decision got no reply: failed, no metrics (the default actions the
+        runner took are recorded as steps, so a replay still checks them)."""
+        return {
+            "type": "episode", "episode": self.spec.index, "spec": self.spec.to_dict(), "status": "failed",
+            "label": self.label, "tools_mode": self.env.tools_mode, "steps": self.step_index,
+            "look_ahead_attempts": int(info.get("look_ahead_attempts", 0)), "metrics": None,
+            "totals": asdict(self.totals), "reason": endpoint_failure_reason(self.records),
+            "endpoint_failed_decisions": self.step_index,
+        }
+
     def close(self) -> None:
         if self._owns_env:
             self.env.close()
 
 
-__all__ = ["EpisodeSession", "EpisodeTotals"]
+__all__ = ["EpisodeSession", "EpisodeTotals", "endpoint_failed_everywhere", "endpoint_failure_reason"]

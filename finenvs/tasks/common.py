@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from finenvs.scoring.presets import SHARPE_CONVENTIONS, SHARPE_LABELS
-from finenvs.tasks.spec import Column, EpisodeSpec, Selection, finish_plan
+from finenvs.tasks.spec import Column, EpisodeSpec, Selection, finish_plan, one_seed
 
 REQUIRED_INFO = ("date", "equity", "equity_at_decision", "position")
 METRIC_KEYS = ("cumulative_return", "sharpe", "max_drawdown")
@@ -126,7 +126,7 @@ def indexed_plan(env_id: str, split_sizes: dict[str, int], what: str,
         if split not in split_sizes:
             raise ValueError(f"--split {selection.split!r}: {env_id} runs the {', '.join(split_sizes)} {what}")
         kwargs = {**(recorded or {}), **selection.env_kwargs, "split": split}
-        seed = int(selection.seeds[0])
+        seed = one_seed(env_id, selection)
         return finish_plan([(env_id, kwargs, seed, {"index": i}) for i in range(split_sizes[split])], selection)
 
     return plan

@@ -91,9 +91,38 @@ class Selection:
             raise ValueError("seeds=() is empty; give at least one seed")
 
 
+#: Env arguments a plan sets from the selection (``split``, ``symbols``): in ``env_kwargs`` too, they must agree.
+PLANNED_KEYS = ("split", "symbol", "symbols")
+
+
+def one_seed(env_id: str, selection: Selection) -> int:
+    """The seed of a plan that plays every item at one seed (its items are the episodes, not the seeds).
+
+    Raises:
+        ValueError: ``seeds`` holds more than one (the others would be recorded and never played).
+    """
+    if len(selection.seeds) > 1:
+        raise ValueError(f"{env_id} plays its plan at one seed (its episodes are the plan's items); --seeds gives "
+                         f"{len(selection.seeds)}: give one, or one run per seed")
+    return int(selection.seeds[0])
+
+
 def finish_plan(episodes: Sequence[tuple[str, dict[str, Any], int | None, dict[str, Any] | None]],
                 selection: Selection) -> list[EpisodeSpec]:
-    """Apply ``instances`` and ``limit`` to a family's episodes and number them."""
+    """Apply ``instances`` and ``limit`` to a family's episodes and number them.
+
+    Raises:
+        ValueError: An instance out of range; or ``selection.env_kwargs`` names a key the plan sets
+            (:data:`PLANNED_KEYS`) to another value: a run records what it plays, so it is refused.
+    """
+    for key in PLANNED_KEYS:
+        if key in selection.env_kwargs:
+            given = selection.env_kwargs[key]
+            played = next((kw.get(key) for _, kw, _, _ in episodes if key in kw and kw.get(key) != given), given)
+            if played != given:
+                raise ValueError(f"env argument {key}={str(given)[:60]!r} is not what the episodes play "
+                                 f"({key}={str(played)[:60]!r}, from the selection: --split/--symbols); give it "
+                                 "there, not as an env argument")
     if selection.instances is not None:
         bad = [i for i in selection.instances if not 0 <= i < len(episodes)]
         if bad:
@@ -443,4 +472,4 @@ class TaskSpec:
 
 
 __all__ = ["DEBATE_RECORD", "RL_EVAL_EPISODES", "BenchSection", "Column", "EpisodeSpec", "RLSpec", "RunFlag", "Selection",
-           "TaskSpec", "finish_plan"]
+           "TaskSpec", "finish_plan", "one_seed"]

@@ -148,6 +148,10 @@ def run_agents(agents: list[BenchAgent], specs: list[TaskSpec], config: BenchCon
                         errors.append({"env": task.env_id, "symbol": split, "policy": agent.name,
                                        "error": f"the run did not finish ({run['status']}): {run['unfinished']}; "
                                                 f"continue it with finenvs llm --resume {run['run_dir']}"})
+                    elif run.get("endpoint_failure"):  # so is an episode the endpoint never answered
+                        errors.append({"env": task.env_id, "symbol": split, "policy": agent.name,
+                                       "error": f"failed, not scored: {run['endpoint_failure']}; run folder "
+                                                f"{run['run_dir']}"})
                 except Exception as exc:  # reported, never dropped
                     errors.append({"env": task.env_id, "symbol": split, "policy": agent.name,
                                    "error": f"{type(exc).__name__}: {exc}"})

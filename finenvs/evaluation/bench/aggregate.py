@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from finenvs.evaluation.agent_runs import debate_record, fabpp_tasks
+from finenvs.evaluation.agent_runs import ENDPOINT_FAILED_TASK, FAILED_CELL, debate_record, fabpp_tasks
 from finenvs.evaluation.bench.config import BenchConfig, family_env_kwargs
 from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resolve_weights
 from finenvs.scoring.alpha import alpha_score
@@ -127,7 +127,13 @@ def _agent_record(agent: str, scores: list[TaskScore], fab_runs: list[dict[str, 
     none of whose tasks finished (an endpoint that never answered) has no score: n/a with the cause, never 0."""
     if scores and all(t.error is not None for t in scores):
         return {**aggregate([], weights).record(), "policies": {}, "alpha": None,
-                "note": f"no task finished: {scores[0].error}"}
+                "note": f"no task finished: {scores[0].error}",
+                **({"failed": True} if any(_no_reply(t) for t in scores) else {})}
+    no_reply = [t for t in scores if _no_reply(t)]
+    if no_reply:  # a failed evaluation is never a score: no overall, "failed" in the tables
+        return {**aggregate([], weights).record(), "policies": {}, "alpha": None, "failed": True,
+                "note": f"failed: {len(no_reply)} of {len(scores)} task(s) got no reply from the endpoint "
+                        f"(first: {no_reply[0].task_id}: {str(no_reply[0].error)[len(ENDPOINT_FAILED_TASK):]})"}
     multipliers: dict[str, float] = {}
     debated_tasks: list[float] = []
     debated_scores: dict[tuple[str, str], float] = {}
@@ -151,6 +157,18 @@ def _agent_record(agent: str, scores: list[TaskScore], fab_runs: list[dict[str, 
                         decisions=sum(int(e.get("decisions") or 0) for e in effs), cost_floor=cost_floor,
                         debate_multiplier=sum(debated_tasks) / len(debated_tasks) if debated_tasks else 1.0)
     return {**record, "policies": {name: agent for name in record["sections"]}, "alpha": alpha.record()}
+
+
+def _no_reply(task: TaskScore) -> bool:
+    return str(task.error or "").startswith(ENDPOINT_FAILED_TASK)
+
+
+def _overall_cell(rec: dict[str, Any], unknown: str) -> str:
+    """The overall of a profile's row: ``failed`` when the endpoint never answered one of its tasks, ``unknown``
+    when there is none, else the score."""
+    if rec.get("failed"):
+        return FAILED_CELL
+    return unknown if rec["overall"] is None else f"{rec['overall']:.2f}"
 
 
 def _total(values: Any) -> int | None:
@@ -205,7 +223,8 @@ def aggregate_markdown(agg: dict[str, Any]) -> list[str]:
             sec = rec["sections"][k]
             cells.append("—" if sec["score"] is None else
                          f"{sec['score']:.2f} ({md_text(rec['policies'][k])}, {sec['tasks']} tasks)")
-        overall = "—" if rec["overall"] is None else f"**{rec['overall']:.2f}**"
+        overall = _overall_cell(rec, "—")
+        overall = overall if rec["overall"] is None else f"**{overall}**"
         lines.append(f"| {md_text(profile)} | " + " | ".join(cells) + f" | {overall} | {alpha_cell(rec.get('alpha'))} |")
     lines += ["", " ".join(cost_lines(agg)), ""]
     return lines
@@ -231,7 +250,7 @@ def aggregate_terminal(agg: dict[str, Any]) -> list[str]:
             md_table(["profile", *weights, "overall", "alpha (R, C, P)"], [
                 [name, *("n/a" if rec["sections"][k]["score"] is None else f"{rec['sections'][k]['score']:.2f}"
                          for k in weights),
-                 "n/a" if rec["overall"] is None else f"{rec['overall']:.2f}", alpha_cell(rec.get("alpha"))]
+                 _overall_cell(rec, "n/a"), alpha_cell(rec.get("alpha"))]
                 for name, rec in agg["profiles"].items()]),
             *cost_lines(agg)[1:]]
 

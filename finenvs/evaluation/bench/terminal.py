@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from finenvs.evaluation.agent_runs import herculean_markdown
+from finenvs.evaluation.agent_runs import herculean_markdown, run_cells
 from finenvs.evaluation.bench.aggregate import aggregate_terminal
 from finenvs.evaluation.bench.herculean import reproduction_terminal
 from finenvs.evaluation.bench.scorecard import Scorecard
@@ -23,7 +23,8 @@ def terminal_table(card: Scorecard) -> str:
             out.append(f"{task.env_id} agents: " + "; ".join(
                 f"{r['agent']} ({r['split']}, {len(r['episodes'])} episodes"
                 + (f", {r['failed']} failed" if r["failed"] else "") + "): "
-                + ", ".join(f"{c.label} {c.cell(r['metrics'])}" for c in task.columns[:4]) for r in runs))
+                + ", ".join(f"{c.label} {cell}" for c, cell in zip(task.columns[:4], run_cells(task.columns[:4], r),
+                                                                    strict=True)) for r in runs))
     if card.herculean:
         out.append("")
         out += [ln for ln in herculean_markdown(card.herculean, tuple(card.herculean))[3:] if ln]

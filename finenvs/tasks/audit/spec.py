@@ -16,7 +16,7 @@ from finenvs.tasks.audit.bench import audit_plot
 from finenvs.tasks.audit.env import FinAuditEnv, file_kwargs, file_tasks
 from finenvs.tasks.common import indexed_plan
 from finenvs.tasks.section import RecordSection
-from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan
+from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan, one_seed
 from finenvs.tools.xbrl import AUDIT_TOOLS
 
 ENV_ID = "FinAudit-v0"
@@ -37,7 +37,7 @@ def plan(selection: Selection) -> list[EpisodeSpec]:
     if selection.symbols:
         raise ValueError(f"{ENV_ID} episodes are chosen by --instances, not --symbols")
     count = len(file_tasks(kwargs["tasks_file"], kwargs.get("corpus"))[0])
-    seed = int(selection.seeds[0])
+    seed = one_seed(ENV_ID, selection)
     return finish_plan([(ENV_ID, {**RECORDED, **kwargs}, seed, {"index": i}) for i in range(count)], selection)
 
 

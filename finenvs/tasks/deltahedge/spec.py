@@ -15,7 +15,16 @@ from finenvs.tasks.deltahedge.baselines import (
 )
 from finenvs.tasks.deltahedge.env import FinDeltaHedgeEnv
 from finenvs.tasks.section import RecordSection
-from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, RLSpec, Selection, TaskSpec, finish_plan
+from finenvs.tasks.spec import (
+    BenchSection,
+    Column,
+    EpisodeSpec,
+    RLSpec,
+    Selection,
+    TaskSpec,
+    finish_plan,
+    one_seed,
+)
 from finenvs.tools.options import DELTAHEDGE_TOOLS
 
 ENV_ID = "FinDeltaHedge-v0"
@@ -26,11 +35,11 @@ PATHS = 20
 def plan(selection: Selection) -> list[EpisodeSpec]:
     """``PATHS`` synthetic paths seeded ``seed, seed + 1, ...`` (GBM unless ``env_kwargs`` name another model);
     with ``symbols``, one real path per symbol and seed in the split (the option written on the symbol's closes)."""
-    seed = int(selection.seeds[0])
     if selection.symbols:
         episodes = [(ENV_ID, {**selection.env_kwargs, "source": "real", "symbol": sym, "split": selection.split},
                      int(s), None) for sym in selection.symbols for s in selection.seeds]
     else:
+        seed = one_seed(ENV_ID, selection)
         episodes = [(ENV_ID, dict(selection.env_kwargs), seed + i, None) for i in range(PATHS)]
     return finish_plan(episodes, selection)
 

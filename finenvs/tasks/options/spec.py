@@ -16,7 +16,7 @@ from finenvs.tasks.options.bench import options_plot
 from finenvs.tasks.options.debate import debate_round
 from finenvs.tasks.options.env import FinOptionsEnv
 from finenvs.tasks.section import RecordSection
-from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan
+from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, TaskSpec, finish_plan, one_seed
 from finenvs.tools.options import OPTIONS_TOOLS
 from finenvs.tools.risk import RISK_TOOLS
 
@@ -32,7 +32,7 @@ def plan(selection: Selection) -> list[EpisodeSpec]:
     """``GENERATED_TASKS`` generated tasks of the split (seeds ``seed, seed + 1, ...``), then the bank's items."""
     if selection.symbols:
         raise ValueError(f"{ENV_ID} episodes are chosen by --instances, not --symbols")
-    seed = int(selection.seeds[0])
+    seed = one_seed(ENV_ID, selection)
     generated = [(ENV_ID, {**selection.env_kwargs, "split": selection.split}, seed + i, None)
                  for i in range(GENERATED_TASKS)]
     bank = [(ENV_ID, {**selection.env_kwargs, "bank": "fabpp"}, seed, {"task_id": t}) for t in BANK_IDS]
