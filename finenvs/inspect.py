@@ -18,7 +18,17 @@ concurrency, retries and log format; ``inspect view`` browses the log. Each task
 
 Task arguments (``-T name=value``): ``split``, ``limit``, ``instances`` (comma-separated indices), ``symbols``
 (comma-separated), ``seeds``, ``max_tool_calls``, ``format_retries``, ``failure_rule`` (``default`` or
-``herculean``) and ``tools`` (``none``: closed book, the commit tool only).
+``herculean``), ``tools`` (``none``: closed book, the commit tool only), ``env_kwargs`` (a mapping or its JSON),
+``debate`` and ``debate_rule`` (FAB++'s adversarial debate round) and ``live`` (HERCULEAN's live regime): the
+``finenvs llm`` flags of the same names, checked by its :class:`~finenvs.evaluation.llm.RunConfig`.
+
+The papers' tasks (:data:`PAPER_TASKS`, :class:`PaperTask`): HERCULEAN's four workflows
+(``herculean_<bench.published_block>``: ``herculean_trading``, ``herculean_hedging``, ``herculean_insights``,
+``herculean_auditing``) and FAB++'s sections (``fabpp_knowledge``, ``fabpp_analysis``, ``fabpp_options``), each
+with its paper's parameters read from the family's spec: symbols (``bench.herculean_labels``), splits and their
+windows, env arguments (``bench.herculean_env_kwargs``; FAB++'s grading ``bench.gradings["fabpp"]`` and the
+section's ``bench.fabpp_env_kwargs``), HERCULEAN's failure rule, the family's tool calls per decision, the columns
+(``bench.herculean_columns``) and, where the family has one, FAB++'s debate round (``-T debate=true``).
 
 Import this module only where ``inspect_ai`` is installed: it registers the tasks when imported (the
 ``inspect_ai`` entry point of the distribution names it).
