@@ -195,6 +195,12 @@ class BenchSection:
         gradings: How the bench may grade the family's FAB++ Analysis tasks (``finenvs bench --analysis-grading``):
             grading name -> the env arguments that select it (``{"fabpp": {"analysis_score": "fabpp"}, ...}``);
             every path of the bench (baselines, agents, debate) plays the family with them.
+        herculean_env_kwargs: The env arguments of HERCULEAN's own protocol for the workflow, beyond its split and
+            labels (FinAudit-v0: ``{"grading": "herculean"}``, the paper's reading of the answer): what its named
+            Inspect task (``inspect eval finenvs/herculean_<published_block>``) plays with.
+        fabpp_env_kwargs: FAB++ section -> the env arguments that narrow the family's plan to that section's tasks
+            (FinQA-v0: ``{"knowledge": {"section": "knowledge"}, ...}``); a section not listed is the whole plan.
+            The named Inspect task of a section (``inspect eval finenvs/fabpp_<section>``) plays with them.
     """
 
     title: str
@@ -218,6 +224,8 @@ class BenchSection:
     closed_book: bool = False
     extra_splits: tuple[str, ...] = ()
     gradings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    herculean_env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    fabpp_env_kwargs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def published_for(self, split: str) -> Mapping[str, Mapping[str, Mapping[str, float]]]:
         """HERCULEAN's published rows of a split's window: ``published`` on ``eval`` (Table 2), ``published_live``

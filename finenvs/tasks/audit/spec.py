@@ -80,5 +80,6 @@ SPEC = TaskSpec(
     run_printer=run_output,
     bench=BenchSection(title="Auditing", suites=("herculean",), herculean="Auditing", live=False,
                        herculean_per_label=False, published_block="auditing",
+                       herculean_env_kwargs={"grading": "herculean"},
                        section=RecordSection(baselines=run_audit_bench, tables=audit_markdown, draw=audit_plot)),
 )

@@ -8,17 +8,37 @@ from finenvs.tasks.common import indexed_plan, mean
 from finenvs.tasks.qa.baselines import QA_POLICIES, ScriptedQAChatAgent, qa_markdown, run_output, run_qa_bench
 from finenvs.tasks.qa.bench import qa_plot
 from finenvs.tasks.qa.debate import debate_round
-from finenvs.tasks.qa.env import ANALYSIS_SCORES, DEFAULT_ANALYSIS_SCORE, FinQAEnv
+from finenvs.tasks.qa.env import ANALYSIS_SCORES, DEFAULT_ANALYSIS_SCORE, EVAL_KNOWLEDGE_SEEDS, FinQAEnv
 from finenvs.tasks.qa.judge import checklist
 from finenvs.tasks.qa.tools import QA_TOOLS
 from finenvs.tasks.section import RecordSection
-from finenvs.tasks.spec import BenchSection, Column, RunFlag, TaskSpec
+from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, RunFlag, Selection, TaskSpec
 
 ENV_ID = "FinQA-v0"
 #: Questions of each split: 150 eval (knowledge and analysis), the published FAB++ questions, and the Finance
 #: Agent Benchmark's public questions (closed-book, rubric-scored; ``tests/test_fab_public.py`` checks the count
 #: against the data file).
 SPLIT_SIZES = {"eval": 150, "train": 150, "published": 18, "fab_public": 50}
+#: Questions of each split in one section (the ``section`` env argument): the eval split asks its knowledge
+#: questions first, then its analytical ones; ``published`` holds analytical questions only, ``fab_public``
+#: knowledge questions only (the env refuses the other section there).
+SECTION_SIZES = {
+    "knowledge": {"eval": len(EVAL_KNOWLEDGE_SEEDS), "train": SPLIT_SIZES["train"],
+                  "fab_public": SPLIT_SIZES["fab_public"]},
+    "analysis": {"eval": SPLIT_SIZES["eval"] - len(EVAL_KNOWLEDGE_SEEDS), "train": SPLIT_SIZES["train"],
+                 "published": SPLIT_SIZES["published"]},
+}
+_RECORDED = {"analysis_score": DEFAULT_ANALYSIS_SCORE}
+_PLANS = {"all": indexed_plan(ENV_ID, SPLIT_SIZES, "questions", recorded=_RECORDED),
+          **{section: indexed_plan(ENV_ID, sizes, f"{section} questions", recorded=_RECORDED)
+             for section, sizes in SECTION_SIZES.items()}}
+
+
+def plan(selection: Selection) -> list[EpisodeSpec]:
+    """Every question of the split by index; with a ``section`` env argument, the questions of that section (the
+    env asks only those, so the indices count them alone)."""
+    section = selection.env_kwargs.get("section", "all")
+    return _PLANS.get(section if isinstance(section, str) else "", _PLANS["all"])(selection)
 
 
 def episode_metrics(env: Any, reset_info: dict[str, Any], infos: list[dict[str, Any]]) -> dict[str, Any]:
@@ -51,7 +71,7 @@ SPEC = TaskSpec(
     "part by code.",
     env=FinQAEnv,
     kwargs={"section": "all", "split": "eval", "as_of": "2026-03-31"},
-    plan=indexed_plan(ENV_ID, SPLIT_SIZES, "questions", recorded={"analysis_score": DEFAULT_ANALYSIS_SCORE}),
+    plan=plan,
     episode_metrics=episode_metrics,
     run_metrics=run_metrics,
     columns=(Column("knowledge", "Knowledge"), Column("analysis", "Analysis"), Column("score", "Score")),
@@ -68,5 +88,6 @@ SPEC = TaskSpec(
                        live=False, extra_splits=("fab_public",),
                        profiles={"reference": "scripted_agent", "naive": "first_number", "random": "random"},
                        gradings={grading: {"analysis_score": grading} for grading in ANALYSIS_SCORES},
+                       fabpp_env_kwargs={section: {"section": section} for section in ("knowledge", "analysis")},
                        section=RecordSection(baselines=run_qa_bench, tables=qa_markdown, draw=qa_plot)),
 )
