@@ -46,7 +46,7 @@ def test_run_writes_weekly_reports_and_their_checks(capsys, tmp_path):
     assert main(["run", "--env", "FinReport-v0", "--policy", "template_writer", "--symbol", "NVDA",
                  "--reports", str(folder)]) == 0
     out = capsys.readouterr().out
-    assert "report quality 10.00/10 over 13 reports" in out and "reports: 26 file(s)" in out
+    assert "report quality 10.00/10 over 13 reports" in out and "reports: 26 files" in out
     first = (folder / "2026-01-02.md").read_text()
     assert first.startswith("# NVDA weekly market insight — 2026-01-02") and first.count("\n## ") == 8
     card = json.loads((folder / "2026-01-02.json").read_text())

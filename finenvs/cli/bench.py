@@ -14,6 +14,7 @@ from finenvs.cli.common import (
     json_object,
     newest,
 )
+from finenvs.text.plural import counted
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -91,7 +92,8 @@ def interrupted(args: argparse.Namespace, began: float) -> str:
     runs = [saved for run in sorted(Path(bench_dir).glob("agents/*/*/run.json"))
             if (saved := episodes_saved(run.parent)) is not None]
     done, planned = sum(r[0] for r in runs), sum(r[1] for r in runs)
-    return (f"interrupted: {done} of {planned} agent episodes saved in {bench_dir} (baselines re-run); "
+    saved = (f"{done} of {counted(planned, 'agent episode')} saved" if planned else "no agent episode saved yet")
+    return (f"interrupted: {saved} in {bench_dir} (baselines re-run); "
             f"resume with: finenvs bench --resume {bench_dir} (and the same agent flags)")
 
 
@@ -222,8 +224,9 @@ def handle(args: argparse.Namespace) -> int:
     print()
     if not args.no_plots and not any(f.endswith(".png") for f in card.files):
         print("charts skipped: matplotlib is not installed (pip install 'finenvs[plot]')")
-    print(f"scorecard written to {card.run_dir}/ ({len(card.results)} market episodes, "
-          f"{sum(len(r['episodes']) for r in card.agents)} agent episodes, {card.seconds:.1f} s)")
+    agent_episodes = sum(len(r["episodes"]) for r in card.agents)
+    print(f"scorecard written to {card.run_dir}/ ({counted(len(card.results), 'market episode')}, "
+          f"{counted(agent_episodes, 'agent episode')}, {card.seconds:.1f} s)")
     for err in card.errors:
         print(f"ERROR {err['env']} {err['symbol']} {err['policy']}: {err['error']}", file=sys.stderr)
     return 1 if card.errors else 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from finenvs.cli.common import json_object
+from finenvs.text.plural import counted
 
 #: ``finenvs train --algo`` choices; the scripts of finenvs.baselines.rl (kept here so the parser stays light).
 RL_ALGOS = ("ppo", "a2c", "dqn", "sac", "td3")
@@ -94,5 +95,5 @@ def handle(args: argparse.Namespace) -> int:
     folders = [Path(result["files"]["result"]).parent for result in results]
     for result, folder in zip(results, folders, strict=True):
         print(f"seed {result['seed']}: {folder}/ (trained {result['train']['seconds']:.1f} s)")
-    print(f"{len(results)} run(s) of {args.algo} on {args.env} written to {', '.join(f'{f}/' for f in folders)}")
+    print(f"{counted(len(results), 'run')} of {args.algo} on {args.env} written to {', '.join(f'{f}/' for f in folders)}")
     return 0

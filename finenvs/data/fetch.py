@@ -32,6 +32,7 @@ import numpy as np
 from finenvs.data.calendar import DEFAULT_CALENDAR, sessions
 from finenvs.data.user_files import merge_series
 from finenvs.errors import DataError, WindowError, shown
+from finenvs.text.plural import counted
 
 #: Seconds between two calls to a source (Yahoo throttles bursts).
 DEFAULT_SLEEP = 1.0
@@ -389,9 +390,8 @@ def cli_data_fetch(prices: Sequence[str] = (), news: Sequence[str] = (), start: 
     bars = sum(o.added for o in outcomes if o.kind == "prices")
     items = sum(o.added for o in outcomes if o.kind == "news")
     sections = sum(o.added for o in outcomes if o.kind == "filings")
-    print(f"fetched {bars} bars, {items} news items and {sections} filing sections; "
-          f"{total - len(failed)} of {total} requests done, "
-          f"{len(failed)} failed")
+    print(f"fetched {counted(bars, 'bar')}, {counted(items, 'news item')} and {counted(sections, 'filing section')}; "
+          f"{total - len(failed)} of {counted(total, 'request')} done, {len(failed)} failed")
     for o in failed:
         print(o.line(), file=sys.stderr)
     print(f"user layer {layer.root}: digest {layer.digest}; data digest {catalog.data_digest}")
