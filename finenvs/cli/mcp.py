@@ -92,7 +92,7 @@ def handle(args: argparse.Namespace) -> int:
         print(f"finenvs: error: {message}", file=sys.stderr)
         serve_stdio(None, error=str(message))  # an MCP client gets the reason as an error result
         return EXIT_USAGE
-    print(f"finenvs mcp: serving {task.env_id} {episode_spec.label()} on stdio; results in {episode.files.root}",
+    print(f"finenvs mcp: serving {episode_spec.describe()} over stdio; results in {episode.files.root}",
           file=sys.stderr)
     from finenvs.evaluation.mcp_server import serve_stdio
 
