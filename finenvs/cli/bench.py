@@ -27,7 +27,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--out", type=Path, default=Path("finenvs-results"), help="results folder")
     bench.add_argument("--name", help="run folder name (default: UTC timestamp)")
     bench.add_argument("--no-plots", action="store_true", help="skip the PNG charts")
-    bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    bench.add_argument("--quiet", action="store_true",
+                       help="no progress bar and no tables: only the last line (where the results are) and any problems")
     bench.add_argument("--suite", default="all",
                        help="herculean: Trading, Hedging, Market Insights, Auditing (with HERCULEAN's Table 2 and 3 "
                        "layout); fabpp: Knowledge, Analysis, Options, delta hedging (with the section aggregate); "
@@ -220,9 +221,10 @@ def handle(args: argparse.Namespace) -> int:
             env_kwargs=json_object("--env-kwargs", args.env_kwargs) or {},
         )
     )
-    print(terminal_table(card))
-    print()
-    if not args.no_plots and not any(f.endswith(".png") for f in card.files):
+    if not args.quiet:
+        print(terminal_table(card))
+        print()
+    if not args.quiet and not args.no_plots and not any(f.endswith(".png") for f in card.files):
         print("charts skipped: matplotlib is not installed (pip install 'finenvs[plot]')")
     agent_episodes = sum(len(r["episodes"]) for r in card.agents)
     print(f"scorecard written to {card.run_dir}/ ({counted(len(card.results), 'market episode')}, "

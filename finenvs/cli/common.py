@@ -135,7 +135,10 @@ def run_judge(args: argparse.Namespace, run_dir: Path) -> None:
     from finenvs.evaluation.judge import judge_run, render_judge_markdown
 
     judge = OpenAIChatAgent(args.judge_model, args.judge_base_url, api_key_env=args.judge_api_key_env)
-    print(render_judge_markdown(judge_run(run_dir, judge, progress=not getattr(args, "quiet", False))))
+    quiet = getattr(args, "quiet", False)
+    table = render_judge_markdown(judge_run(run_dir, judge, progress=not quiet))  # judge.json written either way
+    if not quiet:
+        print(table)
 
 
 def json_object(flag: str, text: str | None) -> dict[str, Any] | None:
