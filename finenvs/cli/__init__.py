@@ -30,20 +30,38 @@ errors into one line and an exit code. What several commands share is in :mod:`f
 
 from __future__ import annotations
 
-import argparse
-import sys
+try:  # a Ctrl-C before main() runs: one line and exit 130 (see finenvs._interrupted_while_starting)
+    import argparse
+    import sys
 
-from finenvs.cli import bench, compare, data, export, harness, llm, mcp, run, sandbox, score, skills, train
-from finenvs.cli import list as list_command
-from finenvs.cli.common import (
-    EXIT_DATA_INVALID,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
-    Parser,
-    error,
-    interrupted_line,
-)
+    from finenvs.cli import (
+        bench,
+        compare,
+        data,
+        export,
+        harness,
+        llm,
+        mcp,
+        run,
+        sandbox,
+        score,
+        skills,
+        train,
+    )
+    from finenvs.cli import list as list_command
+    from finenvs.cli.common import (
+        EXIT_DATA_INVALID,
+        EXIT_INTERNAL,
+        EXIT_INTERRUPTED,
+        EXIT_USAGE,
+        Parser,
+        error,
+        interrupted_line,
+    )
+except KeyboardInterrupt as _error:
+    from finenvs import _interrupted_while_starting
+
+    _interrupted_while_starting(_error)
 
 #: The commands, in the order ``finenvs --help`` lists them.
 COMMANDS = (list_command, run, bench, llm, compare, score, export, harness, sandbox, skills, mcp, train, data)
