@@ -5,6 +5,7 @@
     finenvs bench [--split eval --symbols AAPL MSFT --universe AAPL MSFT NVDA --out finenvs-results]
     finenvs data verify [--file my_prices.csv]
     finenvs data add --prices new_bars.csv --symbol TSLA | --news items.csv | --filings sections.csv
+    finenvs data remove --prices TSLA2 | --news [SYMBOL...] | --filings [SYMBOL...] | --all
     finenvs data list
     finenvs llm [--base-url URL --model NAME] [--symbols TSLA AAPL --split eval --out finenvs-runs]
     finenvs llm --resume RUN_DIR
@@ -20,7 +21,9 @@ reproduce or was changed after it was written. An unexpected error prints one
 line and exits 1 (``finenvs --debug ...`` or ``FINENVS_DEBUG=1`` shows its
 traceback). Ctrl-C in any command prints one line, what was saved and how to
 continue (``llm``: ``interrupted: 12 of 40 episodes finished (..) saved in DIR;
-resume with: finenvs llm --resume DIR``), and exits 130.
+resume with: finenvs llm --resume DIR``), and exits 130; so does one while the
+package loads (:func:`finenvs._interrupted_while_starting`). ``--quiet`` prints
+only the last line (where the results are).
 
 Each command module has ``add_parser(sub)``, which declares its flags and sets its ``handler`` (and, where a
 Ctrl-C has something to report, its ``interrupted`` line); :func:`main` parses, calls the handler and turns

@@ -224,8 +224,8 @@ def handle(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(terminal_table(card))
         print()
-    if not args.quiet and not args.no_plots and not any(f.endswith(".png") for f in card.files):
-        print("charts skipped: matplotlib is not installed (pip install 'finenvs[plot]')")
+    if not args.no_plots and not any(f.endswith(".png") for f in card.files):  # a problem: said even with --quiet
+        print("charts skipped: matplotlib is not installed (pip install 'finenvs[plot]')", file=sys.stderr)
     agent_episodes = sum(len(r["episodes"]) for r in card.agents)
     print(f"scorecard written to {card.run_dir}/ ({counted(len(card.results), 'market episode')}, "
           f"{counted(agent_episodes, 'agent episode')}, {card.seconds:.1f} s)")
