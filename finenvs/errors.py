@@ -8,6 +8,7 @@ callers can catch ``ValueError``/``KeyError``/``FileNotFoundError`` as usual.
 from __future__ import annotations
 
 import reprlib
+from pathlib import Path
 from typing import Any
 
 
@@ -53,15 +54,13 @@ def shown(value: Any, limit: int = 80) -> str:
 
 
 
-def user_file(path: Any, what: str, *, allow_empty: bool = False) -> Any:
+def user_file(path: Any, what: str, *, allow_empty: bool = False) -> Path:
     """``path`` as a :class:`~pathlib.Path` to a user's data file that exists, is a file and (unless
     ``allow_empty``) holds at least one byte; else one error naming the file and what it should be (``what``).
 
     Raises:
         DataFileError: No such file, a directory (or another non-file), or an empty (0-byte) file.
     """
-    from pathlib import Path
-
     path = Path(path)
     if path.is_dir():
         raise DataFileError(f"{path}: is a directory, not a {what}; give the file's path")
@@ -81,8 +80,6 @@ def read_user_text(path: Any, what: str, max_bytes: int) -> str:
         FileNotFoundError: No such file (the message says what the file should be: ``what``).
         DataError: Larger than ``max_bytes``, or not UTF-8 (the first bad byte is named).
     """
-    from pathlib import Path
-
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file (a {what})")

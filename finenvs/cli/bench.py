@@ -93,8 +93,8 @@ def interrupted(args: argparse.Namespace, began: float) -> str:
     runs = [saved for run in sorted(Path(bench_dir).glob("agents/*/*/run.json"))
             if (saved := episodes_saved(run.parent)) is not None]
     done, planned = sum(r[0] for r in runs), sum(r[1] for r in runs)
-    saved = (f"{done} of {counted(planned, 'agent episode')} saved" if planned else "no agent episode saved yet")
-    return (f"interrupted: {saved} in {bench_dir} (baselines re-run); "
+    what = (f"{done} of {counted(planned, 'agent episode')} saved" if planned else "no agent episode saved yet")
+    return (f"interrupted: {what} in {bench_dir} (baselines re-run); "
             f"resume with: finenvs bench --resume {bench_dir} (and the same agent flags)")
 
 

@@ -387,7 +387,7 @@ def load_herculean_tasks(path: str | Path, corpus: Corpus) -> list[AuditInstance
         rows = list(reader)
     out = []
     for n, row in enumerate(rows, start=2):
-        where = f"{path.name}:{n} ({row.get('id')})"
+        where = f"{Path(path).name}:{n} ({row.get('id')})"
         short = [c for c in HERCULEAN_COLUMNS if row.get(c) is None]
         if short:
             raise DataFileError(f"{where}: the row has no value for {short} (fewer fields than the header)")
