@@ -63,7 +63,7 @@ def user_file(path: Any, what: str, *, allow_empty: bool = False) -> Path:
     """
     path = Path(path)
     if path.is_dir():
-        raise DataFileError(f"{path}: is a directory, not a {what}; give the file's path")
+        raise DataFileError(f"{path}: is a directory, not a {what}; give the path of a file in it")
     if not path.exists():
         raise DataFileError(f"{path}: {what} not found")
     if not path.is_file():

@@ -751,7 +751,7 @@ def load_prices(data: Any, symbol: str | None = None) -> dict[str, PriceSeries]:
 
     if isinstance(data, pd.DataFrame):
         return series_from_frame(data, source="DataFrame", symbol=symbol)
-    path = user_file(data, "price file (CSV or Parquet)")
+    path = user_file(data, "price file")
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".parquet", ".pq"):
         raise DataFileError(f"{path}: unsupported file type {suffix!r}; use .csv or .parquet")

@@ -210,7 +210,7 @@ def load_chain_csv(path: str | Path, *, symbol: str | None = None, snapshot: Any
     """
     import pandas as pd
 
-    path = user_file(path, "chain file (CSV)")
+    path = user_file(path, "chain file")
     try:
         frame = pd.read_csv(path)
     except (ValueError, OSError) as exc:

@@ -378,7 +378,7 @@ def load_herculean_tasks(path: str | Path, corpus: Corpus) -> list[AuditInstance
     Raises:
         DataFileError: The file is missing, is not CSV with these columns, or a gt_answer is malformed.
     """
-    path = user_file(path, "task file (CSV)")
+    path = user_file(path, "task file")
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in HERCULEAN_COLUMNS if c not in (reader.fieldnames or [])]
