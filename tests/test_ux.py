@@ -94,6 +94,30 @@ def test_a_real_ctrl_c_soon_after_start_is_one_line_and_exit_130(tmp_path):
     assert line.startswith("interrupted: finenvs") and "Traceback" not in err
 
 
+#: The child: ``finenvs list`` whose handler runs a DuckDB query that would take hours; a timer delivers the Ctrl-C.
+#: Wherever the signal lands (in the query, or before it under load), the command must say one line.
+DUCKDB_QUERY = """
+import os, signal, sys, threading
+import duckdb
+from finenvs import cli
+def slow(args):
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    duckdb.connect().execute("SELECT count(*) FROM range(1000000000000) a").fetchall()
+    return 0
+cli.list_command.handle = slow
+sys.exit(cli.main(["list"]))
+"""
+
+
+def test_a_ctrl_c_duckdb_turns_into_its_own_error_is_still_one_line_and_exit_130():
+    """Before: ``finenvs: error: unexpected RuntimeError: Query interrupted``, exit 1 (a Ctrl-C while the catalog
+    is read, in the first seconds of ``bench``)."""
+    proc = subprocess.run([sys.executable, "-c", DUCKDB_QUERY], capture_output=True, text=True, timeout=300,
+                          preexec_fn=default_sigint)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.splitlines() == ["interrupted: finenvs list stopped; nothing to resume"]
+
+
 # ---------------------------------------------------------------------------- counts
 def test_counted_agrees_with_its_count():
     assert [counted(n, "episode") for n in (0, 1, 2)] == ["0 episodes", "1 episode", "2 episodes"]

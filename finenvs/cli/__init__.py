@@ -70,6 +70,21 @@ except KeyboardInterrupt as _error:
 COMMANDS = (list_command, run, bench, llm, compare, score, export, harness, sandbox, skills, mcp, train, data)
 
 
+def stands_for_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` is a library's error for a Ctrl-C it caught: DuckDB ends a query it was running with
+    ``InterruptException`` or ``RuntimeError("Query interrupted")``; an error raised while handling a
+    KeyboardInterrupt (its cause or context) counts too."""
+    current: BaseException | None = exc
+    for _ in range(20):  # a cause chain is short; a cycle is not followed forever
+        if current is None:
+            return False
+        if isinstance(current, KeyboardInterrupt) or type(current).__name__ == "InterruptException" or (
+                isinstance(current, RuntimeError) and str(current) == "Query interrupted"):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="finenvs", description="Gymnasium environments for financial agents.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
@@ -127,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # gymnasium errors (unknown id, ...) and anything unforeseen: one line
         import gymnasium as gym
 
+        if stands_for_ctrl_c(exc):  # a library's own error for the Ctrl-C it caught (DuckDB mid-query)
+            print(interrupted_line(args, began), file=sys.stderr)
+            return EXIT_INTERRUPTED
         if isinstance(exc, gym.error.Error):
             error(exc)
             return EXIT_USAGE
