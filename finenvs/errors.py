@@ -8,6 +8,7 @@ callers can catch ``ValueError``/``KeyError``/``FileNotFoundError`` as usual.
 from __future__ import annotations
 
 import reprlib
+from pathlib import Path
 from typing import Any
 
 
@@ -53,6 +54,25 @@ def shown(value: Any, limit: int = 80) -> str:
 
 
 
+def user_file(path: Any, what: str, *, allow_empty: bool = False) -> Path:
+    """``path`` as a :class:`~pathlib.Path` to a user's data file that exists, is a file and (unless
+    ``allow_empty``) holds at least one byte; else one error naming the file and what it should be (``what``).
+
+    Raises:
+        DataFileError: No such file, a directory (or another non-file), or an empty (0-byte) file.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise DataFileError(f"{path}: is a directory, not a {what}; give the path of a file in it")
+    if not path.exists():
+        raise DataFileError(f"{path}: {what} not found")
+    if not path.is_file():
+        raise DataFileError(f"{path}: not a regular file; give a {what}")
+    if not allow_empty and path.stat().st_size == 0:
+        raise DataFileError(f"{path}: empty file (0 bytes); a {what} needs at least a header line and one row")
+    return path
+
+
 def read_user_text(path: Any, what: str, max_bytes: int) -> str:
     """A user's text file, read at most ``max_bytes`` (a byte-order mark dropped).
 
@@ -60,11 +80,10 @@ def read_user_text(path: Any, what: str, max_bytes: int) -> str:
         FileNotFoundError: No such file (the message says what the file should be: ``what``).
         DataError: Larger than ``max_bytes``, or not UTF-8 (the first bad byte is named).
     """
-    from pathlib import Path
-
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"{path}: no such file (a {what})")
+    path = user_file(path, what, allow_empty=True)  # a directory is named as one; an empty file is the reader's
     with open(path, "rb") as fh:
         raw = fh.read(max_bytes + 1)
     if len(raw) > max_bytes:

@@ -46,7 +46,7 @@ def test_run_writes_weekly_reports_and_their_checks(capsys, tmp_path):
     assert main(["run", "--env", "FinReport-v0", "--policy", "template_writer", "--symbol", "NVDA",
                  "--reports", str(folder)]) == 0
     out = capsys.readouterr().out
-    assert "report quality 10.00/10 over 13 reports" in out and "reports: 26 file(s)" in out
+    assert "report quality 10.00/10 over 13 reports" in out and "reports: 26 files" in out
     first = (folder / "2026-01-02.md").read_text()
     assert first.startswith("# NVDA weekly market insight — 2026-01-02") and first.count("\n## ") == 8
     card = json.loads((folder / "2026-01-02.json").read_text())
@@ -130,7 +130,7 @@ def test_data_verify_user_file(tmp_path, aapl_frame):
 
 
 def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
-    proc = run_cli("bench", "--symbols", "MSFT", "AAPL", "--out", str(tmp_path), "--name", "t", "--quiet")
+    proc = run_cli("bench", "--symbols", "MSFT", "AAPL", "--out", str(tmp_path), "--name", "t")
     assert proc.returncode == 0, proc.stderr
     run = tmp_path / "t"
     card = json.loads((run / "scorecard.json").read_text())
@@ -179,7 +179,7 @@ def test_bench_on_the_live_split_checks_table_3_and_shows_only_its_published_row
 
     proc = run_cli("bench", "--split", "live", "--suite", "herculean", "--envs", "FinReport-v0", "FinTrading-v0",
                    "--symbols", "MSFT", "TSLA", "AAPL", "NVDA", "--out", str(tmp_path), "--name", "live",
-                   "--no-plots", "--no-html", "--quiet")
+                   "--no-plots", "--no-html")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "live" / "scorecard.json").read_text())
     checks = {(c["env"], c["symbol"]): c for c in card["reproduction_check"]}
@@ -199,7 +199,7 @@ def test_bench_on_the_live_split_checks_table_3_and_shows_only_its_published_row
 
 def test_full_bench_on_shipped_data(tmp_path):
     """The README's main job: every env x every baseline on the eval split."""
-    proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots", "--quiet")
+    proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
     assert len(card["rows"]) == 10 * (7 + 6) + 5 and not card["errors"]
@@ -280,7 +280,7 @@ def test_full_bench_on_shipped_data(tmp_path):
 
 
 def test_bench_suites_select_their_sections(tmp_path):
-    proc = run_cli("bench", "--suite", "fabpp", "--out", str(tmp_path), "--name", "f", "--no-plots", "--quiet",
+    proc = run_cli("bench", "--suite", "fabpp", "--out", str(tmp_path), "--name", "f", "--no-plots",
                    "--no-agents", "--weights", "knowledge=1,analysis=1,options=0")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "f" / "scorecard.json").read_text())

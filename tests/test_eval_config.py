@@ -204,7 +204,7 @@ def test_bench_runs_the_appendix_c_config_as_printed(tmp_path, capsys):
 
     path = tmp_path / "appendix_c.yaml"
     path.write_text(APPENDIX_C)
-    assert main(["bench", "--config", str(path), "--out", str(tmp_path), "--name", "c", "--quiet", "--no-plots",
+    assert main(["bench", "--config", str(path), "--out", str(tmp_path), "--name", "c", "--no-plots",
                  "--no-html"]) == 0
     out = capsys.readouterr().out
     md = (tmp_path / "c" / "scorecard.md").read_text()

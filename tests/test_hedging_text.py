@@ -318,7 +318,7 @@ def test_pair_stats_ranking_covers_every_pair_sorted_by_df_tstat():
         ({"pair": "AB"}, "at least 3 characters"),
         ({"pair": 7}, "must be of type string"),
         ({"pair": "AAPL/MSFT", "lookback": 5}, "lookback must be >= 10"),
-        ({"pairs": "AAPL/MSFT"}, "unknown field(s) ['pairs']"),
+        ({"pairs": "AAPL/MSFT"}, "unknown field ['pairs']"),
     ],
 )
 def test_bad_pair_requests_are_error_results(arguments, message):

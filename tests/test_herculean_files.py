@@ -367,5 +367,5 @@ def test_cli_score_files_scores_the_good_and_names_the_bad(tmp_path: Path, capsy
 
 def test_cli_export_writes_and_lists(run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert cli_export(run_dir, tmp_path / "out") == 0
-    assert "2 HERCULEAN decision file(s) written" in capsys.readouterr().out
+    assert "2 HERCULEAN decision files written" in capsys.readouterr().out
     assert all(math.isfinite(r.price) for p in (tmp_path / "out").iterdir() for r in read_decisions(p).recommendations)

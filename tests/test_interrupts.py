@@ -56,7 +56,7 @@ def test_ctrl_c_on_finenvs_llm_is_one_line_exit_130_and_resume_completes(tmp_pat
         server.faults.clear()
         assert proc.returncode == 130, err
         [line] = err.strip().splitlines()
-        assert line.startswith("interrupted: 0 of 1 episodes finished (") and f"saved in {run_dir}" in line
+        assert line.startswith("interrupted: 0 of 1 episode finished (") and f"saved in {run_dir}" in line
         assert line.endswith(f"resume with: finenvs llm --resume {run_dir}")
         assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
         saved = [r for r in read_trajectories(run_dir / "trajectories.jsonl")[0] if r["type"] == "step"]

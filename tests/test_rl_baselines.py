@@ -290,7 +290,7 @@ def test_train_errors_are_one_line_in_a_fresh_process():
 
 def test_finenvs_train_prints_the_summary_table(tmp_path, capsys):
     rc, out, err = _cli(["train", "--algo", "a2c", "--env", "FinTrading-v0", "--timesteps", "100", "--seeds", "0,1",
-                         "--n-envs", "2", "--eval-episodes", "2", "--out", str(tmp_path), "--quiet"], capsys)
+                         "--n-envs", "2", "--eval-episodes", "2", "--out", str(tmp_path)], capsys)
     assert rc == 0, err
     assert "FinTrading-v0  a2c  100 timesteps  source=real  seeds 0,1  (mean ± std over seeds)" in out
     assert "trained on real dates 2024-" in out
@@ -520,7 +520,7 @@ def test_a_family_with_an_rl_spec_declared_in_this_file_trains_through_finenvs_t
     register_task(toy)
     try:
         rc, out, err = _cli(["train", "--algo", "dqn", "--env", "FinToyRL-v0", "--timesteps", "64", "--out",
-                             str(tmp_path), "--quiet"], capsys)
+                             str(tmp_path)], capsys)
         assert rc == 0, err
         result = _no_nan((tmp_path / "FinToyRL-v0__dqn__s0" / "result.json").read_text())
         assert "FinToyRL-v0" in common.rl_env_ids()

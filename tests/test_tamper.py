@@ -385,7 +385,7 @@ def _reward_up(lines: list[bytes], n: int) -> list[bytes]:
 def test_the_untouched_run_reproduces_with_its_chain_recorded(runs, capsys):
     base = runs["base"]
     code, out = score_cli(base, capsys)
-    assert code == 0 and "reproduce the live scores exactly" in out and "outcome: reproduced (exit 0)" in out
+    assert code == 0 and "the live scores exactly" in out and "outcome: reproduced (exit 0)" in out
     meta = json.loads((base / "run.json").read_text())
     score = json.loads((base / "score.json").read_text())
     lines = lines_of(base)
@@ -434,7 +434,7 @@ def test_an_interrupted_run_is_incomplete_and_resuming_continues_the_chain(runs,
     records = read_trajectories(cut / TRAJECTORY)[0]
     assert sorted(r["episode"] for r in records if r["type"] == "episode") == [0, 1]  # planned 3, wrote 2
     code, out = score_cli(cut, capsys)
-    assert code == 3 and "INCOMPLETE: 2 of 3 planned episode(s) finished" in out and "episode 2 has not started" in out
+    assert code == 3 and "INCOMPLETE: 2 of 3 planned episodes finished" in out and "episode 2 has not started" in out
     assert f"finenvs llm --resume {cut}" in out and "TAMPERED" not in out
     assert json.loads((cut / "score.json").read_text())["status"] == "incomplete"
 

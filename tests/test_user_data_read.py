@@ -140,7 +140,7 @@ def test_data_verify_warns_of_split_like_jumps_and_says_which_price(tmp_path, ca
     out, err = capsys.readouterr()
     assert "raw: ok (300 rows" in out and "prices: close as given" in out
     day = raw["Date"][SPLIT_ROW]
-    assert f"warning: {path}: raw: 1 split-like jump(s) and no adjusted-close column: {day} close" in err
+    assert f"warning: {path}: raw: 1 split-like jump and no adjusted-close column: {day} close" in err
     adjusted, _ = _split_bars()
     path = tmp_path / "adj.csv"
     adjusted.to_csv(path, index=False)

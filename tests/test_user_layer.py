@@ -374,7 +374,7 @@ def test_cli_add_and_list_print_what_was_added(layer_dir, tmp_path, tsla, capsys
     assert "added" in out and "TSLA2" in out and str(layer_dir) in out and UserLayer().digest in out
     assert cli_data_list() == 0
     listing = capsys.readouterr().out
-    assert "core: user 1 symbols (TSLA2)" in listing and "not shipped: TSLA2" in listing
+    assert "core: 10 symbols shipped, 1 added (TSLA2)" in listing and " TSLA2" in listing.split("added")[1]
     with pytest.raises(ValueError, match="exactly one"):
         cli_data_add(prices="x.csv", symbol="TSLA2", news="y.csv")
 

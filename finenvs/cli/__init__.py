@@ -5,6 +5,7 @@
     finenvs bench [--split eval --symbols AAPL MSFT --universe AAPL MSFT NVDA --out finenvs-results]
     finenvs data verify [--file my_prices.csv]
     finenvs data add --prices new_bars.csv --symbol TSLA | --news items.csv | --filings sections.csv
+    finenvs data remove --prices TSLA2 | --news [SYMBOL...] | --filings [SYMBOL...] | --all
     finenvs data list
     finenvs llm [--base-url URL --model NAME] [--symbols TSLA AAPL --split eval --out finenvs-runs]
     finenvs llm --resume RUN_DIR
@@ -20,7 +21,9 @@ reproduce or was changed after it was written. An unexpected error prints one
 line and exits 1 (``finenvs --debug ...`` or ``FINENVS_DEBUG=1`` shows its
 traceback). Ctrl-C in any command prints one line, what was saved and how to
 continue (``llm``: ``interrupted: 12 of 40 episodes finished (..) saved in DIR;
-resume with: finenvs llm --resume DIR``), and exits 130.
+resume with: finenvs llm --resume DIR``), and exits 130; so does one while the
+package loads (:func:`finenvs._interrupted_while_starting`). ``--quiet`` prints
+only the last line (where the results are).
 
 Each command module has ``add_parser(sub)``, which declares its flags and sets its ``handler`` (and, where a
 Ctrl-C has something to report, its ``interrupted`` line); :func:`main` parses, calls the handler and turns
@@ -30,23 +33,56 @@ errors into one line and an exit code. What several commands share is in :mod:`f
 
 from __future__ import annotations
 
-import argparse
-import sys
+try:  # a Ctrl-C before main() runs: one line and exit 130 (see finenvs._interrupted_while_starting)
+    import argparse
+    import sys
 
-from finenvs.cli import bench, compare, data, export, harness, llm, mcp, run, sandbox, score, skills, train
-from finenvs.cli import list as list_command
-from finenvs.cli.common import (
-    EXIT_DATA_INVALID,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
-    Parser,
-    error,
-    interrupted_line,
-)
+    from finenvs.cli import (
+        bench,
+        compare,
+        data,
+        export,
+        harness,
+        llm,
+        mcp,
+        run,
+        sandbox,
+        score,
+        skills,
+        train,
+    )
+    from finenvs.cli import list as list_command
+    from finenvs.cli.common import (
+        EXIT_DATA_INVALID,
+        EXIT_INTERNAL,
+        EXIT_INTERRUPTED,
+        EXIT_USAGE,
+        Parser,
+        error,
+        interrupted_line,
+    )
+except KeyboardInterrupt as _error:
+    from finenvs import _interrupted_while_starting
+
+    _interrupted_while_starting(_error)
 
 #: The commands, in the order ``finenvs --help`` lists them.
 COMMANDS = (list_command, run, bench, llm, compare, score, export, harness, sandbox, skills, mcp, train, data)
+
+
+def stands_for_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` is a library's error for a Ctrl-C it caught: DuckDB ends a query it was running with
+    ``InterruptException`` or ``RuntimeError("Query interrupted")``; an error raised while handling a
+    KeyboardInterrupt (its cause or context) counts too."""
+    current: BaseException | None = exc
+    for _ in range(20):  # a cause chain is short; a cycle is not followed forever
+        if current is None:
+            return False
+        if isinstance(current, KeyboardInterrupt) or type(current).__name__ == "InterruptException" or (
+                isinstance(current, RuntimeError) and str(current) == "Query interrupted"):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # gymnasium errors (unknown id, ...) and anything unforeseen: one line
         import gymnasium as gym
 
+        if stands_for_ctrl_c(exc):  # a library's own error for the Ctrl-C it caught (DuckDB mid-query)
+            print(interrupted_line(args, began), file=sys.stderr)
+            return EXIT_INTERRUPTED
         if isinstance(exc, gym.error.Error):
             error(exc)
             return EXIT_USAGE

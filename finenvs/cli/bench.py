@@ -19,6 +19,7 @@ from finenvs.cli.common import (
     newest,
     reachable_agent,
 )
+from finenvs.text.plural import counted
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--out", type=Path, default=Path("finenvs-results"), help="results folder")
     bench.add_argument("--name", help="run folder name (default: UTC timestamp)")
     bench.add_argument("--no-plots", action="store_true", help="skip the PNG charts")
-    bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    bench.add_argument("--quiet", action="store_true",
+                       help="no progress bar and no tables: only the last line (where the results are) and any problems")
     bench.add_argument("--suite", default="all",
                        help="herculean: Trading, Hedging, Market Insights, Auditing (with HERCULEAN's Table 2 and 3 "
                        "layout); fabpp: Knowledge, Analysis, Options, delta hedging (with the section aggregate); "
@@ -132,7 +134,8 @@ def interrupted(args: argparse.Namespace, began: float) -> str:
     runs = [saved for run in sorted(Path(bench_dir).glob("agents/*/*/run.json"))
             if (saved := episodes_saved(run.parent)) is not None]
     done, planned = sum(r[0] for r in runs), sum(r[1] for r in runs)
-    return (f"interrupted: {done} of {planned} agent episodes saved in {bench_dir} (baselines re-run); "
+    what = (f"{done} of {counted(planned, 'agent episode')} saved" if planned else "no agent episode saved yet")
+    return (f"interrupted: {what} in {bench_dir} (baselines re-run); "
             f"resume with: finenvs bench --resume {bench_dir} (and the same agent flags)")
 
 
@@ -262,12 +265,14 @@ def handle(args: argparse.Namespace) -> int:
             env_kwargs=json_object("--env-kwargs", args.env_kwargs) or {},
         )
     )
-    print(terminal_table(card))
-    print()
-    if not args.no_plots and not any(f.endswith(".png") for f in card.files):
-        print("charts skipped: matplotlib is not installed (pip install 'finenvs[plot]')")
-    print(f"scorecard written to {card.run_dir}/ ({len(card.results)} market episodes, "
-          f"{sum(len(r['episodes']) for r in card.agents)} agent episodes, {card.seconds:.1f} s)")
+    if not args.quiet:
+        print(terminal_table(card))
+        print()
+    if not args.no_plots and not any(f.endswith(".png") for f in card.files):  # a problem: said even with --quiet
+        print("charts skipped: matplotlib is not installed (pip install 'finenvs[plot]')", file=sys.stderr)
+    agent_episodes = sum(len(r["episodes"]) for r in card.agents)
+    print(f"scorecard written to {card.run_dir}/ ({counted(len(card.results), 'market episode')}, "
+          f"{counted(agent_episodes, 'agent episode')}, {card.seconds:.1f} s)")
     for err in card.errors:
         print(f"ERROR {err['env']} {err['symbol']} {err['policy']}: {err['error']}", file=sys.stderr)
     return 1 if card.errors else 0

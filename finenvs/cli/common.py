@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
+from finenvs.text.plural import counted
+
 EXIT_USAGE = 2
 EXIT_DATA_INVALID = 1
 #: An unforeseen error (a bug): one line, or the traceback with ``--debug`` / ``FINENVS_DEBUG=1``.
@@ -135,7 +137,10 @@ def run_judge(args: argparse.Namespace, run_dir: Path) -> None:
     from finenvs.evaluation.judge import judge_run, render_judge_markdown
 
     judge = OpenAIChatAgent(args.judge_model, args.judge_base_url, api_key_env=args.judge_api_key_env)
-    print(render_judge_markdown(judge_run(run_dir, judge, progress=not getattr(args, "quiet", False))))
+    quiet = getattr(args, "quiet", False)
+    table = render_judge_markdown(judge_run(run_dir, judge, progress=not quiet))  # judge.json written either way
+    if not quiet:
+        print(table)
 
 
 def json_object(flag: str, text: str | None) -> dict[str, Any] | None:
@@ -276,8 +281,8 @@ def run_folder_interrupted(args: argparse.Namespace, began: float) -> str:
     if saved is None:
         return f"interrupted: finenvs {args.command} stopped before its run folder was written; nothing to resume"
     done, planned, steps = saved
-    return (f"interrupted: {done} of {planned} episodes finished ({steps} decisions) saved in {run_dir}; "
-            f"resume with: finenvs {args.command} --resume {run_dir}")
+    return (f"interrupted: {done} of {counted(planned, 'episode')} finished ({counted(steps, 'decision')}) saved in "
+            f"{run_dir}; resume with: finenvs {args.command} --resume {run_dir}")
 
 
 def interrupted_line(args: argparse.Namespace, began: float) -> str:
@@ -299,7 +304,7 @@ def print_unfinished(outcomes: Any, shown_at_most: int = 5) -> None:
     if len(rest) > shown_at_most:
         print(f"... and {len(rest) - shown_at_most} more unfinished episodes (run.json lists each)", file=sys.stderr)
     if not_started:
-        print(f"{len(not_started)} episode(s) {not_started[0].message}", file=sys.stderr)
+        print(f"{counted(len(not_started), 'episode')} {not_started[0].message}", file=sys.stderr)
 
 
 #: The exit code of an agent run stopped where it was asked to stop (``--max-decisions``): not a failure, and not the

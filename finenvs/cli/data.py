@@ -1,5 +1,5 @@
-"""``finenvs data verify|add|list``: check the shipped (or a user's) data and the built catalog cache, append to
-the user layer, list the price datasets."""
+"""``finenvs data verify|add|remove|fetch|list``: check the shipped (or a user's) data and the built catalog cache,
+append to the user layer or take out of it, fetch from the sources, list the price datasets."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from finenvs.cli.common import EXIT_DATA_INVALID, Parser, needs_subcommand, usage_error
+from finenvs.text.plural import counted
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -49,12 +50,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fetch.add_argument("--dataset", default="core", help="price dataset the bars join (default: core)")
     fetch.add_argument("--sleep", type=float, default=None, metavar="SECONDS",
                        help="pause between two calls to the source (default: 1.0)")
+    remove = data_sub.add_parser("remove", help="take bars, news items or filing sections out of the user layer "
+                                 "(the shipped data is never touched)")
+    gone = remove.add_mutually_exclusive_group(required=True)
+    gone.add_argument("--prices", nargs="+", metavar="SYMBOL", help="symbols whose user bars to remove (from --dataset)")
+    gone.add_argument("--news", nargs="*", metavar="SYMBOL", help="remove the user news items (of these symbols; "
+                      "without one: all)")
+    gone.add_argument("--filings", nargs="*", metavar="SYMBOL", help="remove the user filing sections (of these "
+                      "symbols; without one: all)")
+    gone.add_argument("--all", action="store_true", help="empty the whole user layer")
+    remove.add_argument("--dataset", default="core", help="price dataset of --prices (default: core)")
     listing = data_sub.add_parser("list", help="price datasets with symbol counts and date ranges, shipped and user")
     # a data file or catalog table failing its checks exits 1 (EXIT_DATA_INVALID), not 2 as other commands' bad input
-    data.set_defaults(handler=needs_subcommand("data needs a subcommand: verify, add, fetch or list"),
+    data.set_defaults(handler=needs_subcommand("data needs a subcommand: verify, add, remove, fetch or list"),
                       data_error_exit=EXIT_DATA_INVALID)
     verify.set_defaults(handler=handle_verify)
     add.set_defaults(handler=handle_add)
+    remove.set_defaults(handler=handle_remove)
     fetch.set_defaults(handler=handle_fetch)
     listing.set_defaults(handler=handle_list)
 
@@ -68,12 +80,14 @@ def handle_verify(args: argparse.Namespace) -> int:
 
         series = load_prices(args.file, symbol=args.symbol)  # raises DataError naming the row
         for sym, s in series.items():
-            print(f"{args.file}: {sym}: ok ({len(s)} rows, {s.dates[0]}..{s.dates[-1]}); prices: {s.price_basis}")
+            print(f"{args.file}: {sym}: ok ({counted(len(s), 'row')}, {s.dates[0]}..{s.dates[-1]}); prices: "
+                  f"{s.price_basis}")
             jumps = split_like_jumps(s)  # a warning, not an error: a crash can look like a split
             if jumps:
                 shown_jumps = "; ".join(f"{d} {what}" for d, what in jumps[:10])
                 more = f"; and {len(jumps) - 10} more" if len(jumps) > 10 else ""
-                print(f"warning: {args.file}: {sym}: {len(jumps)} split-like jump(s) and no adjusted-close column: "
+                print(f"warning: {args.file}: {sym}: {counted(len(jumps), 'split-like jump')} and no adjusted-close "
+                      "column: "
                       f"{shown_jumps}{more}. If these are splits, add an Adj Close column or adjust the prices",
                       file=sys.stderr)
         return 0
@@ -98,12 +112,13 @@ def handle_verify(args: argparse.Namespace) -> int:
     for problem in result.problems + (cache.problems if cache else []):
         print(f"FAILED {problem}", file=sys.stderr)
     if not result.ok or (cache is not None and not cache.ok):
-        failed = [f"{len(result.problems)} file(s)"] if result.problems else []
-        failed += [f"{len(cache.problems)} catalog cache check(s)"] if cache and cache.problems else []
+        failed = [counted(len(result.problems), "file")] if result.problems else []
+        failed += [counted(len(cache.problems), "catalog cache check")] if cache and cache.problems else []
         print(f"finenvs: data verify: {' and '.join(failed)} failed", file=sys.stderr)
         return EXIT_DATA_INVALID
     tables = sum(": table " in line for line in cache.checked) if cache else 0
-    print(f"all {len(result.checked)} files verified" + (f", and all {tables} tables of the catalog cache" if tables else ""))
+    print(f"all {counted(len(result.checked), 'file')} verified"
+          + (f", and all {counted(tables, 'table')} of the catalog cache" if tables else ""))
     return 0
 
 
@@ -114,6 +129,13 @@ def handle_add(args: argparse.Namespace) -> int:
 
     return cli_data_add(prices=args.prices, symbol=args.symbol, dataset=args.dataset, news=args.news,
                         filings=args.filings)
+
+
+def handle_remove(args: argparse.Namespace) -> int:
+    from finenvs.data.user_layer import cli_data_remove
+
+    return cli_data_remove(prices=args.prices, dataset=args.dataset, news=args.news, filings=args.filings,
+                           everything=args.all)
 
 
 def handle_fetch(args: argparse.Namespace) -> int:

@@ -59,7 +59,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     harness.add_argument("--agent-home", type=Path, metavar="DIR",
                          help="a folder bound writable as the confined program's HOME (its settings and state "
                          "across attempts); default: an empty private home per attempt")
-    harness.add_argument("--quiet", action="store_true", help="no progress bar")
+    harness.add_argument("--quiet", action="store_true",
+                         help="no progress bar and no tables: only the last line (where the results are) and any problems")
     harness.set_defaults(handler=handle, interrupted=run_folder_interrupted,
                          flag_defaults=flag_defaults(harness, RECORDED))
 
@@ -118,6 +119,8 @@ def handle(args: argparse.Namespace) -> int:
     agent = HarnessAgent(command, timeout=timeout, unconfined=args.unconfined, mask=tuple(args.mask),
                          home=args.agent_home, commit_grace=grace)
     summary = run_harness(config, agent, out=args.out, name=args.name, resume=args.resume, progress=not args.quiet)
-    print(terminal_report(score_run(summary.run_dir)))
+    report = terminal_report(score_run(summary.run_dir))  # scored (score.json written) whether shown or not
+    if not args.quiet:
+        print(report)
     return finish_run(summary, f"; each invocation's prompt, MCP config and output logs are in {summary.run_dir}/"
                       "harness/")

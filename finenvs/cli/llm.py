@@ -62,7 +62,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     llm.add_argument("--out", type=Path, default=Path("finenvs-runs"), help="parent folder of runs")
     llm.add_argument("--name", help="run folder name (default: UTC timestamp)")
     llm.add_argument("--resume", type=Path, help="continue an interrupted run folder (its run.json gives the setup)")
-    llm.add_argument("--quiet", action="store_true", help="no progress bar")
+    llm.add_argument("--quiet", action="store_true",
+                     help="no progress bar and no tables: only the last line (where the results are) and any problems")
     judge_arguments(llm)
     llm.set_defaults(handler=handle, interrupted=run_folder_interrupted, flag_defaults=flag_defaults(llm, RECORDED + ENDPOINT_FLAGS))
 
@@ -147,7 +148,9 @@ def handle(args: argparse.Namespace) -> int:
               file=sys.stderr)
     summary = run_llm(config, agent, out=args.out, name=args.name, resume=args.resume, prices=prices,
                       progress=not args.quiet)
-    print(terminal_report(score_run(summary.run_dir)))
+    report = terminal_report(score_run(summary.run_dir))  # scored (score.json written) whether shown or not
+    if not args.quiet:
+        print(report)
     run_judge(args, summary.run_dir)
     return finish_run(summary)
 

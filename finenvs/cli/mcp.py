@@ -16,6 +16,7 @@ from finenvs.cli.common import (
     text_mode_arguments,
     window_kwargs,
 )
+from finenvs.text.plural import counted
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -36,7 +37,8 @@ def interrupted(args: argparse.Namespace, began: float) -> str:
     saved = episodes_saved(run_dir) if run_dir is not None else None
     if saved is None:
         return "interrupted: finenvs mcp stopped before the episode began; nothing saved"
-    return f"interrupted: the MCP episode stopped after {saved[2]} decisions, saved in {run_dir} (incomplete)"
+    return (f"interrupted: the MCP episode stopped after {counted(saved[2], 'decision')}, saved in {run_dir} "
+            "(incomplete)")
 
 
 def _mcp_arguments(args: argparse.Namespace) -> list[str]:
@@ -90,7 +92,7 @@ def handle(args: argparse.Namespace) -> int:
         print(f"finenvs: error: {message}", file=sys.stderr)
         serve_stdio(None, error=str(message))  # an MCP client gets the reason as an error result
         return EXIT_USAGE
-    print(f"finenvs mcp: serving {task.env_id} {episode_spec.label()} on stdio; results in {episode.files.root}",
+    print(f"finenvs mcp: serving {episode_spec.describe()} over stdio; results in {episode.files.root}",
           file=sys.stderr)
     from finenvs.evaluation.mcp_server import serve_stdio
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from finenvs.cli.common import json_object
+from finenvs.text.plural import counted
 
 #: ``finenvs train --algo`` choices; the scripts of finenvs.baselines.rl (kept here so the parser stays light).
 RL_ALGOS = ("ppo", "a2c", "dqn", "sac", "td3")
@@ -42,7 +43,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     train.add_argument("--overwrite", action="store_true",
                        help="replace an existing <out>/<env>__<algo>__s<seed>/ (default: keep it and write the "
                        "new run to <env>__<algo>__s<seed>-2/, -3, ...)")
-    train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.add_argument("--quiet", action="store_true",
+                       help="no progress bar and no tables: only the last line (where the results are) and any problems")
     train.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
     train.set_defaults(handler=handle)
 
@@ -89,10 +91,11 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(summary_table(results))
-    print()
     folders = [Path(result["files"]["result"]).parent for result in results]
-    for result, folder in zip(results, folders, strict=True):
-        print(f"seed {result['seed']}: {folder}/ (trained {result['train']['seconds']:.1f} s)")
-    print(f"{len(results)} run(s) of {args.algo} on {args.env} written to {', '.join(f'{f}/' for f in folders)}")
+    if not args.quiet:
+        print(summary_table(results))
+        print()
+        for result, folder in zip(results, folders, strict=True):
+            print(f"seed {result['seed']}: {folder}/ (trained {result['train']['seconds']:.1f} s)")
+    print(f"{counted(len(results), 'run')} of {args.algo} on {args.env} written to {', '.join(f'{f}/' for f in folders)}")
     return 0

@@ -65,6 +65,7 @@ from finenvs.data.manifest import Manifest, VerifyResult, load_manifest, verify_
 from finenvs.data.option_chain import OptionChain, chain_from_frame
 from finenvs.data.schema import (
     PRICE_FIELDS,
+    REQUIRED_COLUMNS,
     PriceSeries,
     SymbolColumn,
     column_map,
@@ -73,7 +74,7 @@ from finenvs.data.schema import (
     split_by_symbol,
 )
 from finenvs.data.user_files import LayerFiles, merge_series
-from finenvs.errors import DataError, DataFileError, UnknownSymbolError
+from finenvs.errors import DataError, DataFileError, UnknownSymbolError, user_file
 
 OPTION_COLUMNS = ("symbol", "snapshot_date", "expiry", "option_type", "strike", "bid", "ask", "last",
                   "implied_vol", "volume", "open_interest", "spot")
@@ -750,9 +751,7 @@ def load_prices(data: Any, symbol: str | None = None) -> dict[str, PriceSeries]:
 
     if isinstance(data, pd.DataFrame):
         return series_from_frame(data, source="DataFrame", symbol=symbol)
-    path = Path(data)
-    if not path.is_file():
-        raise DataFileError(f"{path}: price file not found")
+    path = user_file(data, "price file")
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".parquet", ".pq"):
         raise DataFileError(f"{path}: unsupported file type {suffix!r}; use .csv or .parquet")
@@ -775,7 +774,10 @@ def _read_csv(path: Path, symbol: str) -> dict[str, Any]:
     import pandas as pd
 
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
-        header = next(csv.reader(fh), [])
+        header = next((row for row in csv.reader(fh) if any(cell.strip() for cell in row)), [])
+    if not header:
+        raise DataError(f"{path}: empty file (only blank lines); a price file needs a header line "
+                        f"{','.join(REQUIRED_COLUMNS)} and one row per bar")
     column_map(header, str(path), need_symbol=False)  # duplicated names: pandas would rename them silently
     labels = pd.read_csv(path, nrows=0).columns
     text_columns = {label: str for label in labels if str(label).strip().lower() in ("symbol", "date")}

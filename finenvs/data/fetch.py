@@ -39,6 +39,7 @@ import numpy as np
 from finenvs.data.calendar import DEFAULT_CALENDAR, sessions
 from finenvs.data.user_files import merge_series
 from finenvs.errors import DataError, WindowError, shown
+from finenvs.text.plural import counted
 
 #: Seconds between two calls to a source (Yahoo throttles bursts).
 DEFAULT_SLEEP = 1.0
@@ -640,9 +641,9 @@ def cli_data_fetch(prices: Sequence[str] = (), news: Sequence[str] = (), start: 
     bundles = sum(o.added for o in outcomes if o.kind == "xbrl")
     facts = sum(o.facts for o in outcomes if o.kind == "xbrl")
     partly = sum(1 for o in outcomes if o.status != "failed" and o.problems)
-    print(f"fetched {bars} bars, {items} news items, {sections} filing sections and {bundles} XBRL bundles "
-          f"({facts} facts); {total - len(failed)} of {total} requests done, {len(failed)} failed"
-          + (f", {partly} in part" if partly else ""))
+    print(f"fetched {counted(bars, 'bar')}, {counted(items, 'news item')}, {counted(sections, 'filing section')} and "
+          f"{counted(bundles, 'XBRL bundle')} ({counted(facts, 'fact')}); {total - len(failed)} of "
+          f"{counted(total, 'request')} done, {len(failed)} failed" + (f", {partly} in part" if partly else ""))
     for o in outcomes:
         for line in o.failures():
             print(line, file=sys.stderr)

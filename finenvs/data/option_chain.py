@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from finenvs.errors import DataError
+from finenvs.errors import DataError, user_file
 
 #: finenvs chain layout (one row per contract); extra columns are ignored.
 CHAIN_COLUMNS = ("symbol", "snapshot_date", "expiry", "option_type", "strike", "bid", "ask", "last",
@@ -210,9 +210,7 @@ def load_chain_csv(path: str | Path, *, symbol: str | None = None, snapshot: Any
     """
     import pandas as pd
 
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: chain file not found")
+    path = user_file(path, "chain file")
     try:
         frame = pd.read_csv(path)
     except (ValueError, OSError) as exc:

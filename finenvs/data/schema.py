@@ -64,6 +64,13 @@ SPLIT_RATIOS = (2, 3, 4, 5, 10)
 SPLIT_TOLERANCE = 0.03
 
 
+def date_span(dates: Any) -> str:
+    """``"first..last"`` of a series' dates (``"no rows"`` without any): the one way every message and listing
+    states what a symbol's data covers (``finenvs data list``, an empty-window error, a universe's gap), so
+    that they name the same last date."""
+    return f"{dates[0]}..{dates[-1]}" if len(dates) else "no rows"
+
+
 def _readonly(values: Any, dtype: Any) -> np.ndarray:
     arr = np.array(values, dtype=dtype, copy=True)
     arr.setflags(write=False)

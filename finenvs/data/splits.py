@@ -10,6 +10,7 @@ import numpy as np
 
 from finenvs.data.asof import to_day
 from finenvs.data.calendar import session_positions, window_sessions
+from finenvs.data.schema import date_span
 from finenvs.errors import WindowError
 
 #: Named splits (inclusive). ``eval`` and ``live`` are HERCULEAN's backtest and live windows.
@@ -60,17 +61,20 @@ def split_bounds(split: str | None, start: Any = None, end: Any = None) -> tuple
     return lo, hi
 
 
-def window_indices(dates: np.ndarray, lo: np.datetime64 | None, hi: np.datetime64 | None) -> tuple[int, int]:
+def window_indices(dates: np.ndarray, lo: np.datetime64 | None, hi: np.datetime64 | None,
+                   label: str = "") -> tuple[int, int]:
     """Indices ``(first, last)`` (inclusive) of the trading days within ``[lo, hi]``.
 
     Raises:
-        WindowError: No trading day falls in the window (names the data's coverage).
+        WindowError: No trading day falls in the window (names the data's coverage, of ``label``'s data when given,
+            as :func:`~finenvs.data.schema.date_span` states it for ``finenvs data list``).
     """
     first = 0 if lo is None else int(np.searchsorted(dates, lo, side="left"))
     last = (len(dates) - 1) if hi is None else int(np.searchsorted(dates, hi, side="right")) - 1
     if len(dates) == 0 or first > last:
-        cover = f"{dates[0]}..{dates[-1]}" if len(dates) else "no rows"
-        raise WindowError(f"empty window {lo}..{hi}: no trading day in range (data covers {cover})")
+        whose = f"{label} data" if label else "data"
+        raise WindowError(f"empty window {lo}..{hi}: no trading day in range ({whose} covers {date_span(dates)}; "
+                          "finenvs data list shows each symbol's)")
     return first, last
 
 
@@ -107,7 +111,7 @@ def decision_window(
     Raises:
         WindowError: Naming the window, the data and the limit broken.
     """
-    first, last = window_indices(dates, lo, hi)
+    first, last = window_indices(dates, lo, hi, label)
     if first < history:
         if explicit_start or history >= last:
             earliest = dates[history] if history < len(dates) else "none (series too short)"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from finenvs.data.schema import PriceSeries
+from finenvs.data.schema import PriceSeries, date_span
 from finenvs.errors import DataError, WindowError
 
 #: Inside the rows an episode reads, a symbol may lack at most this many consecutive days that
@@ -97,9 +97,8 @@ def check_calendars(series: list[PriceSeries], first: np.datetime64, last: np.da
     union = np.unique(np.concatenate([s.dates[(s.dates >= first) & (s.dates <= last)] for s in series]))
     for s in series:
         if s.dates.size == 0 or s.dates[0] > first or s.dates[-1] < last:
-            cover = f"{s.dates[0]}..{s.dates[-1]}" if s.dates.size else "no rows"
             raise WindowError(
-                f"{s.symbol} has no data for part of {first}..{last} (its data covers {cover}); "
+                f"{s.symbol} has no data for part of {first}..{last} (its data covers {date_span(s.dates)}); "
                 "every symbol of the universe must cover the window and its history"
             )
         _check_run(~np.isin(union, s.dates), union, s.symbol, "")

@@ -90,7 +90,8 @@ from finenvs.data.user_files import (
     merge_series,
     sha256_bytes,
 )
-from finenvs.errors import DataError, DataFileError, shown
+from finenvs.errors import DataError, DataFileError, shown, user_file
+from finenvs.text.plural import counted
 
 NEWS_REQUIRED = ("id", "symbol", "published_at", "title", "source", "url")
 FILING_REQUIRED = ("filing_id", "symbol", "form", "filed", "section", "text")
@@ -384,6 +385,108 @@ class UserLayer(LayerFiles):
                          digest)
 
 
+    # ------------------------------------------------------------------ removal
+    def _unpublish(self, drop: set[str], put: tuple[LayerFile, bytes] | None = None) -> str | None:
+        """Write the manifest without the files ``drop`` (and with ``put``, whose file is written first), then
+        delete the dropped files; returns the new layer digest. A removal cut short leaves at worst a file the
+        manifest no longer lists (never read; ``finenvs data verify`` names it), never a listed file missing."""
+        entries = {k: v for k, v in self._read_manifest().items() if k not in drop}
+        if put is not None:
+            entries[put[0].file] = put[0]
+            _write_atomic(self.root / put[0].file, put[1])
+        digest = self._write_manifest(entries)
+        for name in sorted(drop):
+            with contextlib.suppress(FileNotFoundError):
+                (self.root / name).unlink()
+        for folder in sorted({(self.root / name).parent for name in drop}, reverse=True):  # an XBRL bundle's folder
+            if folder != self.root:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+        self._state = None
+        return digest
+
+    def remove_prices(self, symbols: Any, dataset: str = "core", *, catalog: Any = None) -> list[LayerFile]:
+        """Remove the user layer's bars of ``symbols`` from ``dataset`` (the shipped bars stay: they are part of
+        finenvs). Every symbol is checked before anything is removed.
+
+        Returns:
+            The manifest records of the removed files (rows and dates of the bars removed).
+
+        Raises:
+            ValueError: An unknown dataset, or a symbol without user bars in it (names it, says whether the
+                dataset ships it, and lists the symbols with user bars).
+        """
+        catalog = catalog if catalog is not None else default_catalog()
+        if dataset not in catalog.datasets():
+            raise ValueError(f"unknown dataset {shown(dataset)}; valid datasets: {sorted(catalog.datasets())}")
+        symbols = list(dict.fromkeys(symbols))
+        with self._exclusive():
+            self._state = None
+            entries = self.entries()
+            found = [entries.get(self.price_file(str(s), dataset)) for s in symbols]
+            missing = [s for s, e in zip(symbols, found, strict=True) if e is None]
+            if missing:
+                held = self.symbols(dataset)
+                first = missing[0]
+                shipped = ("; its shipped bars are part of finenvs and cannot be removed" if
+                           isinstance(first, str) and first in catalog.manifest.datasets("prices")[dataset].symbols
+                           else "")
+                raise ValueError(f"the user layer holds no bars of {shown(first, 40)} in dataset {dataset!r}{shipped} "
+                                 f"(symbols with user bars there: {', '.join(held) if held else 'none'})")
+            removed = [e for e in found if e is not None]
+            self._unpublish({e.file for e in removed})
+        return removed
+
+    def remove_documents(self, kind: str, symbols: Any = None) -> tuple[int, LayerFile | None]:
+        """Remove the user layer's news items (``kind="news"``) or filing sections (``"filings"``): all of them, or
+        those of ``symbols``. Shipped items stay.
+
+        Returns:
+            ``(items removed, the layer file's record after the removal or None when none is left)``.
+
+        Raises:
+            ValueError: The layer holds none (of a given symbol: names it and lists the symbols it holds).
+        """
+        name, columns, day_col = ((NEWS_FILE, USER_NEWS_COLUMNS, "published_at") if kind == "news"
+                                  else (FILINGS_FILE, USER_FILING_COLUMNS, "filed"))
+        what = "news items" if kind == "news" else "filing sections"
+        with self._exclusive():
+            self._state = None
+            table = self.documents(kind)
+            if table is None:
+                raise ValueError(f"the user layer holds no {what} (shipped ones are part of finenvs and cannot be "
+                                 "removed)")
+            n = len(table[columns[0]])
+            if symbols is None:
+                self._unpublish({name})
+                return n, None
+            wanted = set(dict.fromkeys(symbols))
+            held = sorted(set(table["symbol"]))
+            missing = [s for s in dict.fromkeys(symbols) if s not in held]
+            if missing:
+                raise ValueError(f"the user layer holds no {what} of {shown(missing[0], 40)} (it holds {what} of: "
+                                 f"{', '.join(held)})")
+            keep = [i for i in range(n) if table["symbol"][i] not in wanted]
+            if not keep:
+                self._unpublish({name})
+                return n, None
+            body = {c: [table[c][i] for i in keep] for c in columns}
+            data_bytes = _text_csv(columns, body)
+            days = sorted(v[:10] for v in body[day_col])
+            entry = LayerFile(name, kind, "", "", sha256_bytes(data_bytes), len(days), days[0], days[-1])
+            self._unpublish(set(), (entry, data_bytes))
+            return n - len(keep), entry
+
+    def remove_all(self) -> list[LayerFile]:
+        """Empty the user layer: every file it lists is removed (shipped data is untouched); returns their records."""
+        with self._exclusive():
+            self._state = None
+            entries = list(self.entries().values())
+            if entries:
+                self._unpublish({e.file for e in entries})
+        return sorted(entries, key=lambda e: e.file)
+
+
 def _is_day(value: Any) -> bool:
     if not isinstance(value, str) or not _DATE.fullmatch(value):
         return False
@@ -445,9 +548,7 @@ def _read_input(data: Any) -> tuple[str, Any]:
 
     if isinstance(data, pd.DataFrame):
         return "DataFrame", data
-    path = Path(data)
-    if not path.is_file():
-        raise DataFileError(f"{path}: file not found")
+    path = user_file(data, "CSV or Parquet file")
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
@@ -660,23 +761,78 @@ def cli_data_add(prices: Any = None, symbol: str | None = None, dataset: str = "
     return 0
 
 
-def cli_data_list() -> int:
-    """``finenvs data list``: each price dataset with symbols and date range, shipped and user; returns 0."""
+def cli_data_remove(prices: Any = None, dataset: str = "core", news: Any = None, filings: Any = None,
+                    everything: bool = False) -> int:
+    """``finenvs data remove``: take bars, news items or filing sections out of the user layer (never shipped data)
+    and print what was removed; returns 0.
+
+    Args:
+        prices: Symbols whose user bars in ``dataset`` go.
+        news, filings: Symbols whose user items go; an empty sequence: all of them.
+        everything: Empty the whole user layer.
+
+    Raises:
+        ValueError: Not exactly one of the four, or nothing of what was named is in the user layer.
+    """
     from finenvs.data.catalog import default_catalog
+
+    given = [flag for flag, value in (("--prices", prices), ("--news", news), ("--filings", filings),
+                                      ("--all", everything or None)) if value is not None]
+    if len(given) != 1:
+        raise ValueError(f"finenvs data remove takes exactly one of --prices, --news, --filings, --all "
+                         f"(got {', '.join(given) or 'none'})")
+    layer = UserLayer()
+    if prices is not None:
+        for e in layer.remove_prices(prices, dataset):
+            print(f"removed {counted(e.rows, 'user bar')} of {e.symbol} ({e.date_min}..{e.date_max}) from dataset "
+                  f"{e.dataset!r}")
+    elif everything:
+        removed = layer.remove_all()
+        for e in removed:
+            print(f"removed {e.file} ({counted(e.rows, 'row')}, {e.date_min}..{e.date_max})")
+        if not removed:
+            print("the user layer is already empty")
+    else:
+        kind = "news" if news is not None else "filings"
+        symbols = list(news if news is not None else filings) or None
+        noun = "news item" if kind == "news" else "filing section"
+        count, left = layer.remove_documents(kind, symbols)
+        whose = f" of {', '.join(symbols)}" if symbols else ""
+        rest = (f"; {counted(left.rows, 'user ' + noun)} left ({left.date_min}..{left.date_max})" if left is not None
+                else "")
+        print(f"removed {counted(count, 'user ' + noun)}{whose}{rest}")
+    print(f"user layer {layer.root}: {'empty' if layer.digest is None else 'digest ' + layer.digest}; data digest "
+          f"{default_catalog().data_digest}")
+    return 0
+
+
+def cli_data_list() -> int:
+    """``finenvs data list``: each price dataset's symbols, grouped by the dates their bars cover (shipped and user
+    bars merged, as the envs read them; :func:`~finenvs.data.schema.date_span`, the span an empty-window error
+    names), then the user layer's files; returns 0."""
+    from finenvs.data.catalog import default_catalog
+    from finenvs.data.schema import date_span
 
     catalog = default_catalog()
     layer = UserLayer()
-    user = [e for e in layer.entries().values() if e.kind == "prices"]
+    user = {(e.dataset, e.symbol) for e in layer.entries().values() if e.kind == "prices"}
     for name, entry in sorted(catalog.manifest.datasets("prices").items()):
-        print(f"{name}: shipped {len(entry.symbols)} symbols, {entry.date_min}..{entry.date_max}")
-        mine = sorted((e for e in user if e.dataset == name), key=lambda e: e.symbol)
-        if mine:
-            lo, hi = min(e.date_min for e in mine), max(e.date_max for e in mine)
-            new = [e.symbol for e in mine if e.symbol not in entry.symbols]
-            print(f"{name}: user {len(mine)} symbols ({', '.join(e.symbol for e in mine)}), {lo}..{hi}"
-                  + (f"; not shipped: {', '.join(new)}" if new else ""))
+        symbols = catalog.symbols(name)
+        added = [s for s in symbols if s not in entry.symbols]
+        extended = [s for s in entry.symbols if (name, s) in user]
+        head = f"{name}: {counted(len(entry.symbols), 'symbol')} shipped"
+        if added:
+            head += f", {len(added)} added ({', '.join(added)})"
+        if extended:
+            head += f"; user bars after the shipped ones for {', '.join(extended)}"
+        print(head)
+        spans: dict[str, list[str]] = {}
+        for symbol in symbols:
+            spans.setdefault(date_span(catalog.series(symbol, name).dates), []).append(symbol)
+        for span, group in sorted(spans.items()):
+            print(f"  {span}  {' '.join(group)}")
     for e in sorted((e for e in layer.entries().values() if e.kind in ("news", "filings")), key=lambda e: e.file):
-        print(f"{e.kind}: user {e.rows} rows, {e.date_min}..{e.date_max}")
+        print(f"{e.kind}: user {counted(e.rows, 'row')}, {e.date_min}..{e.date_max}")
     bundles = layer.xbrl_bundles()
     if bundles:
         firsts = [files[0] for files in bundles.values()]
@@ -698,6 +854,7 @@ __all__ = [
     "add_prices",
     "cli_data_add",
     "cli_data_list",
+    "cli_data_remove",
     "layer_digest",
     "merge_series",
     "user_data_dir",

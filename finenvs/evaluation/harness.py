@@ -179,7 +179,7 @@ class DecisionGate:
     def call(self, name: Any, arguments: Any) -> tuple[dict[str, Any], bool]:
         """Serve one call: ``(JSON-able result, is_error)``; never raises for what a client sends."""
         from finenvs.evaluation.mcp_server import OBSERVATION_TOOL, screen_call
-        from finenvs.tools.registry import COMMIT_TOOL
+        from finenvs.tools.registry import COMMIT_TOOL, ignored_fields_note
 
         with self._lock:
             session = self._session
@@ -201,8 +201,10 @@ class DecisionGate:
                 self.committed = arguments
                 if self._on_commit is not None:
                     self._on_commit()
-                reply: dict[str, Any] = {"accepted": parsed.valid, "action": parsed.name,
-                                         "note": "committed; exit now, the harness takes the decision"}
+                ignored = ignored_fields_note(arguments, session.protocol.commit_schema())
+                reply: dict[str, Any] = {"accepted": parsed.valid, "action": parsed.name, **ignored,
+                                         "note": "committed; exit now, the harness takes the decision"
+                                         + (f"; {ignored['note']}" if ignored else "")}
                 if not parsed.valid:
                     reply["invalid"] = parsed.invalid
                 return reply, False

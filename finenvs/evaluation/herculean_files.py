@@ -42,6 +42,7 @@ from finenvs.scoring.presets import SHARPE_CONVENTIONS, SHARPE_LABELS
 from finenvs.tasks import EpisodeSpec, TaskSpec, tasks
 from finenvs.tasks.common import MARKET_COLUMNS
 from finenvs.text.markdown import md_table
+from finenvs.text.plural import counted
 from finenvs.text.protocol import TextProtocol
 from finenvs.text.safe_json import JSONLimitError, loads
 
@@ -486,7 +487,7 @@ def cli_export(run_dir: Path | str, out_dir: Path | str) -> int:
     paths = export_run(run_dir, out_dir)
     for path in paths:
         print(path)
-    print(f"{len(paths)} HERCULEAN decision file(s) written to {out_dir}")
+    print(f"{counted(len(paths), 'HERCULEAN decision file')} written to {out_dir}")
     return 0
 
 

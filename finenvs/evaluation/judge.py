@@ -48,6 +48,7 @@ from finenvs.evaluation.runlog import RunFiles, jsonable, read_trajectories, sam
 from finenvs.evaluation.score import _fmt, _table
 from finenvs.tasks import EpisodeSpec, task_of
 from finenvs.text.chat import json_quoted
+from finenvs.text.plural import counted
 
 JUDGE_FILE = "judge.json"
 #: Characters of a reply that are parsed; the rest is ignored.
@@ -291,7 +292,7 @@ async def judge_run_async(run_dir: Path | str, agent: Any, *, max_items: int = 1
         episode = await _judge_episode(spec, label, steps, agent, max_items)
         episodes.append(episode)
         if progress:
-            print(f"judge: {spec.label()}: {len(episode['decisions'])} decisions, agree "
+            print(f"judge: {spec.label()}: {counted(len(episode['decisions']), 'decision')}, agree "
                   f"{_fmt(episode['metrics']['agree'])}", file=sys.stderr)
     decisions = [d for e in episodes for d in e["decisions"]]
     usages = [d["usage"] for d in decisions]

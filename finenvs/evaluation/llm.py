@@ -77,6 +77,7 @@ from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, env_arguments, task_
 from finenvs.tasks import tasks as _tasks
 from finenvs.text import safe_json
 from finenvs.text.chat import ChatAgent, ChatReply, ToolCall
+from finenvs.text.plural import counted
 from finenvs.text.protocol import MAX_PROMPT_CHARS, MAX_REPLY_CHARS, ParsedAction, TextProtocol
 from finenvs.tools.registry import COMMIT_TOOL
 
@@ -769,7 +770,16 @@ async def run_llm_async(
     writer = TrajectoryWriter(files.trajectories, genesis=genesis, key=key, head=head)
     pool = EnvPool(history=config.history, tool_max_chars=config.tool_max_chars)
     semaphore = asyncio.Semaphore(config.concurrency)
-    bar = tqdm(total=0, unit="decision", desc=f"finenvs llm {agent.name}", disable=not progress or None)
+    # one tick per episode, out of the episodes this run plays (a resumed run's finished ones left out): the total is
+    # known before any starts, whatever a family's decisions per episode; the decisions taken so far ride along
+    to_play = sum(s.index not in complete for s in episodes)
+    bar = tqdm(total=to_play, unit="episode", desc=f"finenvs llm {agent.name}", disable=not progress or None)
+    decided = [0]
+
+    def on_decision(n: int = 1) -> None:
+        decided[0] += n
+        bar.set_postfix_str(counted(decided[0], "decision"), refresh=False)
+        bar.update(0)  # redrawn when tqdm's interval has passed, not on every decision
     outcomes: list[EpisodeOutcome] = []
     unreachable: list[str] = []  # set when an episode's first decision found no endpoint: later ones do not start
     run_answered = [bool(steps)]  # whether the endpoint has answered a decision of this run (a resumed one has)
@@ -788,16 +798,18 @@ async def run_llm_async(
             return outcome
 
     async def _one(spec: EpisodeSpec) -> EpisodeOutcome:
-        def grow(n: int) -> None:
-            bar.total = (bar.total or 0) + n
-            bar.refresh()
+        try:
+            return await _play(spec)
+        finally:
+            bar.update(1)
 
+    async def _play(spec: EpisodeSpec) -> EpisodeOutcome:
         recorded = [r for r in steps.get(spec.index, []) if r.get("type") == "step"]
         pending = next((r for r in reversed(steps.get(spec.index, [])) if r.get("type") == "pending"
                         and r.get("step") == len(recorded)), None)
         try:
             return await run_episode(agent, spec, config, writer=writer, recorded=recorded, prices=prices,
-                                     on_decision=bar.update, on_start=grow, sleep=sleep, pool=pool,
+                                     on_decision=on_decision, sleep=sleep, pool=pool,
                                      pending=pending, run_answered=run_answered)
         except ReplayMismatch:
             raise

@@ -153,6 +153,8 @@ class McpEpisode:
         return result.data, not result.ok
 
     def _commit(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        from finenvs.tools.registry import ignored_fields_note
+
         parsed = self.protocol.parse_commit(arguments)
         raw = json.dumps(arguments, ensure_ascii=False, default=str)
         seconds = time.perf_counter() - self._decision_began
@@ -171,9 +173,11 @@ class McpEpisode:
             "position": record["position"],
             "done": self.session.done,
         }
+        reply.update(ignored_fields_note(arguments, self.protocol.commit_schema()))  # named, bounded
         if record["invalid"] is not None:
             reply["invalid"] = record["invalid"]
-            reply["note"] = f"{record['action']} was taken by default"
+            reply["note"] = f"{record['action']} was taken by default" + (f"; {reply['note']}" if "note" in reply
+                                                                          else "")
         if self.session.done:
             reply.update(self.finish())
             reply["look_ahead_attempts"] = int(info.get("look_ahead_attempts", 0))
@@ -347,7 +351,7 @@ def build_server(episode: McpEpisode | Any | None, *, error: str | None = None) 
     if instructions is None:
         spec = episode.session.spec
         instructions = (
-            f"finenvs {spec.env_id} episode ({spec.label()}). Call {OBSERVATION_TOOL} for the task and the current "
+            f"finenvs episode: {spec.describe()}. Call {OBSERVATION_TOOL} for the task and the current "
             "state, read data with the other tools (nothing after the current decision time is visible), then call "
             "commit_action once per decision. The episode ends after the last decision; the last commit's reply "
             "gives the results."

@@ -65,6 +65,7 @@ from finenvs.evaluation.runlog import (
 )
 from finenvs.evaluation.session import EpisodeTotals, endpoint_failed_everywhere
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
+from finenvs.text.plural import counted
 
 #: Invalid reasons of decisions that produced no reply to parse again.
 _NO_REPLY = ("endpoint error", "decision timed out", "no decision")
@@ -599,7 +600,7 @@ def metrics_line(score: RunScore) -> str:
         outcomes = ", ".join(f"{k} {v}" for k, v in metrics["debate_outcomes"].items())
         cells += (f"; FAB++ debate over {metrics['debated']}: mean multiplier {metrics['debate_multiplier']:.3f} "
                   f"({outcomes}), debated score {metrics['debated_score']:.2f}")
-    return f"{score.task.env_id} over {done} complete episode(s): {cells}" + (f"; {why}" if failed else "")
+    return f"{score.task.env_id} over {counted(done, 'complete episode')}: {cells}" + (f"; {why}" if failed else "")
 
 
 def confinement_line(meta: dict[str, Any]) -> str | None:
@@ -634,7 +635,9 @@ def terminal_report(score: RunScore) -> str:
         if len(score.problems) > 5:
             lines.append(f"  ... and {len(score.problems) - 5} more")
     elif done and all(e.reproduced for e in done):
-        lines.append(f"re-scored offline: all {len(done)} finished episode(s) reproduce the live scores exactly")
+        lines.append("re-scored offline: " + ("the 1 finished episode reproduces" if len(done) == 1 else
+                                              f"all {counted(len(done), 'finished episode')} reproduce")
+                     + " the live scores exactly")
     else:
         lines.append("re-scored offline: NOT reproduced" if done else "re-scored offline: no finished episode")
     if status != "reproduced" and done and not all(e.reproduced for e in done):
@@ -646,18 +649,20 @@ def terminal_report(score: RunScore) -> str:
         lines.append(f"FAILED: {len(no_reply)} of {len(score.episodes)} episode(s) got no reply from the endpoint on "
                      f"any decision and are not scored (first: episode {no_reply[0].index}: {no_reply[0].reason})")
     if status == "incomplete":
-        lines.append(f"INCOMPLETE: {len(done)} of {len(score.episodes)} planned episode(s) finished; "
+        lines.append(f"INCOMPLETE: {len(done)} of {counted(len(score.episodes), 'planned episode')} finished; "
                      f"{score.resume_hint()}")
         lines += [f"  {m}" for m in score.missing[:5]]
     reparse = sum(e.reparse_mismatches for e in score.episodes)
     if reparse:
-        lines.append(f"warning: {reparse} reply(ies) parse differently under the current text protocol")
+        lines.append(f"warning: {counted(reparse, 'reply')} {'parses' if reparse == 1 else 'parse'} differently "
+                     "under the current text protocol")
     for note in score.notes:
         lines.append(f"note: {note}")
     if (confined := confinement_line(score.meta)) is not None:
         lines.append(confined)
     if score.chained and status != "tampered":
-        lines.append(f"integrity: chain intact over {score.lines} line(s), final digest {score.final_digest[:16]}..., "
+        lines.append(f"integrity: chain intact over {counted(score.lines, 'line')}, final digest "
+                     f"{score.final_digest[:16]}..., "
                      f"data manifest {str(score.meta.get('data_manifest'))[:16]}...")
     lines.append(score.signature_line())
     lines.append(f"outcome: {status} (exit {score.exit_code})")

@@ -24,6 +24,7 @@ from finenvs.scoring.presets import SHARPE_LABELS
 from finenvs.tasks.common import position_stats
 from finenvs.tasks.section import BenchContext, Section, SectionPart, SectionView
 from finenvs.text.markdown import fmt_number, md_table, md_text
+from finenvs.text.plural import counted
 
 #: The symbol of a universe family's one episode (its symbols are the universe, not one episode each).
 UNIVERSE = "universe"
@@ -416,11 +417,11 @@ class MarketSection(Section):
         )]
         agents = [r for r in view.rows if r.efficiency is not None]
         if agents:
-            out += ["", f"Scripted agent through the text interface: {len(agents)} episode(s), "
-                        f"{sum(r.efficiency['decisions'] for r in agents)} decisions, "
-                        f"{sum(r.efficiency['format_errors'] for r in agents)} format errors, "
+            out += ["", f"Scripted agent through the text interface: {counted(len(agents), 'episode')}, "
+                        f"{counted(sum(r.efficiency['decisions'] for r in agents), 'decision')}, "
+                        f"{counted(sum(r.efficiency['format_errors'] for r in agents), 'format error')}, "
                         f"{np.mean([r.efficiency['tool_calls_per_decision'] for r in agents]):.2f} tool calls/decision, "
-                        f"{sum(r.efficiency['look_ahead_attempts'] for r in agents)} look-ahead attempts."]
+                        f"{counted(sum(r.efficiency['look_ahead_attempts'] for r in agents), 'look-ahead attempt')}."]
         return out + self.more_terminal(view)
 
     def more_terminal(self, view: SectionView) -> list[str]:

@@ -53,6 +53,29 @@ class EpisodeSpec:
         what = "?" if what is None else what
         return f"#{self.index} {self.env_id} {what} seed={self.seed}"
 
+    def describe(self) -> str:
+        """The episode in words for a person (a server's banner): ``FinTrading-v0 MSFT (eval split, seed 0)``,
+        ``FinAudit-v0 instance 3 (eval split, seed 0)``, ``FinTrading-v0 AAPL (2026-01-02..2026-02-27, seed 0)``.
+        :meth:`label` is the compact form tables and records use."""
+        kwargs, options = self.env_kwargs, self.options or {}
+        what = [self.env_id]
+        if kwargs.get("symbol"):
+            what.append(str(kwargs["symbol"]))
+        elif kwargs.get("symbols"):
+            what.append("universe " + " ".join(str(s) for s in kwargs["symbols"]))
+        if options.get("task_id") is not None:
+            what.append(f"task {options['task_id']}")
+        elif options.get("index") is not None:
+            what.append(f"instance {options['index']}")
+        where = []
+        if kwargs.get("start") or kwargs.get("end"):
+            where.append(f"{kwargs.get('start') or '...'}..{kwargs.get('end') or '...'}")
+        elif kwargs.get("split"):
+            where.append(f"{kwargs['split']} split")
+        if self.seed is not None:
+            where.append(f"seed {self.seed}")
+        return " ".join(what) + (f" ({', '.join(where)})" if where else "")
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EpisodeSpec:
         return cls(int(data["index"]), str(data["env_id"]), dict(data["env_kwargs"]), data.get("seed"),

@@ -71,6 +71,47 @@ _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
 }
 
 
+#: Unknown field names a message names at most (the rest are counted), and characters shown of each.
+MAX_NAMED_FIELDS = 10
+MAX_FIELD_NAME_CHARS = 40
+
+
+def unknown_fields(value: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """The fields of ``value`` that the object ``schema`` does not declare, bounded for a message: at most
+    :data:`MAX_NAMED_FIELDS` names, each cut to :data:`MAX_FIELD_NAME_CHARS` characters (control characters
+    escaped), then ``"... N more"``; in the order given. One pass over the keys."""
+    props = schema.get("properties", {})
+    names: list[str] = []
+    more = 0
+    for key in value:
+        if key in props:
+            continue
+        if len(names) < MAX_NAMED_FIELDS:
+            text = key if isinstance(key, str) else shown(key, MAX_FIELD_NAME_CHARS)
+            cut = text[:MAX_FIELD_NAME_CHARS] + ("..." if len(text) > MAX_FIELD_NAME_CHARS else "")
+            names.append(cut if cut.isprintable() else repr(cut)[1:-1])
+        else:
+            more += 1
+    return names + ([f"... {more} more"] if more else [])
+
+
+def ignored_fields_note(arguments: Any, schema: dict[str, Any], tool: str = COMMIT_TOOL) -> dict[str, Any]:
+    """What a lenient tool (``commit_action``) tells a caller whose arguments hold fields its schema does not
+    declare: ``{"ignored_fields": [...], "note": "..."}`` naming them (bounded, :func:`unknown_fields`), or ``{}``.
+    The call is still read: the fields the protocol knows decide."""
+    if not isinstance(arguments, dict):
+        return {}
+    extra = unknown_fields(arguments, schema)
+    if not extra:
+        return {}
+    named = len(extra) - (1 if len(extra) > MAX_NAMED_FIELDS else 0)  # the last of a long list counts the rest
+    word = "field" if len(extra) == 1 else "fields"
+    shown_names = ", ".join([f"'{n}'" for n in extra[:named]] + extra[named:])
+    return {"ignored_fields": extra,
+            "note": f"{tool} has no {word} {shown_names}; ignored (its fields: "
+                    f"{', '.join(schema.get('properties', {}))})"}
+
+
 def validate_arguments(value: Any, schema: dict[str, Any], path: str = "arguments") -> str | None:
     """Check ``value`` against the JSON Schema subset the tools use.
 
@@ -114,11 +155,9 @@ def validate_arguments(value: Any, schema: dict[str, Any], path: str = "argument
             if name not in value:
                 return f"{path} is missing the required field {name!r}"
         if schema.get("additionalProperties", True) is False:
-            extra = [k for k in value if k not in props]
+            extra = unknown_fields(value, schema)
             if extra:
-                names_given = sorted(k[:40] if isinstance(k, str) else shown(k, 40) for k in extra[:10])
-                names_given += [f"... {len(extra) - 10} more"] if len(extra) > 10 else []
-                return f"{path} has unknown field(s) {names_given}; valid fields: {sorted(props)}"
+                return f"{path} has unknown {'field' if len(extra) == 1 else 'fields'} {extra}; valid fields: {sorted(props)}"
         for name, sub in props.items():
             if name in value:
                 problem = validate_arguments(value[name], sub, f"{path}.{name}" if path != "arguments" else name)
@@ -481,10 +520,10 @@ class ToolBox:
             return _error(name, None, f"arguments of {name} break a limit: {problem}")
         if name == COMMIT_TOOL:  # lenient by design: case and synonyms are the protocol's to judge
             parsed = self.protocol.parse_commit(arguments)
-            data = {"accepted": parsed.valid, "action": parsed.name}
+            data = {"accepted": parsed.valid, "action": parsed.name, **ignored_fields_note(arguments, tool.parameters)}
             if not parsed.valid:
                 data["invalid"] = parsed.invalid
-                data["note"] = f"{parsed.name} is taken by default"
+                data["note"] = f"{parsed.name} is taken by default" + (f"; {data['note']}" if "note" in data else "")
             return ToolResult(name, arguments, parsed.valid, data, parsed.invalid, commit=parsed)
         problem = validate_arguments(arguments, tool.parameters)
         if problem is not None:
@@ -627,4 +666,6 @@ __all__ = [
     "redact_paths",
     "register_tools",
     "validate_arguments",
+    "unknown_fields",
+    "ignored_fields_note",
 ]

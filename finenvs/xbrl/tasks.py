@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from finenvs.errors import DataFileError
+from finenvs.errors import DataFileError, user_file
 from finenvs.scoring.audit import AnswerFormatError, AuditTruth, parse_number
 from finenvs.xbrl.calc import AuditDataError, Calculation, Calculator, non_negative
 from finenvs.xbrl.corpus import Corpus
@@ -378,9 +378,7 @@ def load_herculean_tasks(path: str | Path, corpus: Corpus) -> list[AuditInstance
     Raises:
         DataFileError: The file is missing, is not CSV with these columns, or a gt_answer is malformed.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DataFileError(f"{path}: task file not found")
+    path = user_file(path, "task file")
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in HERCULEAN_COLUMNS if c not in (reader.fieldnames or [])]
@@ -389,7 +387,7 @@ def load_herculean_tasks(path: str | Path, corpus: Corpus) -> list[AuditInstance
         rows = list(reader)
     out = []
     for n, row in enumerate(rows, start=2):
-        where = f"{path.name}:{n} ({row.get('id')})"
+        where = f"{Path(path).name}:{n} ({row.get('id')})"
         short = [c for c in HERCULEAN_COLUMNS if row.get(c) is None]
         if short:
             raise DataFileError(f"{where}: the row has no value for {short} (fewer fields than the header)")

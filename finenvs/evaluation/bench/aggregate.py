@@ -11,6 +11,7 @@ from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resol
 from finenvs.scoring.alpha import alpha_score
 from finenvs.tasks import TaskSpec
 from finenvs.text.markdown import fmt_number, md_table, md_text
+from finenvs.text.plural import counted
 
 
 def run_debates(fabpp: list[TaskSpec], agent_runs: list[dict[str, Any]], config: BenchConfig,
@@ -222,7 +223,7 @@ def aggregate_markdown(agg: dict[str, Any]) -> list[str]:
         for k in names:
             sec = rec["sections"][k]
             cells.append("—" if sec["score"] is None else
-                         f"{sec['score']:.2f} ({md_text(rec['policies'][k])}, {sec['tasks']} tasks)")
+                         f"{sec['score']:.2f} ({md_text(rec['policies'][k])}, {counted(sec['tasks'], 'task')})")
         overall = _overall_cell(rec, "—")
         overall = overall if rec["overall"] is None else f"**{overall}**"
         lines.append(f"| {md_text(profile)} | " + " | ".join(cells) + f" | {overall} | {alpha_cell(rec.get('alpha'))} |")

@@ -15,6 +15,7 @@ from finenvs.evaluation.episodes import play_episode
 from finenvs.tasks import TaskSpec, tasks
 from finenvs.tasks.market_section import SR_H, EpisodeResult
 from finenvs.text.markdown import md_table, md_text
+from finenvs.text.plural import counted
 
 
 def herculean_baselines(specs: list[TaskSpec], agent_runs: list[dict[str, Any]], splits: tuple[str, ...],
@@ -114,7 +115,7 @@ def reproduction_terminal(checks: list[dict[str, Any]], split: str = "eval") -> 
     if not checks:
         return []
     ok = sum(c["match"] for c in checks)
-    return ["", f"HERCULEAN {_table_of(split)} buy-and-hold reproduced on {ok}/{len(checks)} rows "
+    return ["", f"HERCULEAN {_table_of(split)} buy-and-hold reproduced on {ok}/{counted(len(checks), 'row')} "
                 f"({', '.join(sorted({c['env'] for c in checks}))}; CR, SR, MDD to the published 2 decimals)."]
 
 

@@ -6,6 +6,7 @@ from finenvs.evaluation.agent_runs import herculean_markdown, run_cells
 from finenvs.evaluation.bench.aggregate import aggregate_terminal
 from finenvs.evaluation.bench.herculean import reproduction_terminal
 from finenvs.evaluation.bench.scorecard import Scorecard
+from finenvs.text.plural import counted
 
 
 def terminal_table(card: Scorecard) -> str:
@@ -21,7 +22,7 @@ def terminal_table(card: Scorecard) -> str:
         if runs:
             out.append("")
             out.append(f"{task.env_id} agents: " + "; ".join(
-                f"{r['agent']} ({r['split']}, {len(r['episodes'])} episodes"
+                f"{r['agent']} ({r['split']}, {counted(len(r['episodes']), 'episode')}"
                 + (f", {r['failed']} failed" if r["failed"] else "") + "): "
                 + ", ".join(f"{c.label} {cell}" for c, cell in zip(task.columns[:4], run_cells(task.columns[:4], r),
                                                                     strict=True)) for r in runs))

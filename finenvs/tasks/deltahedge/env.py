@@ -20,6 +20,7 @@ from gymnasium import spaces
 
 from finenvs.data.asof import LookAheadCounter, to_day
 from finenvs.data.chains import realised_vol
+from finenvs.data.schema import date_span
 from finenvs.data.splits import DEFAULT_SPLIT, resolve_split, split_bounds
 from finenvs.data.synthetic import (
     TRADING_DAYS_PER_YEAR,
@@ -413,11 +414,10 @@ class FinDeltaHedgeEnv(gym.Env):
         last = len(dates) - 1 if hi is None else int(np.searchsorted(dates, hi, side="right")) - 1
         first_start, last_start = max(first, VOL_WINDOW + 1), last - m
         if first_start > last_start:
-            cover = f"{dates[0]}..{dates[-1]}" if len(dates) else "no rows"
             raise WindowError(
                 f"{sym}: split {self.split!r} ({lo}..{hi}) holds no window of {m + 1} closes "
                 f"(maturity_days={m}) with {VOL_WINDOW + 1} closes of history before it (the pricing vol's "
-                f"{VOL_WINDOW} returns); the data covers {cover}. Use a longer split, split=None or a "
+                f"{VOL_WINDOW} returns); the data covers {date_span(dates)}. Use a longer split, split=None or a "
                 "shorter maturity_days"
             )
         return first_start, last_start

@@ -22,6 +22,7 @@ from finenvs.tasks.report.judge import checklist
 from finenvs.tasks.report.tools import REPORT_TOOLSET
 from finenvs.tasks.spec import BenchSection, Column, RunFlag, TaskSpec
 from finenvs.tasks.trading.spec import HERCULEAN_SYMBOLS
+from finenvs.text.plural import counted
 
 ENV_ID = "FinReport-v0"
 DIMENSIONS = ("structure", "content", "evidence", "reasoning")
@@ -100,7 +101,7 @@ def run_output(env: Any, result: dict[str, Any], flags: dict[str, Any]) -> tuple
                 (folder / f"{record['report_date']}.json").write_text(json.dumps(record["card"], indent=2,
                                                                                   default=str))
                 written += 2
-        lines.append(f"  reports: {written} file(s) in {folder}")
+        lines.append(f"  reports: {counted(written, 'file')} in {folder}")
     return lines, row
 
 
