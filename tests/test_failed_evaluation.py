@@ -115,7 +115,7 @@ def mid_run(tmp_path_factory):
     with _AnswersFirstDecisions(1, "status:500") as server, contextlib.redirect_stdout(out), \
             contextlib.redirect_stderr(err):
         code = main(["llm", "--env", "FinQA-v0", "--limit", "3", "--concurrency", "1", "--retries", "0",
-                     "--base-url", server.base_url, "--model", "foo", "--out", str(out_dir), "--quiet"])
+                     "--base-url", server.base_url, "--model", "foo", "--out", str(out_dir)])  # not --quiet: the score report is read
     return code, out.getvalue(), err.getvalue(), _run_dir(out_dir)
 
 
