@@ -9,6 +9,7 @@
     finenvs llm [--base-url URL --model NAME] [--symbols TSLA AAPL --split eval --out finenvs-runs]
     finenvs llm --resume RUN_DIR
     finenvs score RUN_DIR
+    finenvs cost [--envs FinTrading-v0 --price-in 2.5 --price-out 10]
     finenvs mcp --env FinTrading-v0 --symbol TSLA --split eval
     finenvs train --algo ppo --env FinTrading-v0 --timesteps 100000 [--seeds 0,1,2 --source real --out runs/rl --overwrite]
 
@@ -33,7 +34,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from finenvs.cli import bench, compare, data, export, harness, llm, mcp, run, sandbox, score, skills, train
+from finenvs.cli import (
+    bench,
+    compare,
+    cost,
+    data,
+    export,
+    harness,
+    llm,
+    mcp,
+    run,
+    sandbox,
+    score,
+    skills,
+    train,
+)
 from finenvs.cli import list as list_command
 from finenvs.cli.common import (
     EXIT_DATA_INVALID,
@@ -46,7 +61,7 @@ from finenvs.cli.common import (
 )
 
 #: The commands, in the order ``finenvs --help`` lists them.
-COMMANDS = (list_command, run, bench, llm, compare, score, export, harness, sandbox, skills, mcp, train, data)
+COMMANDS = (list_command, run, bench, cost, llm, compare, score, export, harness, sandbox, skills, mcp, train, data)
 
 
 def build_parser() -> argparse.ArgumentParser:

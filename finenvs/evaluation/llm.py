@@ -70,6 +70,7 @@ from finenvs.evaluation.runlog import (
 )
 from finenvs.evaluation.seal import load_or_create_key
 from finenvs.evaluation.session import EpisodeSession
+from finenvs.evaluation.tokens import DecisionTokens, EpisodeTokens, reply_text
 from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, env_arguments, task_of
 from finenvs.tasks import tasks as _tasks
 from finenvs.text import safe_json
@@ -304,6 +305,12 @@ class Decision:
     #: The failed request's :class:`EndpointError` kind (``transient``: not reached, timed out, 429/5xx after retries).
     endpoint_kind: str | None = None
     commit_arguments: str | None = None
+    #: Prompt, completion and cached-prefix tokens of its requests (:mod:`finenvs.evaluation.tokens`).
+    tokens: DecisionTokens = field(default_factory=DecisionTokens)
+
+    def step_fields(self) -> dict[str, Any]:
+        """The fields a step (or pending) record keeps beside the action: the commit's arguments and the tokens."""
+        return {"commit_arguments": self.commit_arguments, "tokens": self.tokens.record()}
 
 
 Sleep = Callable[[float], Awaitable[Any]]
@@ -420,9 +427,14 @@ async def decide(
     *,
     rng: random.Random | None = None,
     sleep: Sleep = asyncio.sleep,
+    tally: EpisodeTokens | None = None,
 ) -> Decision:
-    """Run the tool-calling loop for one decision. Never raises for agent or endpoint problems."""
+    """Run the tool-calling loop for one decision. Never raises for agent or endpoint problems.
+
+    ``tally`` counts the tokens of the episode's requests in order (one per episode, so the first request of a
+    decision is compared with the last of the one before); a fresh one when None."""
     rng = rng or random.Random(config.seed)
+    tally = tally if tally is not None else EpisodeTokens()
     protocol = port.protocol
     began = time.perf_counter()
     deadline = began + float(config.decision_timeout)
@@ -440,6 +452,7 @@ async def decide(
         d.parsed = parsed
         for key, value in changes.items():
             setattr(d, key, value)
+        d.tokens = tally.take()
         d.seconds = time.perf_counter() - began
         return d
 
@@ -450,6 +463,7 @@ async def decide(
             reply = await _request(agent, messages, tools, config, d, rng, sleep, deadline)
         except EndpointError as exc:
             return finish(protocol.invalid(f"endpoint error: {exc}"), endpoint_failed=True, endpoint_kind=exc.kind)
+        tally.count(messages, tools, reply.usage, reply_text(reply))
         if reply.usage is None or d.usage is None:  # one unknown count makes the decision's unknown
             d.usage = None
         else:
@@ -616,13 +630,14 @@ async def run_episode(
     if bind is not None:
         bind(session)
     failures = 0
+    tally = EpisodeTokens()
     answered = session.step_index > 0  # whether the endpoint has answered a decision of this episode
     try:
         while not session.done and not session.waiting:
             if config.max_decisions is not None and session.step_index >= config.max_decisions:
                 return EpisodeOutcome(spec, "partial", None, session.step_index,
                                       f"stopped after max_decisions={config.max_decisions}")
-            decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep)
+            decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep, tally=tally)
             if (decision.endpoint_kind == "transient" and not answered and not (run_answered and run_answered[0])
                     and config.max_consecutive_endpoint_failures is not None):
                 # the endpoint never answered this episode (not reached, timed out, 429/5xx after every retry): no
@@ -637,7 +652,7 @@ async def run_episode(
                 reason = (f"no valid decision after {config.format_retries + 1} attempts at step "
                           f"{session.step_index}: {decision.parsed.invalid}")
                 record = session.fail(reason, messages=decision.messages, raw_text=decision.raw_text,
-                                      usage=decision.usage, errors=decision.errors)
+                                      usage=decision.usage, errors=decision.errors, tokens=decision.tokens.record())
                 if on_decision is not None:
                     on_decision(1)
                 return EpisodeOutcome(spec, "failed", record, session.step_index, reason)
@@ -653,7 +668,7 @@ async def run_episode(
                 errors=decision.errors,
                 timing={"seconds": decision.seconds, "llm_seconds": decision.llm_seconds,
                         "tool_seconds": decision.tool_seconds},
-                extra={"commit_arguments": decision.commit_arguments},
+                extra=decision.step_fields(),
             )
             if on_decision is not None:
                 on_decision(1)
@@ -665,11 +680,11 @@ async def run_episode(
                                       f"{decision.parsed.invalid}); resume the run later")
         if session.waiting:  # a live episode at its last open decision: decide now, step it when a later bar exists
             if session.pending is None:
-                decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep)
+                decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep, tally=tally)
                 session.hold(decision.parsed, raw_text=decision.raw_text, messages=decision.messages,
                              usage=decision.usage, cost_usd=prices.cost(decision.usage), requests=decision.requests,
                              retries=decision.retries, endpoint_errors=decision.endpoint_errors,
-                             errors=decision.errors, commit_arguments=decision.commit_arguments,
+                             errors=decision.errors, **decision.step_fields(),
                              timing={"seconds": decision.seconds, "llm_seconds": decision.llm_seconds,
                                      "tool_seconds": decision.tool_seconds})
                 if on_decision is not None:
@@ -866,13 +881,14 @@ async def drive_mcp_episode(
     listing = await client.list_tools()
     port = McpPort(client, listing.tools, protocol)
     rng = random.Random(config.seed)
+    tally = EpisodeTokens()
     replies: list[dict[str, Any]] = []
     while True:
         observed = await client.call_tool("get_observation", {})
         data = observed.structured_content or {}
         if data.get("done") or observed.is_error:
             return replies
-        decision = await decide(agent, port, data["observation"], config, rng=rng, sleep=sleep)
+        decision = await decide(agent, port, data["observation"], config, rng=rng, sleep=sleep, tally=tally)
         arguments: Any = None
         if decision.commit_arguments is not None:
             arguments = safe_json.try_loads(decision.commit_arguments, allow_non_finite=True)[0]

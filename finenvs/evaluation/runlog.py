@@ -106,6 +106,9 @@ class StepRecord(_StepFields, total=False):
     commit_arguments: Any
     #: a pending decision committed by a later session: the date it was decided at
     decided_pending: str
+    #: prompt, completion and cached-prefix tokens of the decision's requests, and which are estimates
+    #: (:meth:`finenvs.evaluation.tokens.DecisionTokens.record`); absent where no request was seen (MCP, harness)
+    tokens: dict[str, Any]
 
 
 class _PendingFields(TypedDict):
@@ -136,6 +139,7 @@ class PendingRecord(_PendingFields, total=False):
     errors: list[str]
     commit_arguments: Any
     timing: dict[str, float]
+    tokens: dict[str, Any]
 
 
 class _EpisodeFields(TypedDict):
