@@ -581,7 +581,7 @@ def efficiency_table(score: RunScore) -> str:
         ["decisions", str(eff["decisions"])],
         ["tokens reported (prompt / completion)", tokens],
         [f"tokens per decision, prompt / completion / cached prefix ({how}{share})", tokens_cell(per)],
-        ["tokens per decision", _fmt(eff["tokens_per_decision"], digits=1)],
+        ["tokens reported per decision", _fmt(eff["tokens_per_decision"], digits=1)],
         ["cost $ (per decision)", f"{_fmt(eff['cost_usd'], digits=4)} ({_fmt(eff['cost_usd_per_decision'], digits=6)})"],
         ["tool calls (per decision)", f"{eff['tool_calls']} ({_fmt(eff['tool_calls_per_decision'])})"],
         ["tool errors", str(eff["tool_errors"])],
