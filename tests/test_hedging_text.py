@@ -389,10 +389,10 @@ def test_scripted_pairs_agent_episode_is_clean_and_replays(tmp_path):
     assert dropped == 0 and records[-1] == json.loads(json.dumps(record)) and len(steps) == record["steps"] == 60
     totals = record["totals"]
     assert totals["format_errors"] == 0 and totals["tool_errors"] == 0 and totals["decisions"] == 60
-    assert totals["tool_calls"] == 2 * totals["decisions"]
+    assert totals["tool_calls"] == totals["decisions"]  # get_pair_stats; the stage and position are in the prompt
     for step in steps:
         assert step["invalid"] is None and step["via"] == "tool"
-        assert [c["name"] for c in step["tool_calls"]] == ["get_state", "get_pair_stats"]
+        assert [c["name"] for c in step["tool_calls"]] == ["get_pair_stats"]
         assert all(c["ok"] and c["look_ahead"] == 0 for c in step["tool_calls"])
     # the first decision picks the top of the ranking at the first close, from an independent toolbox
     fresh = gym.make("FinHedging-v0", split="eval")
@@ -402,8 +402,8 @@ def test_scripted_pairs_agent_episode_is_clean_and_replays(tmp_path):
     first = steps[0]
     assert first["date"] == ranking["as_of"] == EVAL_START
     assert first["action"] == top and first["env_action"] == fresh.unwrapped.pair_index(*top.split("/"))
-    assert first["tool_calls"][1]["arguments"] == {"lookback": 60}
-    assert all(s["tool_calls"][1]["arguments"] == {"lookback": 60, "pair": top} for s in steps[1:])
+    assert first["tool_calls"][0]["arguments"] == {"lookback": 60}
+    assert all(s["tool_calls"][0]["arguments"] == {"lookback": 60, "pair": top} for s in steps[1:])
     assert record["label"] == top and record["metrics"]["spread"]
     words = [s["action"] for s in steps]
     assert set(words[1:]) <= set(ACTION_NAMES) and {"LONG_SHORT", "SHORT_LONG"} & set(words)  # it trades

@@ -38,6 +38,7 @@ from finenvs.tasks.options.core import engine_numbers, reference_answer, referen
 from finenvs.tasks.options.env import OPTIONS_PROTOCOL, public_task
 from finenvs.tasks.options.spec import BANK_IDS, GENERATED_TASKS
 from finenvs.text.protocol import MAX_PROMPT_CHARS
+from finenvs.tools.options import quote_rows
 from helpers import perturb_after
 
 LEAKY_KEYS = {"published", "engine", "reference_answer", "reference_legs", "erratum", "errata_file", "note",
@@ -136,7 +137,7 @@ def test_scripted_options_agent_pages_quotes_under_a_small_cap():
     assert rewards == [100.0]
     pages = [m for m in transcripts[0] if m["role"] == "tool" and "columns" in m["content"]]
     assert len(pages) > 3 and all(len(m["content"]) <= 1_500 for m in pages)
-    assert sum(len(json.loads(m["content"])["rows"]) for m in pages) == len(env.unwrapped.task["quotes"])
+    assert [q for m in pages for q in quote_rows(json.loads(m["content"]))] == env.unwrapped.task["quotes"]
 
 
 @pytest.mark.parametrize("task, quotes, why", [
@@ -366,7 +367,7 @@ def test_options_tools_never_leak_a_bank_answer(bank_env, task_id):
     assert set(data) <= set(public_task(task)) | {"expiries", "n_quotes", "hint"}
     assert {k: data[k] for k in data if k in public_task(task)} == \
         {k: v for k, v in public_task(task).items() if k not in ("prompt", "quotes")}
-    assert len(results[1].data["rows"]) == len(task["quotes"])
+    assert quote_rows(results[1].data) == task["quotes"]
 
 
 def test_get_quotes_filters_and_pages_within_the_cap(options_env):
@@ -374,8 +375,10 @@ def test_get_quotes_filters_and_pages_within_the_cap(options_env):
     quotes = options_env.unwrapped.task["quotes"]
     expiry = quotes[0]["expiry"]
     calls = options_env.call_tool("get_quotes", {"type": "call", "expiry": expiry, "min_strike": quotes[0]["strike"]})
-    assert calls.ok and calls.data["rows"]
-    assert all(r[0] == "call" and r[2] == expiry and r[1] >= quotes[0]["strike"] for r in calls.data["rows"])
+    assert calls.ok and calls.data["expiries"]
+    assert [b["expiry"] for b in calls.data["expiries"]] == [expiry]  # one block: its date and days once
+    assert all(q["type"] == "call" and q["expiry"] == expiry and q["strike"] >= quotes[0]["strike"]
+               for q in quote_rows(calls.data))
     assert calls.data["total"] == sum(q["type"] == "call" and q["expiry"] == expiry and q["strike"] >= quotes[0]["strike"]
                                       for q in quotes)
     small = gym.make("FinOptions-text-v0", split="eval", tool_max_chars=1_000)
@@ -384,9 +387,9 @@ def test_get_quotes_filters_and_pages_within_the_cap(options_env):
     while offset is not None:
         page = small.call_tool("get_quotes", {"offset": offset, "limit": 500})
         assert page.ok and len(page.text()) <= 1_000 and not page.truncated
-        rows += page.data["rows"]
+        rows += quote_rows(page.data)
         offset = page.data["next_offset"]
-    assert rows == [[q.get(c) for c in page.data["columns"]] for q in quotes]
+    assert rows == quotes
     bad = small.call_tool("get_quotes", {"type": "straddle"})
     assert not bad.ok and "type" in bad.error
 

@@ -51,7 +51,7 @@ def test_extras_split_what_users_install_and_all_has_each():
 
     assert "statsmodels" not in names(project["dependencies"])  # one baseline's test: the `stats` extra
     assert names(extras["stats"]) == {"statsmodels"}
-    assert names(extras["llm"]) == {"openai"}  # endpoints only: no MCP, A2A or web server
+    assert names(extras["llm"]) == {"openai", "tiktoken"}  # endpoints and token counts: no MCP, A2A or web server
     assert names(extras["mcp"]) == {"mcp", "uvicorn"}  # `finenvs mcp`, and the harness's HTTP server
     assert names(extras["a2a"]) == {"a2a-sdk", "uvicorn"}
     (everything,) = extras["all"]

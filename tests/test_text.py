@@ -207,9 +207,21 @@ def test_invalid_text_holds_counts_and_shows_in_the_next_prompt(text_env):
 def test_prompt_has_instructions_state_tools_and_answer_format(text_env):
     prompt, info = text_env.reset(seed=0)
     for needle in ("# FinTrading-v0", "Symbol: MSFT", f"Date: {info['date']}", "Position: FLAT", "## Tools",
-                   "- get_prices:", "- commit_action:", "Action: <SELL|HOLD|BUY>", "HOLD is taken"):
+                   "get_prices, get_indicators", ", commit_action.", "Action: <SELL|HOLD|BUY>", "HOLD is taken"):
         assert needle in prompt
     assert len(prompt) <= MAX_PROMPT_CHARS
+
+
+def test_prompts_of_an_episode_share_their_beginning_and_change_at_the_end(text_env):
+    """What stays the same over an episode (instructions, tools, answer format) comes first, so providers' prompt
+    caches reuse it; the recent decisions and the state at the clock come last."""
+    first, _ = text_env.reset(seed=0)
+    second, *_ = text_env.step("Action: BUY")
+    third, *_ = text_env.step("Action: HOLD")
+    static = first.split("\n## Now\n", 1)[0]
+    assert second.startswith(static) and third.startswith(second.split("\n## Your recent decisions", 1)[0])
+    assert second.index("## Answer") < second.index("## Your recent decisions") < second.index("## Now")
+    assert second.split("\n## Now\n", 1)[1] != first.split("\n## Now\n", 1)[1]  # the date moved on
 
 
 def test_tool_calls_count_per_decision_and_read_as_of_the_current_close(text_env):

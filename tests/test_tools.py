@@ -336,7 +336,7 @@ BAD_CALLS = [
     ("get_indicators", {"names": []}, "names must have at least 1 item"),
     ("get_indicators", {}, "missing the required field 'names'"),
     ("get_prices", {"foo": 1},
-     "unknown field ['foo']; valid fields: ['end', 'lookback', 'start', 'symbol']"),
+     "unknown field ['foo']; valid fields: ['columns', 'end', 'lookback', 'start', 'symbol']"),
     ("get_indicators", {"names": ["sma"], "params": {"sma": {"span": 3}}}, "unknown field ['span']"),
     ("get_prices", {"lookback": 0}, "lookback must be >= 1, got 0"),
     ("get_prices", {"lookback": 10_001}, "lookback must be <= 10000"),
@@ -598,3 +598,29 @@ def test_get_indicators_reports_the_functions_latest_values(aapl_frame):
                         # the value at a date does not depend on later bars
                         assert values[-1] == pytest.approx(full[key][stop - 1], rel=1e-12, abs=1e-12)
         _, _, _, _, info = env.step(step % 3)
+
+
+def test_get_prices_columns_pick_the_same_values(live_tools):
+    tools = live_tools
+    full = tools.call("get_prices", {"lookback": 30}).data
+    picked = tools.call("get_prices", {"lookback": 30, "columns": ["close", "date", "close"]}).data
+    assert picked["columns"] == ["date", "close"]  # the bars' own order, each once
+    assert picked["rows"] == [[r[0], r[4]] for r in full["rows"]]
+    bad = tools.call("get_prices", {"columns": ["adj_close"]})
+    assert not bad.ok and "columns[0] must be one of" in bad.error
+
+
+def test_tool_specs_leave_out_what_only_bounds_hostile_input_and_calls_are_still_checked(live_tools):
+    tools = live_tools
+    specs = {s["function"]["name"]: s["function"]["parameters"] for s in tools.specs()}
+    text = json.dumps(specs)
+    assert not any(k in text for k in ('"maxLength"', '"minLength"', '"maxItems"', '"additionalProperties"'))
+    indicators = specs["get_indicators"]["properties"]["params"]
+    assert "properties" not in indicators and "macd fast 12, slow 26, signal 9" in indicators["description"]
+    assert specs["get_indicators"]["required"] == ["names"]
+    long_symbol = tools.call("get_prices", {"symbol": "X" * 21})
+    assert not long_symbol.ok and "at most 20 characters" in long_symbol.error
+    bad_window = tools.call("get_indicators", {"names": ["sma"], "params": {"sma": {"window": 0}}})
+    assert not bad_window.ok and "params.sma.window must be >= 1" in bad_window.error
+    extra = tools.call("get_indicators", {"names": ["sma"], "params": {"sma": {"span": 3}}})
+    assert not extra.ok and "unknown field" in extra.error

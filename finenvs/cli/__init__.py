@@ -10,6 +10,7 @@
     finenvs llm [--base-url URL --model NAME] [--symbols TSLA AAPL --split eval --out finenvs-runs]
     finenvs llm --resume RUN_DIR
     finenvs score RUN_DIR
+    finenvs cost [--envs FinTrading-v0 --price-in 2.5 --price-out 10]
     finenvs mcp --env FinTrading-v0 --symbol TSLA --split eval
     finenvs train --algo ppo --env FinTrading-v0 --timesteps 100000 [--seeds 0,1,2 --source real --out runs/rl --overwrite]
 
@@ -40,6 +41,7 @@ try:  # a Ctrl-C before main() runs: one line and exit 130 (see finenvs._interru
     from finenvs.cli import (
         bench,
         compare,
+        cost,
         data,
         export,
         harness,
@@ -67,7 +69,7 @@ except KeyboardInterrupt as _error:
     _interrupted_while_starting(_error)
 
 #: The commands, in the order ``finenvs --help`` lists them.
-COMMANDS = (list_command, run, bench, llm, compare, score, export, harness, sandbox, skills, mcp, train, data)
+COMMANDS = (list_command, run, bench, cost, llm, compare, score, export, harness, sandbox, skills, mcp, train, data)
 
 
 def stands_for_ctrl_c(exc: BaseException) -> bool:

@@ -315,6 +315,9 @@ def _reply_from_response(response: Any) -> ChatReply:
                 "prompt_tokens": int(response.usage.prompt_tokens or 0),
                 "completion_tokens": int(response.usage.completion_tokens or 0),
             }
+            cached = getattr(getattr(response.usage, "prompt_tokens_details", None), "cached_tokens", None)
+            if isinstance(cached, int) and not isinstance(cached, bool) and cached >= 0:  # the provider's cache hits
+                usage["cached_tokens"] = cached
         content = msg.content if isinstance(msg.content, str) else None
         return ChatReply(content, calls, usage, choice.finish_reason, getattr(response, "model", None))
     except EndpointError:

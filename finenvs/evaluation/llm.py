@@ -73,6 +73,7 @@ from finenvs.evaluation.runlog import (
 )
 from finenvs.evaluation.seal import load_or_create_key
 from finenvs.evaluation.session import EpisodeSession
+from finenvs.evaluation.tokens import DecisionTokens, EpisodeTokens, reply_text
 from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, env_arguments, task_of
 from finenvs.tasks import tasks as _tasks
 from finenvs.text import safe_json
@@ -308,6 +309,12 @@ class Decision:
     #: The failed request's :class:`EndpointError` kind (``transient``: not reached, timed out, 429/5xx after retries).
     endpoint_kind: str | None = None
     commit_arguments: str | None = None
+    #: Prompt, completion and cached-prefix tokens of its requests (:mod:`finenvs.evaluation.tokens`).
+    tokens: DecisionTokens = field(default_factory=DecisionTokens)
+
+    def step_fields(self) -> dict[str, Any]:
+        """The fields a step (or pending) record keeps beside the action: the commit's arguments and the tokens."""
+        return {"commit_arguments": self.commit_arguments, "tokens": self.tokens.record()}
 
 
 Sleep = Callable[[float], Awaitable[Any]]
@@ -424,9 +431,14 @@ async def decide(
     *,
     rng: random.Random | None = None,
     sleep: Sleep = asyncio.sleep,
+    tally: EpisodeTokens | None = None,
 ) -> Decision:
-    """Run the tool-calling loop for one decision. Never raises for agent or endpoint problems."""
+    """Run the tool-calling loop for one decision. Never raises for agent or endpoint problems.
+
+    ``tally`` counts the tokens of the episode's requests in order (one per episode, so the first request of a
+    decision is compared with the last of the one before); a fresh one when None."""
     rng = rng or random.Random(config.seed)
+    tally = tally if tally is not None else EpisodeTokens()
     protocol = port.protocol
     began = time.perf_counter()
     deadline = began + float(config.decision_timeout)
@@ -444,6 +456,7 @@ async def decide(
         d.parsed = parsed
         for key, value in changes.items():
             setattr(d, key, value)
+        d.tokens = tally.take()
         d.seconds = time.perf_counter() - began
         return d
 
@@ -454,6 +467,7 @@ async def decide(
             reply = await _request(agent, messages, tools, config, d, rng, sleep, deadline)
         except EndpointError as exc:
             return finish(protocol.invalid(f"endpoint error: {exc}"), endpoint_failed=True, endpoint_kind=exc.kind)
+        tally.count(messages, tools, reply.usage, reply_text(reply))
         if reply.usage is None or d.usage is None:  # one unknown count makes the decision's unknown
             d.usage = None
         else:
@@ -626,13 +640,14 @@ async def run_episode(
     if bind is not None:
         bind(session)
     failures = 0
+    tally = EpisodeTokens()
     answered = session.step_index > 0  # whether the endpoint has answered a decision of this episode
     try:
         while not session.done and not session.waiting:
             if config.max_decisions is not None and session.step_index >= config.max_decisions:
                 return EpisodeOutcome(spec, "partial", None, session.step_index,
                                       f"stopped after max_decisions={config.max_decisions}")
-            decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep)
+            decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep, tally=tally)
             if (decision.endpoint_kind == "transient" and not answered and not (run_answered and run_answered[0])
                     and config.max_consecutive_endpoint_failures is not None):
                 # the endpoint never answered this episode (not reached, timed out, 429/5xx after every retry): no
@@ -648,7 +663,7 @@ async def run_episode(
                           f"{session.step_index}: {decision.parsed.invalid}")
                 record = session.fail(reason, messages=decision.messages, raw_text=decision.raw_text,
                                       usage=decision.usage, errors=decision.errors,
-                                      endpoint_failed=decision.endpoint_failed)
+                                      endpoint_failed=decision.endpoint_failed, tokens=decision.tokens.record())
                 if on_decision is not None:
                     on_decision(1)
                 return EpisodeOutcome(spec, "failed", record, session.step_index, reason)
@@ -664,7 +679,7 @@ async def run_episode(
                 errors=decision.errors,
                 timing={"seconds": decision.seconds, "llm_seconds": decision.llm_seconds,
                         "tool_seconds": decision.tool_seconds},
-                extra={"commit_arguments": decision.commit_arguments},
+                extra=decision.step_fields(),
                 endpoint_failed=decision.endpoint_failed,
             )
             if on_decision is not None:
@@ -677,11 +692,11 @@ async def run_episode(
                                       f"{decision.parsed.invalid}); resume the run later")
         if session.waiting:  # a live episode at its last open decision: decide now, step it when a later bar exists
             if session.pending is None:
-                decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep)
+                decision = await decide(agent, port, session.prompt, config, rng=rng, sleep=sleep, tally=tally)
                 session.hold(decision.parsed, raw_text=decision.raw_text, messages=decision.messages,
                              usage=decision.usage, cost_usd=prices.cost(decision.usage), requests=decision.requests,
                              retries=decision.retries, endpoint_errors=decision.endpoint_errors,
-                             errors=decision.errors, commit_arguments=decision.commit_arguments,
+                             errors=decision.errors, **decision.step_fields(),
                              timing={"seconds": decision.seconds, "llm_seconds": decision.llm_seconds,
                                      "tool_seconds": decision.tool_seconds},
                              **({"endpoint_failed": True} if decision.endpoint_failed else {}))
@@ -893,13 +908,14 @@ async def drive_mcp_episode(
     listing = await client.list_tools()
     port = McpPort(client, listing.tools, protocol)
     rng = random.Random(config.seed)
+    tally = EpisodeTokens()
     replies: list[dict[str, Any]] = []
     while True:
         observed = await client.call_tool("get_observation", {})
         data = observed.structured_content or {}
         if data.get("done") or observed.is_error:
             return replies
-        decision = await decide(agent, port, data["observation"], config, rng=rng, sleep=sleep)
+        decision = await decide(agent, port, data["observation"], config, rng=rng, sleep=sleep, tally=tally)
         arguments: Any = None
         if decision.commit_arguments is not None:
             arguments = safe_json.try_loads(decision.commit_arguments, allow_non_finite=True)[0]

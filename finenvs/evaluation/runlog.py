@@ -108,6 +108,9 @@ class StepRecord(_StepFields, total=False):
     decided_pending: str
     #: the decision got no reply: the endpoint (or the agent program) failed on every request (written when true)
     endpoint_failed: bool
+    #: prompt, completion and cached-prefix tokens of the decision's requests, and which are estimates
+    #: (:meth:`finenvs.evaluation.tokens.DecisionTokens.record`); absent where no request was seen (MCP, harness)
+    tokens: dict[str, Any]
 
 
 class _PendingFields(TypedDict):
@@ -139,6 +142,7 @@ class PendingRecord(_PendingFields, total=False):
     commit_arguments: Any
     timing: dict[str, float]
     endpoint_failed: bool
+    tokens: dict[str, Any]
 
 
 class _EpisodeFields(TypedDict):

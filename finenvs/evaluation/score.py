@@ -173,6 +173,7 @@ class RunScore:
             **asdict(totals),
             "look_ahead_attempts": sum(e.look_ahead_attempts for e in self.episodes),
             "tokens": totals.tokens,
+            "per_decision_tokens": per_decision_tokens(totals),
             "tool_calls_per_decision": per(totals.tool_calls),
             "tokens_per_decision": per(totals.tokens),
             "cost_usd_per_decision": per(totals.cost_usd),
@@ -562,13 +563,45 @@ def episode_table(score: RunScore) -> str:
     return _table(headers, rows)
 
 
+def per_decision_tokens(totals: EpisodeTotals) -> dict[str, Any]:
+    """Prompt, completion and cached-prefix tokens per decision as counted (None: unknown, never 0), the cached
+    share of the prompt tokens, and how they were counted: ``"endpoint"``, ``"estimate"`` (``o200k_base``, every
+    decision), ``"mixed"`` or ``"n/a"``."""
+    n = totals.decisions
+
+    def per(x: int | None) -> float | None:
+        return None if x is None or not n else x / n
+
+    prompt, cached = totals.counted_prompt_tokens, totals.cached_prompt_tokens
+    known = prompt is not None and n > 0
+    counted = ("n/a" if not known else "estimate" if totals.estimated_decisions == n else
+               "endpoint" if totals.estimated_decisions == 0 else "mixed")
+    return {"prompt": per(prompt), "completion": per(totals.counted_completion_tokens), "cached": per(cached),
+            "cached_share": None if cached is None or not prompt else cached / prompt, "counted": counted}
+
+
+def tokens_cell(tokens: dict[str, Any]) -> str:
+    """``prompt / completion / cached`` tokens per decision, ``~`` before estimates; ``n/a`` when unknown."""
+    if tokens.get("prompt") is None:
+        return "n/a"
+    mark = "~" if tokens["counted"] in ("estimate", "mixed") else ""
+    cached = "n/a" if tokens.get("cached") is None else f"{tokens['cached']:,.0f}"
+    completion = "n/a" if tokens.get("completion") is None else f"{tokens['completion']:,.0f}"
+    return f"{mark}{tokens['prompt']:,.0f} / {completion} / {cached}"
+
+
 def efficiency_table(score: RunScore) -> str:
     eff = score.efficiency()
     tokens = "n/a" if eff["tokens"] is None else f"{eff['prompt_tokens']} / {eff['completion_tokens']}"
+    per = eff["per_decision_tokens"]
+    how = {"estimate": "o200k_base estimate", "mixed": "partly o200k_base estimates", "endpoint": "the endpoint's",
+           "n/a": "unknown"}[per["counted"]]
+    share = "" if per["cached_share"] is None else f", {per['cached_share']:.0%} cached"
     rows = [
         ["decisions", str(eff["decisions"])],
-        ["tokens (prompt / completion)", tokens],
-        ["tokens per decision", _fmt(eff["tokens_per_decision"], digits=1)],
+        ["tokens reported (prompt / completion)", tokens],
+        [f"tokens per decision, prompt / completion / cached prefix ({how}{share})", tokens_cell(per)],
+        ["tokens reported per decision", _fmt(eff["tokens_per_decision"], digits=1)],
         ["cost $ (per decision)", f"{_fmt(eff['cost_usd'], digits=4)} ({_fmt(eff['cost_usd_per_decision'], digits=6)})"],
         ["tool calls (per decision)", f"{eff['tool_calls']} ({_fmt(eff['tool_calls_per_decision'])})"],
         ["tool errors", str(eff["tool_errors"])],

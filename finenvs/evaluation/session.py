@@ -71,6 +71,13 @@ class EpisodeTotals:
     endpoint_errors: int = 0
     cost_usd: float | None = 0.0
     seconds: float = 0.0
+    #: Tokens of the decisions' requests as counted (the endpoint's counts, else ``o200k_base`` estimates:
+    #: :mod:`finenvs.evaluation.tokens`), and the prompt tokens that repeat the previous request's prefix.
+    counted_prompt_tokens: int | None = 0
+    counted_completion_tokens: int | None = 0
+    cached_prompt_tokens: int | None = 0
+    #: Decisions with an estimated count among them.
+    estimated_decisions: int = 0
 
     def add_step(self, record: Mapping[str, Any]) -> None:
         self.decisions += 1
@@ -88,12 +95,20 @@ class EpisodeTotals:
         cost = record.get("cost_usd")
         self.cost_usd = None if cost is None or self.cost_usd is None else self.cost_usd + float(cost)
         self.seconds += float((record.get("timing") or {}).get("seconds") or 0.0)
+        tokens = record.get("tokens")
+        tokens = tokens if isinstance(tokens, dict) else {}  # a run recorded before the counts: unknown
+        self.counted_prompt_tokens = _add(self.counted_prompt_tokens, tokens.get("prompt"))
+        self.counted_completion_tokens = _add(self.counted_completion_tokens, tokens.get("completion"))
+        self.cached_prompt_tokens = _add(self.cached_prompt_tokens, tokens.get("cached"))
+        self.estimated_decisions += 1 if tokens.get("estimated") else 0
 
     def merge(self, other: EpisodeTotals) -> None:
         """Add another episode's counts (run totals)."""
         for name in ("decisions", "format_errors", "tool_calls", "tool_errors", "look_ahead_attempts", "requests",
-                     "retries", "endpoint_errors"):
+                     "retries", "endpoint_errors", "estimated_decisions"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name in ("counted_prompt_tokens", "counted_completion_tokens", "cached_prompt_tokens"):
+            setattr(self, name, _add(getattr(self, name), getattr(other, name)))
         self.prompt_tokens = _add(self.prompt_tokens, other.prompt_tokens)
         self.completion_tokens = _add(self.completion_tokens, other.completion_tokens)
         self.cost_usd = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
@@ -327,7 +342,7 @@ class EpisodeSession:
                               record.get("invalid"), record.get("via", "default"), record.get("reasoning", ""))
         keep: dict[str, Any] = {k: record[k] for k in ("messages", "usage", "cost_usd", "requests", "retries",
                                                        "endpoint_errors", "errors", "timing", "commit_arguments",
-                                                       "endpoint_failed")
+                                                       "endpoint_failed", "tokens")
                                 if k in record}
         self._pending_calls = list(record.get("tool_calls") or [])
         self.commit(parsed, raw_text=record.get("raw_text"), messages=keep.pop("messages", None),

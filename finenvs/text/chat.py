@@ -113,6 +113,8 @@ class ChatAgent(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
+#: The usage an offline agent reports: it spends no tokens (its cost is $0). The runner still counts what its requests
+#: carry, as a model would read them (an ``o200k_base`` estimate: :mod:`finenvs.evaluation.tokens`).
 NO_USAGE = {"prompt_tokens": 0, "completion_tokens": 0}
 
 

@@ -247,13 +247,13 @@ class TextProtocol:
                 "action": {
                     "type": "string",
                     "enum": self.action_words,
-                    "description": f"The decision: one of {', '.join(self.action_words)}.",
+                    "description": "The decision (one of the enum).",
                 },
                 "reasoning": {
                     # no maxLength here: llama.cpp turns long string bounds into grammars it cannot
                     # load; parse_commit cuts reasoning to max_chars instead
                     "type": "string",
-                    "description": "Optional: why, in a few sentences (recorded in the trajectory).",
+                    "description": "Optional: why, in a few sentences.",
                 },
             },
             "required": ["action"],
@@ -334,25 +334,24 @@ def render_prompt(
     history: list[str] | None = None,
     tools: list[tuple[str, str]] | None = None,
 ) -> str:
-    """The text observation: instructions, the state at the clock, recent decisions, tools, answer format.
+    """The text observation: instructions, tools and answer format first, then recent decisions and the state at
+    the clock.
+
+    What stays the same over an episode comes first and what changes comes last, so the prompts of an episode's
+    decisions share a long byte-identical prefix that providers' prompt caches reuse (the ``## Now`` section ends
+    the prompt).
 
     Args:
         protocol: The env's protocol.
         state: Label -> value lines (``Symbol``, ``Date``, ``Position``, ...), in order.
         history: One line per recent decision, oldest first.
-        tools: ``(name, one-line description)`` of the tools the agent may call.
+        tools: ``(name, one-line description)`` of the tools the agent may call; the prompt names them (their
+            schemas, sent beside the prompt, describe them).
     """
-    lines = [f"# {protocol.task}", "", protocol.instructions.strip(), "", "## Now"]
-    lines += [f"{label}: {value}" for label, value in state.items()]
-    if history:
-        lines += ["", "## Your recent decisions (oldest first)", *history]
-    if tools:
-        lines += [
-            "",
-            "## Tools",
-            "Call them as often as you like before you decide; every tool sees data up to this close only.",
-        ]
-        lines += [f"- {name}: {summary}" for name, summary in tools]
+    lines = [f"# {protocol.task}", "", protocol.instructions.strip()]
+    if tools:  # names only: each tool's schema (sent with every request) describes it
+        lines += ["", "## Tools", ", ".join(name for name, _ in tools) + ". Call them as often as you like before "
+                  "you decide; every tool sees data up to this close only."]
     words = protocol.hint or ", ".join(protocol.action_words)
     if protocol.answer_note:
         lines += ["", "## Answer", protocol.answer_note]
@@ -364,10 +363,16 @@ def render_prompt(
             f"'Action: <{protocol.answer_format}>'. Valid actions: {words}. A reply without a clear action "
             f"counts as a format error and {protocol.default} is taken ({protocol.default_reason}).",
         ]
+    if history:
+        lines += ["", "## Your recent decisions (oldest first)", *history]
+    lines += ["", "## Now"]
+    lines += [f"{label}: {value}" for label, value in state.items()]
     text = "\n".join(lines)
     if len(text) > MAX_PROMPT_CHARS:  # never expected with the shipped protocols; keep the space contract
         text = text[: MAX_PROMPT_CHARS - 20] + "\n[prompt truncated]"
     return text
+
+
 @dataclass(frozen=True)
 class AnswerProtocol(TextProtocol):
     """A protocol whose action is a free-form answer (FinAudit-v0, FinQA-v0), not a word.

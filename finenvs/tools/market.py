@@ -26,10 +26,10 @@ STALE_FILING_DAYS = 100
 #: At most this many symbol names in a coverage object.
 MAX_SYMBOLS_LISTED = 20
 RATE_SERIES = {"DTB3": "3-month Treasury bill, secondary market, discount basis", "DGS10": "10-year Treasury yield"}
-_DATE = {"type": "string", "description": "A date, YYYY-MM-DD.", "minLength": 10, "maxLength": 32}
+_DATE = {"type": "string", "description": "YYYY-MM-DD", "minLength": 10, "maxLength": 32}
 _SYMBOL = {
     "type": "string",
-    "description": "Ticker; default: the symbol this episode trades.",
+    "description": "Default: this episode's symbol.",
     "minLength": 1,
     "maxLength": 20,
 }
@@ -52,30 +52,37 @@ def get_state(ctx: ToolContext) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- prices
+#: Columns of ``get_prices`` rows (all of them by default; ``columns`` picks some, in this order).
+PRICE_COLUMNS = ("date", "open", "high", "low", "close", "volume")
+
+
 def get_prices(
     ctx: ToolContext,
     symbol: str | None = None,
     lookback: int | None = None,
     start: str | None = None,
     end: str | None = None,
+    columns: list[str] | None = None,
 ) -> dict[str, Any]:
     view = ctx.view()
     symbol = symbol or ctx.symbol
     if lookback is None and start is None:
         lookback = 20
     bars = view.prices(symbol, start=start, end=end, lookback=lookback)
-    dates = np.datetime_as_string(bars.dates, unit="D").tolist()
-    rows = [
-        [d, _round(o), _round(h), _round(lo), _round(c), int(v)]
-        for d, o, h, lo, c, v in zip(
-            dates, bars.open.tolist(), bars.high.tolist(), bars.low.tolist(), bars.close.tolist(),
-            bars.volume.tolist(), strict=True,
-        )
-    ]
+    chosen = [c for c in PRICE_COLUMNS if columns is None or c in columns]
+    values = {
+        "date": np.datetime_as_string(bars.dates, unit="D").tolist(),
+        "open": [_round(x) for x in bars.open.tolist()],
+        "high": [_round(x) for x in bars.high.tolist()],
+        "low": [_round(x) for x in bars.low.tolist()],
+        "close": [_round(x) for x in bars.close.tolist()],
+        "volume": [int(v) for v in bars.volume.tolist()],
+    }
+    rows = [list(row) for row in zip(*(values[c] for c in chosen), strict=True)]
     return {
         "symbol": symbol,
         "as_of": str(view.as_of),
-        "columns": ["date", "open", "high", "low", "close", "volume"],
+        "columns": chosen,
         "rows": rows,
         "count": len(rows),
     }
@@ -104,6 +111,15 @@ def _indicator_schema() -> dict[str, Any]:
         "properties": props,
         "additionalProperties": False,
     }
+
+
+def _indicator_advertised(schema: dict[str, Any]) -> dict[str, Any]:
+    """``get_indicators``' schema as the model reads it: ``params`` in one line of words (each indicator's parameters
+    with their defaults and ranges) instead of a sub-schema per indicator; calls are checked against the full one."""
+    line = "; ".join(f"{n} " + ", ".join(f"{p} {d}" for p, (_, d, _, _) in spec.items())
+                     for n, spec in ind.INDICATORS.items())
+    params = {"type": "object", "description": f"Per indicator, e.g. {{\"sma\": {{\"window\": 50}}}}; defaults: {line}"}
+    return {**schema, "properties": {**schema["properties"], "params": params}}
 
 
 def get_indicators(
@@ -292,6 +308,23 @@ def get_rate(ctx: ToolContext, series: str = "DTB3") -> dict[str, Any]:
     }
 
 
+_INDICATOR_ARGS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "names": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(ind.INDICATORS)},
+            "minItems": 1,
+            "maxItems": len(ind.INDICATORS),
+        },
+        "symbol": _SYMBOL,
+        "params": _indicator_schema(),
+        "history": {"type": "integer", "minimum": 1, "maximum": 250, "default": 1},
+    },
+    "required": ["names"],
+    "additionalProperties": False,
+}
+
 MARKET_TOOLS: tuple[Tool, ...] = (
     Tool(
         "get_state",
@@ -303,7 +336,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     Tool(
         "get_prices",
         "Daily adjusted OHLCV bars up to the current close, oldest first. Give lookback (last N bars; "
-        "default 20) or start/end dates.",
+        "default 20) or start/end dates; columns picks some of date, open, high, low, close, volume (default all).",
         {
             "type": "object",
             "properties": {
@@ -311,6 +344,8 @@ MARKET_TOOLS: tuple[Tool, ...] = (
                 "lookback": {"type": "integer", "minimum": 1, "maximum": 10000, "description": "Last N bars."},
                 "start": _DATE,
                 "end": _DATE,
+                "columns": {"type": "array", "items": {"type": "string", "enum": list(PRICE_COLUMNS)}, "minItems": 1,
+                            "maxItems": len(PRICE_COLUMNS)},
             },
             "additionalProperties": False,
         },
@@ -320,33 +355,19 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "get_indicators",
-        "Technical indicators computed from the bars visible at the current close: sma, ema, rsi (Wilder), "
-        "macd, bollinger, atr, realized_vol (annualised). Returns the last `history` values of each.",
-        {
-            "type": "object",
-            "properties": {
-                "names": {
-                    "type": "array",
-                    "items": {"type": "string", "enum": list(ind.INDICATORS)},
-                    "minItems": 1,
-                    "maxItems": len(ind.INDICATORS),
-                },
-                "symbol": _SYMBOL,
-                "params": _indicator_schema(),
-                "history": {"type": "integer", "minimum": 1, "maximum": 250, "default": 1},
-            },
-            "required": ["names"],
-            "additionalProperties": False,
-        },
+        "Indicators from the bars up to the current close: sma, ema, rsi (Wilder), macd, bollinger, atr, "
+        "realized_vol (annualised); the last `history` values of each.",
+        _INDICATOR_ARGS,
         get_indicators,
         keep="tail",
         summary="sma, ema, rsi, macd, bollinger, atr, realized_vol",
+        advertised=_indicator_advertised(_INDICATOR_ARGS),
     ),
     Tool(
         "list_news",
         "Headlines published by the current close (16:00 New York), newest first: id, time (UTC), title, "
-        "publisher. An empty list is a valid answer; `coverage` says what the news data holds for the symbol "
-        "up to now (count, first and newest item), so you can tell 'nothing published' from 'not covered'.",
+        "publisher. `coverage` (what the news data holds for the symbol up to now) tells 'nothing published' "
+        "from 'not covered'.",
         {
             "type": "object",
             "properties": {
@@ -376,8 +397,8 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "list_filings",
-        "10-K/10-Q filings public by the current close (a filing is usable from the day after its filing "
-        "date), with their text sections; `coverage` says what the filing data holds for the symbol up to now.",
+        "10-K/10-Q filings public by the current close (usable from the day after filing), with their text "
+        "sections and `coverage` (what the filing data holds for the symbol up to now).",
         {
             "type": "object",
             "properties": {"symbol": _SYMBOL, "form": {"type": "string", "enum": ["10-K", "10-Q"]}},

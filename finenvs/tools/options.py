@@ -33,8 +33,10 @@ from typing import Any
 
 from finenvs.tools.registry import Tool, ToolContext, json_size
 
-#: Quote columns of ``get_quotes`` rows.
+#: The fields of a quote.
 QUOTE_COLUMNS = ("type", "strike", "expiry", "days", "premium", "iv")
+#: Columns of a ``get_quotes`` row: a quote's fields but its expiry and days, which its expiry block gives once.
+QUOTE_ROW = ("type", "strike", "premium", "iv")
 #: Engine numbers ``analyze_position`` returns.
 POSITION_NUMBERS = ("net_premium", "max_profit", "max_loss", "breakevens", "pop", "delta", "gamma", "vega", "theta",
                     "hedge_shares")
@@ -75,22 +77,37 @@ def get_quotes(ctx: ToolContext, expiry: str | None = None, type: str | None = N
                min_strike: float | None = None, max_strike: float | None = None, offset: int = 0,
                limit: int = 200) -> dict[str, Any]:
     task = _task(ctx)
-    rows = [[q.get(c) for c in QUOTE_COLUMNS] for q in task["quotes"]
-            if (expiry is None or q["expiry"] == expiry) and (type is None or q["type"] == type)
-            and (min_strike is None or q["strike"] >= min_strike) and (max_strike is None or q["strike"] <= max_strike)]
-    out: dict[str, Any] = {"columns": list(QUOTE_COLUMNS), "total": len(rows), "offset": offset, "rows": [],
+    quotes = [q for q in task["quotes"]
+              if (expiry is None or q["expiry"] == expiry) and (type is None or q["type"] == type)
+              and (min_strike is None or q["strike"] >= min_strike) and (max_strike is None or q["strike"] <= max_strike)]
+    out: dict[str, Any] = {"columns": list(QUOTE_ROW), "total": len(quotes), "offset": offset, "expiries": [],
                            "next_offset": None,
                            "units": "premium per share; iv per year (null: the task states no vol); days to expiry"}
     budget = ctx.max_chars - json_size(out) - _ROOM
-    page = rows[offset : offset + limit]
-    for row in page:  # as many whole rows as fit the cap, so next_offset pages through all of them
-        budget -= json_size(_finite(row)) + 1
+    taken = 0
+    for q in quotes[offset : offset + limit]:  # as many whole quotes as fit the cap, so next_offset pages all
+        row = _finite([q.get(c) for c in QUOTE_ROW])
+        blocks = out["expiries"]
+        new_block = not blocks or blocks[-1]["expiry"] != q["expiry"]
+        cost = json_size(row) + 1 + (json_size({"expiry": q["expiry"], "days": q.get("days"), "rows": []}) + 1
+                                     if new_block else 0)
+        budget -= cost
         if budget < 0:
             break
-        out["rows"].append(_finite(row))
-    end = offset + len(out["rows"])
-    out["next_offset"] = end if end < len(rows) else None
+        if new_block:  # quotes of one expiry (in the task's order) share its date and days
+            blocks.append({"expiry": q["expiry"], "days": q.get("days"), "rows": []})
+        blocks[-1]["rows"].append(row)
+        taken += 1
+    end = offset + taken
+    out["next_offset"] = end if end < len(quotes) else None
     return out
+
+
+def quote_rows(page: dict[str, Any]) -> list[dict[str, Any]]:
+    """The quotes of a ``get_quotes`` page as dicts with every quote field (:data:`QUOTE_COLUMNS`), in order."""
+    return [{"type": row[0], "strike": row[1], "expiry": block["expiry"], "days": block["days"],
+             **dict(zip(page["columns"][2:], row[2:], strict=True))}
+            for block in page["expiries"] for row in block["rows"]]
 
 
 def analyze_position(ctx: ToolContext, legs: list[Any], contracts: float = 1.0) -> dict[str, Any]:
@@ -123,8 +140,9 @@ OPTIONS_TOOLS: tuple[Tool, ...] = (
          {"type": "object", "properties": {}, "additionalProperties": False},
          get_task, summary="the task as data (market, what is asked, given legs)"),
     Tool("get_quotes",
-         "The contracts on offer as rows of [type, strike, expiry, days, premium, iv], filtered by expiry, type "
-         "and strike range, paged: call again with offset=next_offset until next_offset is null.",
+         "The contracts on offer, one block per expiry (its date and days to expiry) of rows [type, strike, "
+         "premium, iv], filtered by expiry, type and strike range, paged: call again with offset=next_offset until "
+         "next_offset is null.",
          {"type": "object", "properties": {
              "expiry": {"type": "string", "maxLength": 10, "description": "YYYY-MM-DD"},
              "type": {"type": "string", "enum": ["call", "put"]},

@@ -179,6 +179,8 @@ class Tool:
             error result.
         keep: Which end of an oversized list to keep: ``"head"`` or ``"tail"``.
         summary: One line for prompts (default: the description's first sentence).
+        advertised: The arguments' schema as the model reads it, when shorter words say the same (default:
+            ``parameters``); calls are always checked against ``parameters``.
     """
 
     name: str
@@ -187,16 +189,45 @@ class Tool:
     func: Callable[..., Any] | None
     keep: str = "head"
     summary: str = ""
+    advertised: dict[str, Any] | None = None
 
     def one_line(self) -> str:
         return self.summary or self.description.split(". ")[0].rstrip(".")
 
     def spec(self) -> dict[str, Any]:
-        """The tool in the chat-completions ``tools`` format."""
+        """The tool in the chat-completions ``tools`` format: its advertised schema without the keywords that only
+        bound hostile input (:func:`advertised_schema`); a call is still checked against all of them."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description,
+                         "parameters": advertised_schema(self.advertised or self.parameters)},
         }
+
+
+#: Schema keywords a model needs not read: size bounds against hostile input (a ticker is never 20 characters
+#: long) and the closed-object flag (an unknown field is refused with the valid ones named). Every tool call is
+#: checked against the full schema; the tool specs leave these out (they are re-sent with every request).
+VALIDATION_ONLY = frozenset({"minLength", "maxLength", "minItems", "maxItems", "additionalProperties"})
+
+
+def advertised_schema(schema: Any) -> Any:
+    """``schema`` without the :data:`VALIDATION_ONLY` keywords at any depth (a schema-valued
+    ``additionalProperties`` is kept; property names, enums and defaults are kept as they are)."""
+    if isinstance(schema, list):
+        return [advertised_schema(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in VALIDATION_ONLY and not (key == "additionalProperties" and isinstance(value, dict)):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: advertised_schema(sub) for name, sub in value.items()}
+        elif key in ("enum", "default", "const", "examples"):
+            out[key] = value
+        else:
+            out[key] = advertised_schema(value)
+    return out
 
 
 @dataclass
@@ -662,6 +693,8 @@ __all__ = [
     "ToolContext",
     "ToolResult",
     "ToolUsage",
+    "VALIDATION_ONLY",
+    "advertised_schema",
     "cap_output",
     "redact_paths",
     "register_tools",

@@ -10,7 +10,7 @@ from finenvs.evaluation.bench.herculean import reproduction_markdown
 from finenvs.evaluation.bench.scorecard import Scorecard, json_default
 from finenvs.tasks.market_section import SR_H, SR_STD
 from finenvs.tasks.section import Charts, missing_section_markdown
-from finenvs.text.markdown import md_text
+from finenvs.text.markdown import md_table, md_text
 
 
 def _header(card: Scorecard) -> list[str]:
@@ -57,6 +57,23 @@ def _eval_config(card: Scorecard) -> list[str]:
             + "".join(f" {md_text(n, 1_000)}." for n in rec.get("notes", [])), ""]
 
 
+def tokens_markdown(card: Scorecard) -> list[str]:
+    """The tokens per decision of each family's agent runs (one row per env, agent and split)."""
+    from finenvs.evaluation.score import tokens_cell
+
+    rows = [[md_text(t["env"]), md_text(t["agent"]), md_text(t["split"]), tokens_cell(t),
+             "n/a" if t.get("cached_share") is None else f"{t['cached_share']:.0%}", t["counted"]]
+            for t in card.tokens()]
+    if not rows:
+        return []
+    return ["## Tokens per decision", "",
+            "Prompt / completion / cached-prefix tokens per decision of each agent run (`~`: counted with "
+            "tiktoken's o200k_base where the agent reports none, as the offline scripted agents; n/a: unknown). "
+            "The cached prefix repeats the previous request byte for byte, what a provider's prompt cache reuses.",
+            "", md_table(["env", "agent", "split", "prompt / completion / cached", "cached share", "counted"], rows),
+            ""]
+
+
 def render_markdown(card: Scorecard) -> str:
     """The scorecard as Markdown: each family's section (its tables, its agents beside its baselines, then its
     charts), HERCULEAN's tables, FAB++'s aggregate, the windows part and the errors."""
@@ -73,6 +90,7 @@ def render_markdown(card: Scorecard) -> str:
             lines += debate_markdown(card.aggregate["debate"])
             lines += debate_overall_markdown(card.aggregate)
     lines += _eval_config(card)
+    lines += tokens_markdown(card)
     if card.windows:
         from finenvs.evaluation.windows import suite_markdown
 

@@ -61,8 +61,15 @@ class Scorecard:
             "herculean": self.herculean,
             "aggregate": self.aggregate,
             "windows": self.windows,
+            "tokens": self.tokens(),
             "seconds": self.seconds,
         }
+
+    def tokens(self) -> list[dict[str, Any]]:
+        """Tokens per decision of every agent run (family, agent, split): prompt, completion and cached prefix, the
+        cached share, and how they were counted (``estimate``: ``o200k_base``; ``n/a``: unknown, never 0)."""
+        return [{"env": r["env"], "agent": r["agent"], "split": r["split"],
+                 **(r.get("efficiency") or {}).get("per_decision_tokens", {"counted": "n/a"})} for r in self.agents]
 
 
 def json_default(obj: Any) -> Any:

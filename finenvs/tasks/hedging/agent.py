@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent
+from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent, first_prompt, prompt_state
 
 
 @dataclass
@@ -13,13 +13,14 @@ class ScriptedPairsAgent(ScriptedChatAgent):
     """Offline FinHedging-v0 agent that speaks the chat protocol: tools first, then a committed decision.
 
     Stateless like :class:`ScriptedTradingAgent` (the same conversation always
-    gets the same reply). Each decision takes three assistant turns:
+    gets the same reply). Each decision takes two assistant turns:
 
-    1. call ``get_state`` (the stage, the pair, the position);
-    2. call ``get_pair_stats``: without a pair on the first decision (every pair
+    1. read the stage, the pair and the position from the prompt's state lines (``get_state``'s own words; it
+       calls ``get_state`` only for a prompt without them), and call ``get_pair_stats``: without a pair on the
+       first decision (every pair
        ranked by its Dickey-Fuller statistic over ``lookback`` days), with the
        chosen pair afterwards;
-    3. commit: on the first decision the top-ranked pair (most mean-reverting
+    2. commit: on the first decision the top-ranked pair (most mean-reverting
        spread); afterwards the z-score rule on the ``z_days`` z-score: flat, enter
        SHORT_LONG when ``entry < z < stop`` and LONG_SHORT when ``-stop < z <
        -entry``; in a position, CLOSE once the spread has reverted past ``exit``
@@ -42,9 +43,13 @@ class ScriptedPairsAgent(ScriptedChatAgent):
         names, results, round_no = self._turn(messages, tools)
         if not {"get_state", "get_pair_stats", "commit_action"} <= names:
             return ChatReply("I cannot read the pairs' statistics without tools.\nAction: HOLD", usage=NO_USAGE)
-        if "get_state" not in results:
+        shown = prompt_state(first_prompt(messages))  # the prompt's state lines are get_state's own words
+        if "get_state" in results:
+            state = results["get_state"] or {}
+        elif "Stage" in shown and ("Position" in shown or _pair_of({"stage": shown["Stage"]}) is None):
+            state = {"stage": shown["Stage"], "position": shown.get("Position", "FLAT")}  # no position before a pair
+        else:
             return self._calls(round_no, ("get_state", {}))
-        state = results["get_state"] or {}
         pair = _pair_of(state)
         if "get_pair_stats" not in results:
             args: dict[str, Any] = {"lookback": self.lookback}

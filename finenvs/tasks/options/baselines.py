@@ -30,6 +30,7 @@ import numpy as np
 from finenvs.tasks.options.core import TEMPLATE_NAMES, reference_answer
 from finenvs.tasks.spec import EnvPolicy
 from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent, current_turn
+from finenvs.tools.options import quote_rows
 
 #: gym.make kwargs of the policies that answer in text.
 TEXT_MODE = {"action_mode": "text"}
@@ -349,9 +350,8 @@ class ScriptedOptionsAgent(ScriptedChatAgent):
             return self._calls(round_no, ("get_quotes", {"offset": 0}))
         if pages[-1].get("next_offset") is not None:
             return self._calls(round_no, ("get_quotes", {"offset": pages[-1]["next_offset"]}))
-        task = {**task, "quotes": [dict(zip(page["columns"], row, strict=True)) for page in pages
-                                   for row in page["rows"]]}
-        try:
+        try:  # a page without the expected fields cannot be read: no answer, with the reason
+            task = {**task, "quotes": [q for page in pages for q in quote_rows(page)]}
             answer = reference_answer(task)
         except Exception as exc:  # the engine cannot answer from the tool data: say why, commit nothing
             return self._fallback(round_no, f"the engine cannot answer from the tool data: {type(exc).__name__}: "

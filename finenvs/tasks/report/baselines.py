@@ -176,12 +176,17 @@ class TemplateReportWriter:
 
 #: Bars the template writer reads: the 52-week range of ``dist_52w_high``/``dist_52w_low`` is the last 252 closes.
 YEAR_BARS = 252
+#: Bars that hold the report's week (a week has at most five trading days, the report's close among them).
+WEEK_BARS = 5
 
 #: The tool calls a template report is written from, in the order :func:`write_report` takes their results.
-#: ``get_prices`` is the first page of the year of bars; :func:`next_price_page` gives the pages after it.
+#: The first ``get_prices`` is the first page of the year of closes (dates and closes only: what the 52-week levels
+#: and the 50-day average need); :func:`next_price_page` gives the pages after it. The second is the week's highs
+#: and lows.
 REPORT_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("get_weekly_metrics", {}),
-    ("get_prices", {"lookback": YEAR_BARS}),
+    ("get_prices", {"lookback": YEAR_BARS, "columns": ["date", "close"]}),
+    ("get_prices", {"lookback": WEEK_BARS, "columns": ["date", "high", "low"]}),
     ("list_news", {"lookback_days": 7, "limit": 5}),
     ("list_filings", {}),
     ("get_rate", {"series": "DTB3"}),
@@ -189,19 +194,19 @@ REPORT_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
-_PRICES = 1  # index of get_prices in REPORT_CALLS
+_PRICES = 1  # index of the year's get_prices in REPORT_CALLS
 
 
 def next_price_page(pages: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Arguments of the next ``get_prices`` call, or None when ``pages`` (newest first) hold :data:`YEAR_BARS` bars
     or the history ends. A page cut by the output cap keeps its newest bars; the next page asks for the bars
-    before its first one, so the writer reads the whole year whatever the cap."""
+    before its first one (the same columns), so the writer reads the whole year whatever the cap."""
     have = sum(len(p.get("rows") or []) for p in pages)
     last = pages[-1]
     if have >= YEAR_BARS or "truncated" not in last or not last.get("rows"):
         return None
     before = _dt.date.fromisoformat(str(last["rows"][0][0])[:10]) - _dt.timedelta(days=1)
-    return {"end": before.isoformat(), "lookback": YEAR_BARS - have}
+    return {"end": before.isoformat(), "lookback": YEAR_BARS - have, "columns": list(pages[0]["columns"])}
 
 
 def merge_price_pages(pages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -212,16 +217,22 @@ def merge_price_pages(pages: list[dict[str, Any]]) -> dict[str, Any]:
     return {**pages[0], "rows": rows, "count": len(rows), "complete": complete}
 
 
+def _column(result: dict[str, Any], name: str) -> list[Any]:
+    """One column of a ``get_prices`` result, oldest first."""
+    k = list(result["columns"]).index(name)
+    return [row[k] for row in result["rows"]]
+
+
 def write_report(results: list[Any]) -> str:
     """The eight-section template report from the data of :data:`REPORT_CALLS` (one result each, in order)."""
-    wm, prices, news, filings, *rates = results
+    wm, prices, recent, news, filings, *rates = results
     symbol, date, close = wm["symbol"], wm["as_of"], wm["close"]
     d = wm["display"]
-    bars = prices["rows"]
-    closes = [row[4] for row in bars]
+    closes = _column(prices, "close")
     report_week = _week(date)
-    week = [row for row in bars if _week(row[0]) == report_week]
-    week_high, week_low = max(r[2] for r in week), min(r[3] for r in week)
+    week = [i for i, day in enumerate(_column(recent, "date")) if _week(day) == report_week]
+    highs, lows = _column(recent, "high"), _column(recent, "low")
+    week_high, week_low = max(highs[i] for i in week), min(lows[i] for i in week)
     year = closes[-YEAR_BARS:]
     # the 52-week levels are stated only from a whole year of bars (or the whole history when shorter)
     complete = prices.get("complete", "truncated" not in prices)
@@ -343,9 +354,9 @@ class ScriptedReportAgent(ScriptedChatAgent):
     Two assistant turns per weekly report, derived from the messages alone (it
     keeps no state: the same conversation always gets the same reply):
 
-    1. the six calls of :data:`REPORT_CALLS` in parallel, then one ``get_prices`` page
-       at a time until the year of bars is read (:func:`next_price_page`; one more
-       call at the default 8,000-character cap: 7 of the runner's default budget of 8);
+    1. the seven calls of :data:`REPORT_CALLS` in parallel (the year of closes fits the default
+       8,000-character cap), then, under a smaller cap, one ``get_prices`` page at a time until
+       the year of closes is read (:func:`next_price_page`);
     2. the report :func:`write_report` writes from their results — byte-identical
        to :class:`TemplateReportWriter`'s from the same results — as the reply text.
        A page refused (the budget spent) leaves the 52-week levels unstated.
