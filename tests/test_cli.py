@@ -13,6 +13,7 @@ import pytest
 
 from finenvs.cli import main
 from finenvs.data import shipped_data_dir
+from helpers import SUBPROCESS_TIMEOUT
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -23,7 +24,7 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
         text=True,
         cwd=cwd,
         env=dict(os.environ),
-        timeout=300,
+        timeout=SUBPROCESS_TIMEOUT,
     )
 
 
@@ -129,11 +130,9 @@ def test_data_verify_user_file(tmp_path, aapl_frame):
     assert "bad.csv: row 10 (AAPL 2024-01-16): close=0.0 is not a positive finite price" in proc.stderr
 
 
-def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
-    proc = run_cli("bench", "--symbols", "MSFT", "AAPL", "--out", str(tmp_path), "--name", "t", "--quiet")
-    assert proc.returncode == 0, proc.stderr
-    run = tmp_path / "t"
-    card = json.loads((run / "scorecard.json").read_text())
+def test_bench_writes_scorecard_json_markdown_and_charts(small_bench):
+    """``finenvs bench --symbols MSFT AAPL --quiet`` (the shared run of tests/conftest.py, exit 0 checked there)."""
+    run, card, stdout = small_bench.dir, small_bench.card, small_bench.stdout
     # 2 symbols x (6 trading baselines + agent + 5 report baselines + agent) + 5 pairs rows
     assert len(card["rows"]) == 2 * (7 + 6) + 5 and not card["errors"]
     trading = [r for r in card["rows"] if r["env"] == "FinTrading-v0"]
@@ -146,12 +145,12 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert all("efficiency" not in r for r in card["rows"] if r["policy"] != "scripted_agent")
     assert [(c["env"], c["match"]) for c in card["reproduction_check"]] == [
         ("FinTrading-v0", True), ("FinTrading-v0", True), ("FinReport-v0", True), ("FinReport-v0", True)]
-    md = (run / "scorecard.md").read_text()
+    md = small_bench.md
     assert "## FinTrading-v0" in md and "Reproduction check" in md and "| MSFT" in md
-    assert "## Agents through the text interface" in md and "Scripted agent through the text interface" in proc.stdout
-    assert "buy_and_hold" in proc.stdout and "reproduced on 4/4 rows" in proc.stdout
+    assert "## Agents through the text interface" in md and "Scripted agent through the text interface" in stdout
+    assert "buy_and_hold" in stdout and "reproduced on 4/4 rows" in stdout
     # every table that shows a Sharpe names its convention (all days, or HERCULEAN's non-zero days)
-    for text in (md, proc.stdout):
+    for text in (md, stdout):
         headers = [ln for ln in text.splitlines() if ln.startswith("|") and "SR" in ln]
         assert headers and all("SR (all days)" in ln or "SR (H, non-zero days)" in ln for ln in headers)
         cells = [c.strip() for ln in headers for c in ln.strip("|").split("|")]
@@ -197,13 +196,12 @@ def test_bench_on_the_live_split_checks_table_3_and_shows_only_its_published_row
     assert "-21.59" not in md
 
 
-def test_full_bench_on_shipped_data(tmp_path):
-    """The README's main job: every env x every baseline on the eval split."""
-    proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots", "--quiet")
-    assert proc.returncode == 0, proc.stderr
-    card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
-    assert len(card["rows"]) == 10 * (7 + 6) + 5 and not card["errors"]
-    assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == 8  # Trading, Market Insights
+def check_every_section(card: dict, md: str, stdout: str, *, symbols: int, checks: int, reports: int) -> None:
+    """What every bench run of every family shows, whatever its symbols: ``symbols`` played by the market families,
+    ``checks`` HERCULEAN reproduction rows (Trading and Market Insights on the symbols the paper publishes) and
+    ``reports`` FinReport-v0 reports scored for quality."""
+    assert len(card["rows"]) == symbols * (7 + 6) + 5 and not card["errors"]
+    assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == checks
     assert all(r["look_ahead_attempts"] == 0 for r in card["rows"])
     pairs = {r["policy"]: r for r in card["rows"] if r["env"] == "FinHedging-v0"}
     assert set(pairs) == {"zscore_coint", "zscore_corr", "random", "oracle_best_pair", "scripted_agent"}
@@ -214,7 +212,6 @@ def test_full_bench_on_shipped_data(tmp_path):
     oracle_cr = pairs["oracle_best_pair"]["standard"]["cumulative_return"]
     assert oracle_cr >= pairs["zscore_coint"]["standard"]["cumulative_return"]
     assert oracle_cr >= pairs["zscore_corr"]["standard"]["cumulative_return"]
-    md = (tmp_path / "full" / "scorecard.md").read_text()
     assert "## FinHedging-v0" in md and "oracle_best_pair (oracle)" in md and "read the window's future" in md
     # the Options section: engine answers score 100 on generated tasks and on every bank item
     options = card["sections"]["options"]
@@ -238,7 +235,7 @@ def test_full_bench_on_shipped_data(tmp_path):
         quality = report[(symbol, "template_writer")]["quality"]
         assert quality["reports"] == 13 and quality["invalid_ratings"] == 0
         assert quality["dimensions"]["structure"] >= 9 and quality["dimensions"]["content"] >= 9
-    assert "## FinReport-v0 report quality" in md and "FinReport-v0 report quality (0-10) over 260 reports" in proc.stdout
+    assert "## FinReport-v0 report quality" in md and f"FinReport-v0 report quality (0-10) over {reports} reports" in stdout
     # the Audit section: the tool-using oracle validates the ground truth on all 100 eval instances
     audit = card["sections"]["audit"]["policies"]
     assert card["sections"]["audit"]["n"] == 100
@@ -248,7 +245,7 @@ def test_full_bench_on_shipped_data(tmp_path):
     for rates in audit.values():
         assert abs(rates["ACC"] + rates["SER"] + rates["EER"] + rates["CER"] - 1.0) < 1e-12
     assert all(r["look_ahead_attempts"] == 0 for rates in audit.values() for r in rates["rows"])
-    assert "## Audit" in md and "FinAudit-v0 agents: scripted_agent (eval, 100 episodes): ACC % 100.0" in proc.stdout
+    assert "## Audit" in md and "FinAudit-v0 agents: scripted_agent (eval, 100 episodes): ACC % 100.0" in stdout
     # FinQA-v0: the offline agent answers every eval question from the tools; the naive readings score nothing
     qa = card["sections"]["qa"]["policies"]
     assert card["sections"]["qa"]["n"] == 150
@@ -256,12 +253,12 @@ def test_full_bench_on_shipped_data(tmp_path):
     assert all(v["score"] == 100.0 for v in qa["scripted_agent"]["sections"].values())
     assert all(r["look_ahead_attempts"] == 0 and r["tool_calls"] >= 1 for r in qa["scripted_agent"]["rows"])
     assert all(v["score"] < 5 for v in qa["first_number"]["sections"].values())
-    assert "## Knowledge and analysis (FinQA-v0)" in md and "FinQA-v0 agents: scripted_agent (eval, 150" in proc.stdout
+    assert "## Knowledge and analysis (FinQA-v0)" in md and "FinQA-v0 agents: scripted_agent (eval, 150" in stdout
     # the Finance Agent Benchmark's 50 public questions: closed-book, rubric-scored, in Knowledge beside the 60
     public = card["sections"]["qa"]["public"]
     assert public["n"] == 50 and public["split"] == "fab_public"
     assert public["policies"]["scripted_agent"]["sections"] == {"knowledge": {"n": 50, "score": 0.0}}
-    assert "scripted_agent (fab_public, 50 episodes): Knowledge 0.00" in proc.stdout
+    assert "scripted_agent (fab_public, 50 episodes): Knowledge 0.00" in stdout
     assert "50 public questions, closed-book" in md and "scored by its rubric" in md
     # the section aggregate, recomputed here from the rows it was built from
     agg = card["aggregate"]
@@ -276,7 +273,25 @@ def test_full_bench_on_shipped_data(tmp_path):
     assert abs(rnd["sections"]["options"]["score"] - sum(opt_scores) / len(opt_scores)) < 1e-9
     expected = sum(w * rnd["sections"][k]["score"] for k, w in agg["weights"].items())
     assert abs(rnd["overall"] - expected) < 1e-9
-    assert "## Section aggregate (FAB++)" in md and "Section aggregate (knowledge 30%" in proc.stdout
+    assert "## Section aggregate (FAB++)" in md and "Section aggregate (knowledge 30%" in stdout
+
+
+def test_every_section_of_the_bench(small_bench):
+    """The whole bench's checks of every section on the shared two-symbol run (MSFT and AAPL: 4 reproduction rows,
+    2 x 13 reports by each of the template writer and the scripted agent); the symbol-independent sections (pairs,
+    Options, FinDeltaHedge-v0, Audit, FinQA-v0, the aggregate) are the whole bench's."""
+    check_every_section(small_bench.card, small_bench.md, small_bench.stdout, symbols=2, checks=4, reports=52)
+
+
+@pytest.mark.slow
+def test_full_bench_on_shipped_data(tmp_path):
+    """The README's main job: every env x every baseline on the eval split, every symbol (slow: about a minute at
+    idle on 2 cores; CI runs ``finenvs bench`` itself, and test_every_section_of_the_bench checks the same on two)."""
+    proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
+    md = (tmp_path / "full" / "scorecard.md").read_text()
+    check_every_section(card, md, proc.stdout, symbols=10, checks=8, reports=260)  # Trading, Market Insights
 
 
 def test_bench_suites_select_their_sections(tmp_path):
