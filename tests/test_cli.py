@@ -169,33 +169,6 @@ def test_bench_writes_scorecard_json_markdown_and_charts(small_bench):
         assert page.count("data:image/png;base64,") == len(pngs) and 'src="equity_' not in page
 
 
-def test_bench_on_the_live_split_checks_table_3_and_shows_only_its_published_rows(tmp_path):
-    """``--split live`` is HERCULEAN's Table 3 window: the reproduction check compares Buy&Hold with Table 3 (Market
-    Insights publishes CR and MDD only), and the HERCULEAN tables are titled Table 3 and hold the live published
-    rows, never Table 2's (MSFT -21.59 is the eval quarter's)."""
-    from finenvs.tasks.report.spec import HERCULEAN_PUBLISHED_BUY_AND_HOLD
-    from finenvs.tasks.trading.spec import HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD
-
-    proc = run_cli("bench", "--split", "live", "--suite", "herculean", "--envs", "FinReport-v0", "FinTrading-v0",
-                   "--symbols", "MSFT", "TSLA", "AAPL", "NVDA", "--out", str(tmp_path), "--name", "live",
-                   "--no-plots", "--no-html", "--quiet")
-    assert proc.returncode == 0, proc.stderr
-    card = json.loads((tmp_path / "live" / "scorecard.json").read_text())
-    checks = {(c["env"], c["symbol"]): c for c in card["reproduction_check"]}
-    assert len(checks) == 8 and all(c["match"] for c in checks.values())
-    for symbol in ("MSFT", "TSLA", "AAPL", "NVDA"):
-        assert checks["FinTrading-v0", symbol]["published"] == HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD[symbol]
-        assert checks["FinReport-v0", symbol]["published"] == HERCULEAN_PUBLISHED_BUY_AND_HOLD["live"][symbol]
-    assert checks["FinReport-v0", "MSFT"]["finenvs"]["CR"] == 12.15
-    assert "HERCULEAN Table 3 buy-and-hold reproduced on 8/8 rows" in proc.stdout
-    md = (tmp_path / "live" / "scorecard.md").read_text()
-    assert "## Reproduction check: HERCULEAN Table 3 buy-and-hold baseline" in md
-    assert "### Table 3 (live): Market Insights (FinReport-v0, split live)" in md and "Table 2 (backtest)" not in md
-    published = [ln for ln in md.splitlines() if ln.startswith("| Buy&Hold (published) |")]
-    assert len(published) == 2 and all(ln.startswith("| Buy&Hold (published) | 12.15 |") for ln in published)
-    assert "-21.59" not in md
-
-
 def check_every_section(card: dict, md: str, stdout: str, *, symbols: int, checks: int, reports: int) -> None:
     """What every bench run of every family shows, whatever its symbols: ``symbols`` played by the market families,
     ``checks`` HERCULEAN reproduction rows (Trading and Market Insights on the symbols the paper publishes) and
@@ -292,6 +265,33 @@ def test_full_bench_on_shipped_data(tmp_path):
     card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
     md = (tmp_path / "full" / "scorecard.md").read_text()
     check_every_section(card, md, proc.stdout, symbols=10, checks=8, reports=260)  # Trading, Market Insights
+
+
+def test_bench_on_the_live_split_checks_table_3_and_shows_only_its_published_rows(tmp_path):
+    """``--split live`` is HERCULEAN's Table 3 window: the reproduction check compares Buy&Hold with Table 3 (Market
+    Insights publishes CR and MDD only), and the HERCULEAN tables are titled Table 3 and hold the live published
+    rows, never Table 2's (MSFT -21.59 is the eval quarter's)."""
+    from finenvs.tasks.report.spec import HERCULEAN_PUBLISHED_BUY_AND_HOLD
+    from finenvs.tasks.trading.spec import HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD
+
+    proc = run_cli("bench", "--split", "live", "--suite", "herculean", "--envs", "FinReport-v0", "FinTrading-v0",
+                   "--symbols", "MSFT", "TSLA", "AAPL", "NVDA", "--out", str(tmp_path), "--name", "live",
+                   "--no-plots", "--no-html", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads((tmp_path / "live" / "scorecard.json").read_text())
+    checks = {(c["env"], c["symbol"]): c for c in card["reproduction_check"]}
+    assert len(checks) == 8 and all(c["match"] for c in checks.values())
+    for symbol in ("MSFT", "TSLA", "AAPL", "NVDA"):
+        assert checks["FinTrading-v0", symbol]["published"] == HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD[symbol]
+        assert checks["FinReport-v0", symbol]["published"] == HERCULEAN_PUBLISHED_BUY_AND_HOLD["live"][symbol]
+    assert checks["FinReport-v0", "MSFT"]["finenvs"]["CR"] == 12.15
+    assert "HERCULEAN Table 3 buy-and-hold reproduced on 8/8 rows" in proc.stdout
+    md = (tmp_path / "live" / "scorecard.md").read_text()
+    assert "## Reproduction check: HERCULEAN Table 3 buy-and-hold baseline" in md
+    assert "### Table 3 (live): Market Insights (FinReport-v0, split live)" in md and "Table 2 (backtest)" not in md
+    published = [ln for ln in md.splitlines() if ln.startswith("| Buy&Hold (published) |")]
+    assert len(published) == 2 and all(ln.startswith("| Buy&Hold (published) | 12.15 |") for ln in published)
+    assert "-21.59" not in md
 
 
 def test_bench_suites_select_their_sections(tmp_path):
