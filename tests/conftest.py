@@ -1,20 +1,44 @@
-"""Shared fixtures: an isolated catalog cache and small helpers for market data."""
+"""Shared fixtures: an isolated catalog cache, one small bench run shared by the tests that read a scorecard, and
+small helpers for market data."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import tempfile
+import types
+from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from helpers import SUBPROCESS_TIMEOUT
 
 # Build the catalog into a private cache for the whole test session (before anything
 # reads the data), so tests never depend on, or write to, a user's cache.
 _CACHE = tempfile.mkdtemp(prefix="finenvs-test-cache-")
 os.environ["FINENVS_DATA"] = _CACHE
 # Run folders are sealed with a per-user key (finenvs.evaluation.seal): the tests' runs use a key of their own,
-# never the user's ~/.config/finenvs/run-key.
-os.environ["FINENVS_RUN_KEY"] = os.path.join(tempfile.mkdtemp(prefix="finenvs-test-key-"), "run-key")
+# never the user's ~/.config/finenvs/run-key. Under pytest-xdist the workers of one test run share it, so a run
+# folder one worker wrote (the shared small bench below) verifies in the other.
+_RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+_KEY_DIR = (os.path.join(tempfile.gettempdir(), f"finenvs-test-key-{_RUN_ID}") if _RUN_ID
+            else tempfile.mkdtemp(prefix="finenvs-test-key-"))
+os.environ["FINENVS_RUN_KEY"] = os.path.join(_KEY_DIR, "run-key")
+
+try:  # no property test depends on the wall clock: hypothesis' 200 ms deadline per example fails on a busy machine
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("finenvs", deadline=None)
+    _hypothesis_settings.load_profile("finenvs")
+except ImportError:  # hypothesis comes with the dev extra
+    pass
+
+#: The bench plan the tests share (``small_bench``): every family with every baseline and the scripted agents, on
+#: two of HERCULEAN's four symbols (so the reproduction check has published rows), with the charts and HTML page.
+SMALL_BENCH_ARGS = ("--symbols", "MSFT", "AAPL")
 
 
 @pytest.fixture(scope="session")
@@ -28,3 +52,40 @@ def catalog():
 def aapl_frame(catalog) -> pd.DataFrame:
     """AAPL core bars as a DataFrame in the finenvs schema (user-data path)."""
     return catalog.series("AAPL").to_frame()
+
+
+def _run_folder(tmp_path_factory) -> Path:
+    """A folder of this test run that every pytest-xdist worker sees (the parent of the workers' base temp), or the
+    session's own base temp without xdist."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def small_bench(tmp_path_factory):
+    """``finenvs bench --symbols MSFT AAPL`` run once per test run, as a user runs it (a fresh process), for
+    every test that reads a scorecard: ``dir`` (the run folder; read it, never write it), ``card``
+    (scorecard.json), ``md`` (scorecard.md), ``stdout``, ``stderr``.
+
+    Once per test run, not once per worker: the first pytest-xdist worker that needs it runs the bench under a file
+    lock in a folder of the run both workers see and records the outcome there; the other waits on the lock and
+    reads it. The whole bench on every symbol is ``tests/test_cli.py::test_full_bench_on_shipped_data`` (``slow``).
+    """
+    from filelock import FileLock
+
+    shared = _run_folder(tmp_path_factory) / "small-bench"
+    shared.mkdir(exist_ok=True)
+    outcome = shared / "outcome.json"
+    with FileLock(str(shared / "lock")):
+        if not outcome.is_file():
+            proc = subprocess.run([sys.executable, "-m", "finenvs.cli", "bench", *SMALL_BENCH_ARGS, "--out",
+                                   str(shared), "--name", "t"], capture_output=True, text=True,
+                                  env=dict(os.environ), timeout=SUBPROCESS_TIMEOUT)
+            outcome.write_text(json.dumps({"returncode": proc.returncode, "stdout": proc.stdout,
+                                           "stderr": proc.stderr}))
+    done = json.loads(outcome.read_text())
+    assert done["returncode"] == 0, done["stderr"][-4000:]
+    run = shared / "t"
+    return types.SimpleNamespace(dir=run, card=json.loads((run / "scorecard.json").read_text()),
+                                 md=(run / "scorecard.md").read_text(), stdout=done["stdout"],
+                                 stderr=done["stderr"])

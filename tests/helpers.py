@@ -5,6 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+#: The wall-clock guard of a test's subprocess: only a hung process reaches it. A test never depends on a limit
+#: tighter than ten times its normal time; the slowest subprocess (the whole bench, about 35 s at idle on 2 cores)
+#: reached several times that at load 10, so the guard is half an hour.
+SUBPROCESS_TIMEOUT = 1800
+
 
 def perturb_after(frame: pd.DataFrame, cut: str, rng: np.random.Generator) -> pd.DataFrame:
     """Copy of ``frame`` with every bar dated after ``cut`` replaced by a different valid bar."""

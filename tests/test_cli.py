@@ -13,6 +13,7 @@ import pytest
 
 from finenvs.cli import main
 from finenvs.data import shipped_data_dir
+from helpers import SUBPROCESS_TIMEOUT
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -23,7 +24,7 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
         text=True,
         cwd=cwd,
         env=dict(os.environ),
-        timeout=300,
+        timeout=SUBPROCESS_TIMEOUT,
     )
 
 
@@ -129,11 +130,9 @@ def test_data_verify_user_file(tmp_path, aapl_frame):
     assert "bad.csv: row 10 (AAPL 2024-01-16): close=0.0 is not a positive finite price" in proc.stderr
 
 
-def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
-    proc = run_cli("bench", "--symbols", "MSFT", "AAPL", "--out", str(tmp_path), "--name", "t")
-    assert proc.returncode == 0, proc.stderr
-    run = tmp_path / "t"
-    card = json.loads((run / "scorecard.json").read_text())
+def test_bench_writes_scorecard_json_markdown_and_charts(small_bench):
+    """``finenvs bench --symbols MSFT AAPL`` (the shared run of tests/conftest.py, exit 0 checked there)."""
+    run, card, stdout = small_bench.dir, small_bench.card, small_bench.stdout
     # 2 symbols x (6 trading baselines + agent + 5 report baselines + agent) + 5 pairs rows
     assert len(card["rows"]) == 2 * (7 + 6) + 5 and not card["errors"]
     trading = [r for r in card["rows"] if r["env"] == "FinTrading-v0"]
@@ -146,12 +145,12 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
     assert all("efficiency" not in r for r in card["rows"] if r["policy"] != "scripted_agent")
     assert [(c["env"], c["match"]) for c in card["reproduction_check"]] == [
         ("FinTrading-v0", True), ("FinTrading-v0", True), ("FinReport-v0", True), ("FinReport-v0", True)]
-    md = (run / "scorecard.md").read_text()
+    md = small_bench.md
     assert "## FinTrading-v0" in md and "Reproduction check" in md and "| MSFT" in md
-    assert "## Agents through the text interface" in md and "Scripted agent through the text interface" in proc.stdout
-    assert "buy_and_hold" in proc.stdout and "reproduced on 4/4 rows" in proc.stdout
+    assert "## Agents through the text interface" in md and "Scripted agent through the text interface" in stdout
+    assert "buy_and_hold" in stdout and "reproduced on 4/4 rows" in stdout
     # every table that shows a Sharpe names its convention (all days, or HERCULEAN's non-zero days)
-    for text in (md, proc.stdout):
+    for text in (md, stdout):
         headers = [ln for ln in text.splitlines() if ln.startswith("|") and "SR" in ln]
         assert headers and all("SR (all days)" in ln or "SR (H, non-zero days)" in ln for ln in headers)
         cells = [c.strip() for ln in headers for c in ln.strip("|").split("|")]
@@ -168,6 +167,104 @@ def test_bench_writes_scorecard_json_markdown_and_charts(tmp_path):
         page = (run / "scorecard.html").read_text()
         # self-contained: every chart is embedded, none is linked
         assert page.count("data:image/png;base64,") == len(pngs) and 'src="equity_' not in page
+
+
+def check_every_section(card: dict, md: str, stdout: str, *, symbols: int, checks: int, reports: int) -> None:
+    """What every bench run of every family shows, whatever its symbols: ``symbols`` played by the market families,
+    ``checks`` HERCULEAN reproduction rows (Trading and Market Insights on the symbols the paper publishes) and
+    ``reports`` FinReport-v0 reports scored for quality."""
+    assert len(card["rows"]) == symbols * (7 + 6) + 5 and not card["errors"]
+    assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == checks
+    assert all(r["look_ahead_attempts"] == 0 for r in card["rows"])
+    pairs = {r["policy"]: r for r in card["rows"] if r["env"] == "FinHedging-v0"}
+    assert set(pairs) == {"zscore_coint", "zscore_corr", "random", "oracle_best_pair", "scripted_agent"}
+    assert pairs["scripted_agent"]["efficiency"]["format_errors"] == 0
+    assert all(len(r["pair"].split("/")) == 2 for r in pairs.values())
+    assert [p for p, r in pairs.items() if r.get("oracle")] == ["oracle_best_pair"]
+    # the oracle picks the best pair for the same z-score rule, so it beats both live pair choices
+    oracle_cr = pairs["oracle_best_pair"]["standard"]["cumulative_return"]
+    assert oracle_cr >= pairs["zscore_coint"]["standard"]["cumulative_return"]
+    assert oracle_cr >= pairs["zscore_corr"]["standard"]["cumulative_return"]
+    assert "## FinHedging-v0" in md and "oracle_best_pair (oracle)" in md and "read the window's future" in md
+    # the Options section: engine answers score 100 on generated tasks and on every bank item
+    options = card["sections"]["options"]
+    assert options["options"]["engine_reference"]["score"] == 100.0
+    assert set(options["bank"]["engine_reference"]["items"].values()) == {100.0}
+    assert options["options"]["keyword_stuffer"]["score"] < 30 and options["bank"]["keyword_stuffer"]["score"] < 30
+    # restating legs, or the right legs with wrong numbers, earns almost nothing (the figure gate)
+    for name in ("keyword_stuffer", "leg_copier", "wrong_numbers"):
+        assert options["options"][name]["score"] < 20 and options["bank"][name]["score"] < 20, name
+    hedge = {(r["policy"], r["steps_per_day"]): r["mse"] for r in card["sections"]["deltahedge"]["deltahedge"]}
+    assert hedge[("bs_delta", 1)] < 0.1 * hedge[("no_hedge", 1)] and hedge[("bs_delta", 4)] < hedge[("bs_delta", 1)]
+    assert "## Options" in md and "### FinDeltaHedge-v0" in md
+    # FinReport-v0: ratings traded on every symbol; always-BUY is FinTrading-v0's buy-and-hold to the cent
+    report = {(r["symbol"], r["policy"]): r for r in card["rows"] if r["env"] == "FinReport-v0"}
+    assert {p for _, p in report} == {"buy_and_hold", "always_hold", "momentum", "random", "template_writer",
+                                      "scripted_agent"}
+    trading_bh = {r["symbol"]: r for r in card["rows"] if r["env"] == "FinTrading-v0" and r["policy"] == "buy_and_hold"}
+    for symbol, row in trading_bh.items():
+        assert report[(symbol, "buy_and_hold")]["herculean"] == row["herculean"]
+        assert report[(symbol, "always_hold")]["final_equity"] == 1.0
+        quality = report[(symbol, "template_writer")]["quality"]
+        assert quality["reports"] == 13 and quality["invalid_ratings"] == 0
+        assert quality["dimensions"]["structure"] >= 9 and quality["dimensions"]["content"] >= 9
+    assert "## FinReport-v0 report quality" in md and f"FinReport-v0 report quality (0-10) over {reports} reports" in stdout
+    # the Audit section: the tool-using oracle validates the ground truth on all 100 eval instances
+    audit = card["sections"]["audit"]["policies"]
+    assert card["sections"]["audit"]["n"] == 100
+    assert audit["oracle"]["ACC"] == 1.0 and all(k["ACC"] == 1.0 for k in audit["oracle"]["by"].values())
+    assert audit["extract_only"]["ACC"] == audit["extract_only"]["by"]["none"]["n"] / 100
+    assert audit["random"]["ACC"] == 0.0 and audit["random"]["SER"] > 0.2
+    for rates in audit.values():
+        assert abs(rates["ACC"] + rates["SER"] + rates["EER"] + rates["CER"] - 1.0) < 1e-12
+    assert all(r["look_ahead_attempts"] == 0 for rates in audit.values() for r in rates["rows"])
+    assert "## Audit" in md and "FinAudit-v0 agents: scripted_agent (eval, 100 episodes): ACC % 100.0" in stdout
+    # FinQA-v0: the offline agent answers every eval question from the tools; the naive readings score nothing
+    qa = card["sections"]["qa"]["policies"]
+    assert card["sections"]["qa"]["n"] == 150
+    assert {k: v["n"] for k, v in qa["scripted_agent"]["sections"].items()} == {"knowledge": 60, "analysis": 90}
+    assert all(v["score"] == 100.0 for v in qa["scripted_agent"]["sections"].values())
+    assert all(r["look_ahead_attempts"] == 0 and r["tool_calls"] >= 1 for r in qa["scripted_agent"]["rows"])
+    assert all(v["score"] < 5 for v in qa["first_number"]["sections"].values())
+    assert "## Knowledge and analysis (FinQA-v0)" in md and "FinQA-v0 agents: scripted_agent (eval, 150" in stdout
+    # the Finance Agent Benchmark's 50 public questions: closed-book, rubric-scored, in Knowledge beside the 60
+    public = card["sections"]["qa"]["public"]
+    assert public["n"] == 50 and public["split"] == "fab_public"
+    assert public["policies"]["scripted_agent"]["sections"] == {"knowledge": {"n": 50, "score": 0.0}}
+    assert "scripted_agent (fab_public, 50 episodes): Knowledge 0.00" in stdout
+    assert "50 public questions, closed-book" in md and "scored by its rubric" in md
+    # the section aggregate, recomputed here from the rows it was built from
+    agg = card["aggregate"]
+    assert agg["weights"] == {"knowledge": 0.30, "analysis": 0.35, "options": 0.35}
+    ref = agg["profiles"]["reference"]
+    assert ref["sections"]["knowledge"]["tasks"] == 110 and ref["sections"]["knowledge"]["score"] == 6000 / 110
+    assert ref["overall"] == pytest.approx(0.30 * 6000 / 110 + 0.35 * 100 + 0.35 * 100)
+    agent = agg["profiles"]["scripted_agent"]
+    assert agent["sections"]["knowledge"] == {**agent["sections"]["knowledge"], "tasks": 110, "score": 6000 / 110}
+    rnd = agg["profiles"]["random"]
+    opt_scores = options["options"]["random"]["scores"] + options["bank"]["random"]["scores"]
+    assert abs(rnd["sections"]["options"]["score"] - sum(opt_scores) / len(opt_scores)) < 1e-9
+    expected = sum(w * rnd["sections"][k]["score"] for k, w in agg["weights"].items())
+    assert abs(rnd["overall"] - expected) < 1e-9
+    assert "## Section aggregate (FAB++)" in md and "Section aggregate (knowledge 30%" in stdout
+
+
+def test_every_section_of_the_bench(small_bench):
+    """The whole bench's checks of every section on the shared two-symbol run (MSFT and AAPL: 4 reproduction rows,
+    2 x 13 reports by each of the template writer and the scripted agent); the symbol-independent sections (pairs,
+    Options, FinDeltaHedge-v0, Audit, FinQA-v0, the aggregate) are the whole bench's."""
+    check_every_section(small_bench.card, small_bench.md, small_bench.stdout, symbols=2, checks=4, reports=52)
+
+
+@pytest.mark.slow
+def test_full_bench_on_shipped_data(tmp_path):
+    """The README's main job: every env x every baseline on the eval split, every symbol (slow: about a minute at
+    idle on 2 cores; CI runs ``finenvs bench`` itself, and test_every_section_of_the_bench checks the same on two)."""
+    proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots")  # not --quiet: the tables are read
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
+    md = (tmp_path / "full" / "scorecard.md").read_text()
+    check_every_section(card, md, proc.stdout, symbols=10, checks=8, reports=260)  # Trading, Market Insights
 
 
 def test_bench_on_the_live_split_checks_table_3_and_shows_only_its_published_rows(tmp_path):
@@ -195,88 +292,6 @@ def test_bench_on_the_live_split_checks_table_3_and_shows_only_its_published_row
     published = [ln for ln in md.splitlines() if ln.startswith("| Buy&Hold (published) |")]
     assert len(published) == 2 and all(ln.startswith("| Buy&Hold (published) | 12.15 |") for ln in published)
     assert "-21.59" not in md
-
-
-def test_full_bench_on_shipped_data(tmp_path):
-    """The README's main job: every env x every baseline on the eval split."""
-    proc = run_cli("bench", "--out", str(tmp_path), "--name", "full", "--no-plots")
-    assert proc.returncode == 0, proc.stderr
-    card = json.loads((tmp_path / "full" / "scorecard.json").read_text())
-    assert len(card["rows"]) == 10 * (7 + 6) + 5 and not card["errors"]
-    assert all(c["match"] for c in card["reproduction_check"]) and len(card["reproduction_check"]) == 8  # Trading, Market Insights
-    assert all(r["look_ahead_attempts"] == 0 for r in card["rows"])
-    pairs = {r["policy"]: r for r in card["rows"] if r["env"] == "FinHedging-v0"}
-    assert set(pairs) == {"zscore_coint", "zscore_corr", "random", "oracle_best_pair", "scripted_agent"}
-    assert pairs["scripted_agent"]["efficiency"]["format_errors"] == 0
-    assert all(len(r["pair"].split("/")) == 2 for r in pairs.values())
-    assert [p for p, r in pairs.items() if r.get("oracle")] == ["oracle_best_pair"]
-    # the oracle picks the best pair for the same z-score rule, so it beats both live pair choices
-    oracle_cr = pairs["oracle_best_pair"]["standard"]["cumulative_return"]
-    assert oracle_cr >= pairs["zscore_coint"]["standard"]["cumulative_return"]
-    assert oracle_cr >= pairs["zscore_corr"]["standard"]["cumulative_return"]
-    md = (tmp_path / "full" / "scorecard.md").read_text()
-    assert "## FinHedging-v0" in md and "oracle_best_pair (oracle)" in md and "read the window's future" in md
-    # the Options section: engine answers score 100 on generated tasks and on every bank item
-    options = card["sections"]["options"]
-    assert options["options"]["engine_reference"]["score"] == 100.0
-    assert set(options["bank"]["engine_reference"]["items"].values()) == {100.0}
-    assert options["options"]["keyword_stuffer"]["score"] < 30 and options["bank"]["keyword_stuffer"]["score"] < 30
-    # restating legs, or the right legs with wrong numbers, earns almost nothing (the figure gate)
-    for name in ("keyword_stuffer", "leg_copier", "wrong_numbers"):
-        assert options["options"][name]["score"] < 20 and options["bank"][name]["score"] < 20, name
-    hedge = {(r["policy"], r["steps_per_day"]): r["mse"] for r in card["sections"]["deltahedge"]["deltahedge"]}
-    assert hedge[("bs_delta", 1)] < 0.1 * hedge[("no_hedge", 1)] and hedge[("bs_delta", 4)] < hedge[("bs_delta", 1)]
-    assert "## Options" in md and "### FinDeltaHedge-v0" in md
-    # FinReport-v0: ratings traded on every symbol; always-BUY is FinTrading-v0's buy-and-hold to the cent
-    report = {(r["symbol"], r["policy"]): r for r in card["rows"] if r["env"] == "FinReport-v0"}
-    assert {p for _, p in report} == {"buy_and_hold", "always_hold", "momentum", "random", "template_writer",
-                                      "scripted_agent"}
-    trading_bh = {r["symbol"]: r for r in card["rows"] if r["env"] == "FinTrading-v0" and r["policy"] == "buy_and_hold"}
-    for symbol, row in trading_bh.items():
-        assert report[(symbol, "buy_and_hold")]["herculean"] == row["herculean"]
-        assert report[(symbol, "always_hold")]["final_equity"] == 1.0
-        quality = report[(symbol, "template_writer")]["quality"]
-        assert quality["reports"] == 13 and quality["invalid_ratings"] == 0
-        assert quality["dimensions"]["structure"] >= 9 and quality["dimensions"]["content"] >= 9
-    assert "## FinReport-v0 report quality" in md and "FinReport-v0 report quality (0-10) over 260 reports" in proc.stdout
-    # the Audit section: the tool-using oracle validates the ground truth on all 100 eval instances
-    audit = card["sections"]["audit"]["policies"]
-    assert card["sections"]["audit"]["n"] == 100
-    assert audit["oracle"]["ACC"] == 1.0 and all(k["ACC"] == 1.0 for k in audit["oracle"]["by"].values())
-    assert audit["extract_only"]["ACC"] == audit["extract_only"]["by"]["none"]["n"] / 100
-    assert audit["random"]["ACC"] == 0.0 and audit["random"]["SER"] > 0.2
-    for rates in audit.values():
-        assert abs(rates["ACC"] + rates["SER"] + rates["EER"] + rates["CER"] - 1.0) < 1e-12
-    assert all(r["look_ahead_attempts"] == 0 for rates in audit.values() for r in rates["rows"])
-    assert "## Audit" in md and "FinAudit-v0 agents: scripted_agent (eval, 100 episodes): ACC % 100.0" in proc.stdout
-    # FinQA-v0: the offline agent answers every eval question from the tools; the naive readings score nothing
-    qa = card["sections"]["qa"]["policies"]
-    assert card["sections"]["qa"]["n"] == 150
-    assert {k: v["n"] for k, v in qa["scripted_agent"]["sections"].items()} == {"knowledge": 60, "analysis": 90}
-    assert all(v["score"] == 100.0 for v in qa["scripted_agent"]["sections"].values())
-    assert all(r["look_ahead_attempts"] == 0 and r["tool_calls"] >= 1 for r in qa["scripted_agent"]["rows"])
-    assert all(v["score"] < 5 for v in qa["first_number"]["sections"].values())
-    assert "## Knowledge and analysis (FinQA-v0)" in md and "FinQA-v0 agents: scripted_agent (eval, 150" in proc.stdout
-    # the Finance Agent Benchmark's 50 public questions: closed-book, rubric-scored, in Knowledge beside the 60
-    public = card["sections"]["qa"]["public"]
-    assert public["n"] == 50 and public["split"] == "fab_public"
-    assert public["policies"]["scripted_agent"]["sections"] == {"knowledge": {"n": 50, "score": 0.0}}
-    assert "scripted_agent (fab_public, 50 episodes): Knowledge 0.00" in proc.stdout
-    assert "50 public questions, closed-book" in md and "scored by its rubric" in md
-    # the section aggregate, recomputed here from the rows it was built from
-    agg = card["aggregate"]
-    assert agg["weights"] == {"knowledge": 0.30, "analysis": 0.35, "options": 0.35}
-    ref = agg["profiles"]["reference"]
-    assert ref["sections"]["knowledge"]["tasks"] == 110 and ref["sections"]["knowledge"]["score"] == 6000 / 110
-    assert ref["overall"] == pytest.approx(0.30 * 6000 / 110 + 0.35 * 100 + 0.35 * 100)
-    agent = agg["profiles"]["scripted_agent"]
-    assert agent["sections"]["knowledge"] == {**agent["sections"]["knowledge"], "tasks": 110, "score": 6000 / 110}
-    rnd = agg["profiles"]["random"]
-    opt_scores = options["options"]["random"]["scores"] + options["bank"]["random"]["scores"]
-    assert abs(rnd["sections"]["options"]["score"] - sum(opt_scores) / len(opt_scores)) < 1e-9
-    expected = sum(w * rnd["sections"][k]["score"] for k, w in agg["weights"].items())
-    assert abs(rnd["overall"] - expected) < 1e-9
-    assert "## Section aggregate (FAB++)" in md and "Section aggregate (knowledge 30%" in proc.stdout
 
 
 def test_bench_suites_select_their_sections(tmp_path):

@@ -23,11 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers import SUBPROCESS_TIMEOUT
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SKIP = re.compile(r"<!--\s*skip-snippet:\s*(.+?)\s*-->")
 FENCE = re.compile(r"^```(\w+)\s*$")
-COMMAND_TIMEOUT = 120
+COMMAND_TIMEOUT = SUBPROCESS_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,7 @@ def test_finenvs_snippet_runs(snippet, snippet_env):
 def test_own_agent_loop_example_runs_offline(tmp_path):
     script = ROOT / "examples" / "own_agent_loop.py"
     for args in ([], ["--env", "FinQA-text-v0", "--agent", "scripted"]):
-        proc = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=120,
+        proc = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT,
                               cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr[-2000:]
         result = json.loads(proc.stdout)
@@ -148,6 +150,6 @@ def test_mkdocs_build_strict(tmp_path):
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
         pytest.skip("mkdocs-material is not installed: pip install -e '.[docs]'")
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
-                           "-d", str(tmp_path / "site")], capture_output=True, text=True, timeout=300, cwd=ROOT)
+                           "-d", str(tmp_path / "site")], capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert (tmp_path / "site" / "index.html").is_file()

@@ -20,7 +20,7 @@ from finenvs.evaluation.episodes import run_episode
 from finenvs.tasks.hedging.baselines import OracleBestPair, RandomPairs, ZScorePairs, replay_rule
 from finenvs.tasks.hedging.core import CLOSE, HOLD, LONG_SHORT, SHORT_LONG
 from finenvs.tasks.hedging.env import DEFAULT_UNIVERSE, FinHedgingEnv
-from helpers import perturb_after
+from helpers import SUBPROCESS_TIMEOUT, perturb_after
 
 SMALL = {"window": 1, "pair_lookback": 3, "lookbacks": (2,), "leg_days": 1}  # history of 3 days
 
@@ -498,6 +498,6 @@ def test_statsmodels_loads_only_for_zscore_coint():
             "env = gym.make('FinHedging-v0', split='eval'); env.reset(seed=0)\n"
             "ZScorePairs(env=env, select='correlation', history=120).choose_pair()\n"
             "print('statsmodels' in sys.modules)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"

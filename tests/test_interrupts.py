@@ -14,6 +14,7 @@ import pytest
 
 from finenvs import cli
 from finenvs.evaluation.runlog import read_trajectories
+from helpers import SUBPROCESS_TIMEOUT
 
 
 def default_sigint() -> None:
@@ -28,7 +29,7 @@ def finenvs(*args: str, **kwargs) -> subprocess.Popen:
                             **kwargs)
 
 
-def wait_for(condition, timeout: float = 60.0) -> None:
+def wait_for(condition, timeout: float = SUBPROCESS_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"
@@ -52,7 +53,7 @@ def test_ctrl_c_on_finenvs_llm_is_one_line_exit_130_and_resume_completes(tmp_pat
         run_dir = tmp_path / "cut"
         wait_for(lambda: lines(run_dir / "trajectories.jsonl") >= 1 or proc.poll() is not None)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=SUBPROCESS_TIMEOUT)
         server.faults.clear()
         assert proc.returncode == 130, err
         [line] = err.strip().splitlines()
@@ -63,7 +64,7 @@ def test_ctrl_c_on_finenvs_llm_is_one_line_exit_130_and_resume_completes(tmp_pat
         assert 1 <= len(saved) < 10
 
         done = finenvs("llm", "--resume", str(run_dir), "--quiet")
-        out, err = done.communicate(timeout=120)
+        out, err = done.communicate(timeout=SUBPROCESS_TIMEOUT)
     assert done.returncode == 0, err
     records, dropped = read_trajectories(run_dir / "trajectories.jsonl")
     steps = [r["step"] for r in records if r["type"] == "step"]
@@ -80,7 +81,7 @@ def test_ctrl_c_on_finenvs_mcp_is_one_line_exit_130(tmp_path):
     proc.stdin.flush()
     assert json.loads(proc.stdout.readline())["id"] == 0  # serving
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=SUBPROCESS_TIMEOUT)
     assert proc.returncode == 130, err
     serving, line = err.strip().splitlines()  # the start notice, then the one line of the interrupt
     assert serving.startswith("finenvs mcp: serving") and "Traceback" not in err
@@ -143,7 +144,7 @@ def test_error_paths_exit_non_zero_with_one_line(tmp_path, capsys):
         assert returned == code, (argv, err)
         [line] = err.splitlines()
         assert line.startswith("finenvs: error: ") and message in line, (argv, line)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=SUBPROCESS_TIMEOUT)
     assert proc.returncode == 2
     [line] = err.splitlines()
     assert line.startswith("finenvs: error: unknown env 'FinNope-v0'; valid envs: [")

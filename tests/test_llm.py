@@ -26,7 +26,7 @@ from finenvs.text.chat import ChatReply, ToolCall
 pytest.importorskip("openai")
 from chat_server import ChatServer  # noqa: E402
 
-from helpers import record_shape_mismatches  # noqa: E402
+from helpers import SUBPROCESS_TIMEOUT, record_shape_mismatches  # noqa: E402
 
 FAST = {"backoff_base": 0.001, "backoff_max": 0.01}
 
@@ -465,25 +465,25 @@ def test_ctrl_c_on_the_cli_leaves_a_resumable_run(clean, tmp_path):
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal sends it
     trajectory = tmp_path / "sigint" / "trajectories.jsonl"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + SUBPROCESS_TIMEOUT
     while time.monotonic() < deadline and (not trajectory.exists() or trajectory.read_text().count("\n") < 5):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=SUBPROCESS_TIMEOUT)
     assert proc.returncode != 0
     records, dropped = read_trajectories(trajectory)
     assert 5 <= len(records) < 61 and dropped == 0
     assert json.loads((tmp_path / "sigint" / "run.json").read_text())["status"] == "interrupted"
     clean.faults.clear()
     done = subprocess.run([sys.executable, "-m", "finenvs.cli", "llm", "--resume", str(tmp_path / "sigint")],
-                          env=env, capture_output=True, text=True, timeout=300)
+                          env=env, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
     assert done.returncode == 0, done.stderr
     assert "the live scores exactly" in done.stdout
     assert len(steps_of(tmp_path / "sigint")) == 60
 
 
 # ---------------------------------------------------------------------------- the CLI
-def run_cli(*args, timeout=300):
+def run_cli(*args, timeout=SUBPROCESS_TIMEOUT):
     return subprocess.run([sys.executable, "-m", "finenvs.cli", *args], capture_output=True, text=True,
                           timeout=timeout, env=dict(os.environ))
 
@@ -513,7 +513,7 @@ def test_cli_score_detects_a_tampered_trajectory(in_process_run, tmp_path):
 def test_cli_bad_arguments_exit_2_with_one_line():
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
     proc = subprocess.run([sys.executable, "-m", "finenvs.cli", "llm", "--model", "x"], capture_output=True, text=True,
-                          env=env, timeout=120)
+                          env=env, timeout=SUBPROCESS_TIMEOUT)
     assert proc.returncode == 2 and "--model needs --base-url or OPENAI_BASE_URL" in proc.stderr
     proc = run_cli("score", "/nonexistent/run")
     assert proc.returncode == 2 and "not a finenvs run folder" in proc.stderr

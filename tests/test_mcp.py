@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from helpers import SUBPROCESS_TIMEOUT
+
 mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
 
@@ -166,7 +168,7 @@ def test_print_config_gives_a_ready_mcp_json_entry(tmp_path):
     import subprocess
 
     proc = subprocess.run([sys.executable, "-m", "finenvs.cli", "mcp", "--env", "FinQA-v0", "--instance", "3",
-                           "--print-config", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+                           "--print-config", "--out", str(tmp_path)], capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
     assert proc.returncode == 0, proc.stderr
     entry = json.loads(proc.stdout)["mcpServers"]["finenvs-qa"]
     assert os.path.isabs(entry["command"]) and entry["args"][:3] == ["mcp", "--env", "FinQA-v0"]

@@ -12,6 +12,8 @@ import sys
 import numpy as np
 import pytest
 
+from helpers import SUBPROCESS_TIMEOUT
+
 pytest.importorskip("pettingzoo")
 
 from gymnasium.error import ResetNeeded  # noqa: E402
@@ -596,7 +598,7 @@ def test_render_ansi_and_without_mode():
 
 # ---------------------------------------------------------------------------------------------- packaging
 def _python(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT,
                           env=dict(os.environ))
 
 

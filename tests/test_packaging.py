@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers import SUBPROCESS_TIMEOUT
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _python(code: str) -> str:
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT,
                           env=dict(os.environ), cwd="/")
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
@@ -93,7 +95,7 @@ def test_every_family_folder_is_registered_packaged_and_documented():
 def test_wheel_ships_only_the_finenvs_package_with_its_data(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT,
     )
     if proc.returncode != 0:
         pytest.fail(f"building the wheel failed:\n{proc.stderr[-2000:]}")

@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import SUBPROCESS_TIMEOUT
+
 pytest.importorskip("torch")
 pytest.importorskip("stable_baselines3")
 
@@ -282,7 +284,7 @@ def test_train_rejects_bad_arguments_with_exit_code_2(argv, message, capsys):
 
 def test_train_errors_are_one_line_in_a_fresh_process():
     proc = subprocess.run([sys.executable, "-m", "finenvs.cli", "train", "--algo", "dqn", "--env", "FinDeltaHedge-v0",
-                           "--timesteps", "100"], capture_output=True, text=True, env=dict(os.environ), timeout=120)
+                           "--timesteps", "100"], capture_output=True, text=True, env=dict(os.environ), timeout=SUBPROCESS_TIMEOUT)
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("finenvs: error: dqn cannot act in FinDeltaHedge-v0")
     assert "Traceback" not in proc.stderr
@@ -402,7 +404,7 @@ def test_train_help_without_an_algorithm_lists_the_table(capsys):
 def test_train_runs_as_a_module_and_bad_arguments_are_one_line():
     proc = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-m", "finenvs.baselines.rl.train",
                            "--algo", "sac", "--env-id", "FinTrading-v0", "--timesteps", "10"],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().startswith("sac: error: sac cannot act in FinTrading-v0")
     assert "Traceback" not in proc.stderr
@@ -412,7 +414,7 @@ def test_importing_the_baselines_loads_neither_torch_nor_sb3_nor_tyro():
     code = ("import sys\nimport finenvs.baselines.rl, finenvs.baselines.rl.train, finenvs.baselines.rl.algos\n"
             "finenvs.baselines.rl.load_algo('sac').Args()\n"
             "print([m for m in ('torch', 'stable_baselines3', 'tyro') if m in sys.modules])")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
 

@@ -13,6 +13,7 @@ import pytest
 
 from finenvs.evaluation import seal
 from finenvs.evaluation.runlog import json_line
+from helpers import SUBPROCESS_TIMEOUT
 
 KEY = bytes(range(32))
 
@@ -56,7 +57,7 @@ def test_processes_creating_the_key_at_once_all_get_the_one_that_won(tmp_path):
         with ctx.Pool(6) as pool:
             pending = [pool.apply_async(_create, (str(path), start)) for _ in range(6)]
             start.set()
-            keys = {p.get(timeout=60) for p in pending}
+            keys = {p.get(timeout=SUBPROCESS_TIMEOUT) for p in pending}
     assert keys == {path.read_bytes().hex()} and len(path.read_bytes()) == 32
     assert [p.name for p in path.parent.iterdir()] == ["run-key"]
 
