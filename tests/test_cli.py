@@ -141,7 +141,8 @@ def test_bench_writes_scorecard_json_markdown_and_charts(small_bench):
     agents = [r for r in card["rows"] if r["policy"] == "scripted_agent"]
     assert all(r["efficiency"]["format_errors"] == 0 for r in agents)
     assert all(r["efficiency"]["decisions"] == {"FinReport-v0": 13}.get(r["env"], 60) for r in agents)
-    assert all(r["efficiency"]["tool_calls_per_decision"] >= 2 for r in agents)
+    # the agents read through tools (the pairs agent reads its stage and position from the prompt: one call)
+    assert all(r["efficiency"]["tool_calls_per_decision"] >= {"FinHedging-v0": 1}.get(r["env"], 2) for r in agents)
     assert all("efficiency" not in r for r in card["rows"] if r["policy"] != "scripted_agent")
     assert [(c["env"], c["match"]) for c in card["reproduction_check"]] == [
         ("FinTrading-v0", True), ("FinTrading-v0", True), ("FinReport-v0", True), ("FinReport-v0", True)]
