@@ -222,6 +222,8 @@ def handle(args: argparse.Namespace) -> int:
     print()
     if not args.no_plots and not any(f.endswith(".png") for f in card.files):
         print("charts skipped: matplotlib is not installed (pip install 'finenvs[plot]')")
+    if not args.no_html and not any(f.endswith(".html") for f in card.files):
+        print("scorecard.html skipped: markdown-it-py is not installed (pip install 'finenvs[plot]')")
     print(f"scorecard written to {card.run_dir}/ ({len(card.results)} market episodes, "
           f"{sum(len(r['episodes']) for r in card.agents)} agent episodes, {card.seconds:.1f} s)")
     for err in card.errors:
