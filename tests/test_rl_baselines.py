@@ -300,7 +300,7 @@ def test_finenvs_train_prints_the_summary_table(tmp_path, capsys):
                  "policy", "CR %", "SR", "MDD %", "buy_and_hold", "rsi_mean_reversion", "±"):
         assert text in out
     table = out.split("split eval")[1].split("split live")[0]
-    assert [ln.split()[0] for ln in table.splitlines()[3:] if ln.strip()][:2] == ["a2c", "buy_and_hold"]
+    assert [ln.strip("| ").split()[0] for ln in table.splitlines()[3:] if ln.strip()][:2] == ["a2c", "buy_and_hold"]
     for seed in (0, 1):
         assert (tmp_path / f"FinTrading-v0__a2c__s{seed}" / "result.json").is_file()
 

@@ -145,7 +145,7 @@ def test_pipe_tables_have_a_header_row_and_no_separator_row():
 
 def test_lists_paragraphs_inline_code_and_bold():
     markdown = ("Run `finenvs bench` for **every** section.\nA second line.\n\n- first item\n- `code` item\n"
-                "* **bold** item\n\nAfter the list.\n")
+                "- **bold** item\n\nAfter the list.\n")
     body, _ = markdown_to_html(markdown)
     assert body.split("\n") == [
         "<p>Run <code>finenvs bench</code> for <strong>every</strong> section. A second line.</p>",

@@ -54,6 +54,7 @@ from finenvs.baselines.rl.algos import ALGORITHMS, ALGOS
 from finenvs.scoring import SHARPE_LABELS, cumulative_return, max_drawdown, returns_from_wealth, sharpe_ratio
 from finenvs.tasks import task_of, tasks
 from finenvs.tasks.spec import RLSpec
+from finenvs.text.markdown import NA, fmt_number, md_table
 
 #: How to install what the RL baselines need.
 RL_EXTRA = "pip install torch==2.13.0 && pip install 'finenvs[rl]'"
@@ -73,8 +74,8 @@ SPLIT_KEYS = ("env_kwargs", "episodes", "dates", "policies")
 #: Keys of ``result["splits"][split]["policies"][name]``.
 POLICY_KEYS = ("cumulative_return", "sharpe", "max_drawdown", "mean_episode_reward", "n_episodes", "per_episode")
 #: Metrics the tables show: (key, header, scale, format).
-TABLE_METRICS = (("cumulative_return", "CR %", 100.0, "{:+.2f}"), ("sharpe", SHARPE_LABELS["standard"], 1.0, "{:+.2f}"),
-                 ("max_drawdown", "MDD %", 100.0, "{:.2f}"))
+TABLE_METRICS = (("cumulative_return", "CR %", 100.0, 2, True), ("sharpe", SHARPE_LABELS["standard"], 1.0, 2, True),
+                 ("max_drawdown", "MDD %", 100.0, 2, False))
 
 
 # ---------------------------------------------------------------------------- dependencies and checks
@@ -539,25 +540,26 @@ def write_result(path: str | Path, result: dict[str, Any]) -> Path:
 
 
 # ---------------------------------------------------------------------------- tables
-def _metrics(results: list[dict[str, Any]], split: str) -> tuple[tuple[str, str, float, str], ...]:
-    """CR/SR/MDD, then the family's own columns (``RLSpec.columns``) that the agent's scores have."""
+def _metrics(results: list[dict[str, Any]], split: str) -> tuple[tuple[str, str, float, int, bool], ...]:
+    """(key, header, scale, digits, sign) of CR/SR/MDD, then of the family's own columns (``RLSpec.columns``) that
+    the agent's scores have."""
     policy = results[0]["splits"][split]["policies"][results[0]["algo"]]
-    own = tuple((c.key, c.label, c.scale, f"{{:.{c.digits}f}}") for c in rl_spec(results[0]["env_id"]).columns)
+    own = tuple((c.key, c.label, c.scale, c.digits, False) for c in rl_spec(results[0]["env_id"]).columns)
     return TABLE_METRICS + tuple(m for m in own if m[0] in policy)
 
 
 def _cells(results: list[dict[str, Any]], split: str, policy: str) -> list[str]:
     cells = []
-    for key, _, scale, fmt in _metrics(results, split):
+    for key, _, scale, digits, sign in _metrics(results, split):
         values = [r["splits"][split]["policies"][policy].get(key) for r in results]
         values = [scale * v for v in values if v is not None]
         if not values:
-            cells.append("n/a")
+            cells.append(NA)
         elif len(results) == 1:
-            cells.append(fmt.format(values[0]))
+            cells.append(fmt_number(values[0], digits=digits, sign=sign))
         else:
             std = float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
-            cells.append(f"{fmt.format(float(np.mean(values)))} ± {std:.2f}")
+            cells.append(f"{fmt_number(float(np.mean(values)), digits=digits, sign=sign)} ± {fmt_number(std)}")
     return cells
 
 
@@ -586,25 +588,16 @@ def summary_table(results: list[dict[str, Any]]) -> str:
         span = f", {block['dates'][0]}..{block['dates'][1]}" if block["dates"] else ""
         lines.append("")
         lines.append(f"split {split} ({n} episode{'s' if n != 1 else ''}{span}; mean over episodes)")
-        rows = [["policy", *(h for _, h, _, _ in _metrics(results, split))]]
-        rows += [[name, *_cells(results, split, name)] for name in _policies(results, split)]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        for k, row in enumerate(rows):
-            lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths,
-                                                                                                        strict=True))))
-            if k == 0:
-                lines.append("  ".join("-" * w for w in widths))
+        lines.append(md_table(["policy", *(m[1] for m in _metrics(results, split))],
+                              [[name, *_cells(results, split, name)] for name in _policies(results, split)]))
     return "\n".join(lines)
 
 
 def markdown_table(results: list[dict[str, Any]], split: str, label: str | None = None) -> list[str]:
     """Markdown rows (header included) of one split: the agent, then each rule baseline."""
-    metrics = _metrics(results, split)
-    rows = ["| policy | " + " | ".join(h for _, h, _, _ in metrics) + " |", "|---|" + "---:|" * len(metrics)]
-    for name in _policies(results, split):
-        shown = f"**{label or name}**" if name == results[0]["algo"] else name
-        rows.append(f"| {shown} | " + " | ".join(_cells(results, split, name)) + " |")
-    return rows
+    return md_table(["policy", *(m[1] for m in _metrics(results, split))],
+                    [[f"**{label or name}**" if name == results[0]["algo"] else name, *_cells(results, split, name)]
+                     for name in _policies(results, split)]).splitlines()
 
 
 __all__ = [

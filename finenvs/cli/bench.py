@@ -270,6 +270,8 @@ def handle(args: argparse.Namespace) -> int:
         print()
     if not args.no_plots and not any(f.endswith(".png") for f in card.files):  # a problem: said even with --quiet
         print("charts skipped: matplotlib is not installed (pip install 'finenvs[plot]')", file=sys.stderr)
+    if not args.no_html and not any(f.endswith(".html") for f in card.files):
+        print("scorecard.html skipped: markdown-it-py is not installed (pip install 'finenvs[plot]')", file=sys.stderr)
     agent_episodes = sum(len(r["episodes"]) for r in card.agents)
     print(f"scorecard written to {card.run_dir}/ ({counted(len(card.results), 'market episode')}, "
           f"{counted(agent_episodes, 'agent episode')}, {card.seconds:.1f} s)")

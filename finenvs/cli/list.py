@@ -15,16 +15,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def agent_matrix() -> str:
     """Every registered family x every agent path, as the README shows it (generated from the task specs)."""
     from finenvs.tasks import tasks
+    from finenvs.text.markdown import md_table
 
-    rows = ["| env | text env | offline scripted agent (`finenvs llm`) | endpoint (`--base-url`) | MCP (`finenvs mcp`) "
-            "| A2A (`--a2a-url`) | `finenvs score` | `finenvs bench --base-url` |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = []
     for t in tasks():
         section = t.bench.herculean and f"HERCULEAN {t.bench.herculean}" or (
             "FAB++ " + ", ".join(t.bench.fabpp_sections) if t.bench.fabpp_sections else t.bench.title)
-        rows.append(f"| `{t.env_id}` | `{t.text_env_id}` | `{t.scripted_agent.__name__}` | yes | yes | yes "
-                    f"| replays exactly | {section} |")
-    return "\n".join(rows)
+        rows.append([f"`{t.env_id}`", f"`{t.text_env_id}`", f"`{t.scripted_agent.__name__}`", "yes", "yes", "yes",
+                     "replays exactly", section])
+    return md_table(["env", "text env", "offline scripted agent (`finenvs llm`)", "endpoint (`--base-url`)",
+                     "MCP (`finenvs mcp`)", "A2A (`--a2a-url`)", "`finenvs score`", "`finenvs bench --base-url`"], rows)
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -11,7 +11,6 @@ layout, and FAB++'s section aggregate. A run folder that exists already is resum
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from finenvs.tasks import Column, Selection, TaskSpec, tasks
-from finenvs.text.markdown import md_text
+from finenvs.text.markdown import fmt_count, fmt_number, md_table, md_text
 
 #: The label of each family's offline scripted agent in tables.
 SCRIPTED = "scripted_agent"
@@ -104,11 +103,6 @@ def run_cells(columns: Sequence[Column], run: Mapping[str, Any]) -> list[str]:
     return [FAILED_CELL if run.get("endpoint_failed") else _cell(c, run["metrics"]) for c in columns]
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
-            *("| " + " | ".join(r) + " |" for r in rows)]
-
-
 def agents_markdown(task: TaskSpec, runs: list[dict[str, Any]]) -> list[str]:
     """A family's agents table: one row per agent and split, the family's columns and the efficiency figures."""
     if not runs:
@@ -121,13 +115,13 @@ def agents_markdown(task: TaskSpec, runs: list[dict[str, Any]]) -> list[str]:
         tcd = eff.get("tool_calls_per_decision")
         rows.append([md_text(run["agent"]), md_text(run["split"]), str(len(run["episodes"])),
                      *run_cells(task.columns, run), str(run["failed"]),
-                     str(eff["format_errors"]), "n/a" if tcd is None or not math.isfinite(tcd) else f"{tcd:.2f}",
-                     str(eff["look_ahead_attempts"]), "n/a" if eff["tokens"] is None else str(eff["tokens"]),
+                     str(eff["format_errors"]), fmt_number(tcd),
+                     str(eff["look_ahead_attempts"]), fmt_count(eff["tokens"]),
                      ("yes" if run["reproduced"] else "NO") + (f", {run['signature']}" if run.get("signature") else "")])
     return [f"### {task.env_id}: agents through the text interface", "",
             "Each agent runs the family's plan through the text env and its date-locked tools (`finenvs llm`); "
             "the run folder is re-scored offline (`finenvs score`). Tokens are n/a where the agent reports none.",
-            "", *_table(headers, rows), ""]
+            "", md_table(headers, rows), ""]
 
 
 #: HERCULEAN's published-results JSON: its metrics -> (column key, scale). Its blocks are the workflows whose task
@@ -267,7 +261,7 @@ def herculean_markdown(tables: dict[str, Any], splits: tuple[str, ...]) -> list[
                                               c.cell(row["cells"].get(label)) if row["cells"].get(label) is not None
                                               else "—" for label in t["labels"] for c in columns)]
                     for row in t["rows"]]
-            lines += [f"### {title}: {t['workflow']} ({t['env']}, split {md_text(split)})", "", *_table(headers, rows),
+            lines += [f"### {title}: {t['workflow']} ({t['env']}, split {md_text(split)})", "", md_table(headers, rows),
                       ""]
     return lines
 

@@ -43,10 +43,9 @@ from typing import Any
 
 import numpy as np
 
-from finenvs.evaluation.agent_runs import _table
 from finenvs.scoring.bootstrap import DEFAULT_LEVEL, DEFAULT_N_BOOT, bootstrap_ci, paired_difference
 from finenvs.tasks import Column, EpisodeSpec, task_of, tasks
-from finenvs.text.markdown import md_text
+from finenvs.text.markdown import fmt_number, md_table, md_text
 
 #: The column of a family section's baselines (bench runs record one FAB++ task score per task for them).
 TASK_SCORE = Column("score", "task score (0-100)")
@@ -367,9 +366,7 @@ def compare_runs(paths: Sequence[Path | str], *, n_boot: int = DEFAULT_N_BOOT, l
 
 # ----------------------------------------------------------------------------- output
 def _num(value: float, column: dict[str, Any], sign: bool = False) -> str:
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    return f"{value * column['scale']:{'+' if sign else ''}.{column['digits']}f}"
+    return fmt_number(value, column["scale"], column["digits"], sign=sign)
 
 
 def _interval(ci: Sequence[float], column: dict[str, Any]) -> str:
@@ -420,7 +417,7 @@ def compare_markdown(result: dict[str, Any]) -> str:
                              + _wins(d))
             rows.append([f"{md_text(e['run'])} − {md_text(p['reference'])}", "paired", str(p["n_matched"]), *cells])
         unpaired = [e["run"] for e in group["entries"][1:] if e["paired"] is None]
-        lines += [*_table(["run", "policy", "n", *(c["label"] for c in columns)], rows), ""]
+        lines += [md_table(["run", "policy", "n", *(c["label"] for c in columns)], rows), ""]
         if unpaired:
             lines += [f"No paired difference for {', '.join(md_text(u) for u in unpaired)}: no episode matches run "
                       f"{md_text(group['entries'][0]['run'])}'s (env, symbol or task, split, seed).", ""]

@@ -26,7 +26,7 @@ from finenvs.baselines.registry import make_policy
 from finenvs.evaluation.episodes import play_episode
 from finenvs.tasks import Selection, TaskSpec
 from finenvs.tasks.common import mean
-from finenvs.text.markdown import md_text
+from finenvs.text.markdown import fmt_number, md_table, md_text
 from finenvs.wrappers.debate import Debate
 
 
@@ -71,14 +71,13 @@ def debate_markdown(debates: dict[str, dict[str, Any]]) -> list[str]:
              "text, 0.5/1.0/1.2): multiplier 1.2 a correct answer held, 1.0 a wrong answer corrected, 0.8 a "
              "correct answer abandoned or a wrong one kept; a task's debated score = min(100, first answer's "
              "score x multiplier), and the overall with debate is the aggregate of the debated scores.", "",
-             "| env | policy | tasks | mean multiplier | outcomes |", "|---|---|---:|---:|---|"]
-    for env_id, debate in debates.items():
-        rows = [*debate["policies"].items(), *((f"{name} (agent, text interface)", rec)
-                                               for name, rec in debate.get("agents", {}).items())]
-        for name, rec in rows:
-            outcomes = ", ".join(f"{k} {v}" for k, v in sorted(rec["outcomes"].items()))
-            lines.append(f"| {env_id} | {md_text(name)} | {len(rec['rows'])} | {rec['multiplier']:.3f} | {outcomes} |")
-    lines.append("")
+             md_table(["env", "policy", "tasks", "mean multiplier", "outcomes"], [
+                 [env_id, md_text(name), str(len(rec["rows"])), fmt_number(rec["multiplier"], digits=3),
+                  ", ".join(f"{k} {v}" for k, v in sorted(rec["outcomes"].items()))]
+                 for env_id, debate in debates.items()
+                 for name, rec in [*debate["policies"].items(), *((f"{name} (agent, text interface)", rec)
+                                                                 for name, rec in debate.get("agents", {}).items())]]),
+             ""]
     return lines
 
 

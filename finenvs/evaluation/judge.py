@@ -45,9 +45,9 @@ from typing import Any
 
 from finenvs.evaluation.envpool import make_base_env
 from finenvs.evaluation.runlog import RunFiles, jsonable, read_trajectories, same_number, write_json_atomic
-from finenvs.evaluation.score import _fmt, _table
 from finenvs.tasks import EpisodeSpec, task_of
 from finenvs.text.chat import json_quoted
+from finenvs.text.markdown import fmt_number, md_table
 from finenvs.text.plural import counted
 
 JUDGE_FILE = "judge.json"
@@ -293,7 +293,7 @@ async def judge_run_async(run_dir: Path | str, agent: Any, *, max_items: int = 1
         episodes.append(episode)
         if progress:
             print(f"judge: {spec.label()}: {counted(len(episode['decisions']), 'decision')}, agree "
-                  f"{_fmt(episode['metrics']['agree'])}", file=sys.stderr)
+                  f"{fmt_number(episode['metrics']['agree'])}", file=sys.stderr)
     decisions = [d for e in episodes for d in e["decisions"]]
     usages = [d["usage"] for d in decisions]
     result = {
@@ -335,16 +335,16 @@ def render_judge_markdown(result: dict[str, Any]) -> str:
     if not result.get("judged"):
         return f"judge: nothing judged ({result.get('note', 'no judged decision')})"
     rows = [[str(e["index"]), str(e["label"]), str(len(e["decisions"])),
-             *(_fmt(e["metrics"][k]) for k in METRICS),
+             *(fmt_number(e["metrics"][k]) for k in METRICS),
              str(e["errors"]) + (" + replay" if e["replay_error"] else "")] for e in result["episodes"]]
     m, em = result["metrics"], result["episode_metrics"]
-    rows.append(["all", "decision mean", str(result["judged"]), *(_fmt(m[k]) for k in METRICS),
+    rows.append(["all", "decision mean", str(result["judged"]), *(fmt_number(m[k]) for k in METRICS),
                  str(result["errors"])])
-    rows.append(["all", "episode mean", "", *(_fmt(em[k]) for k in METRICS), ""])
+    rows.append(["all", "episode mean", "", *(fmt_number(em[k]) for k in METRICS), ""])
     judge = result.get("judge") or {}
     headers = ["episode", "label", "decisions", "agree", "positive recall", "negative precision", "verified",
                "errors"]
-    return f"judge {judge.get('model') or judge.get('name', '?')}: {NOTE}\n{_table(headers, rows)}"
+    return f"judge {judge.get('model') or judge.get('name', '?')}: {NOTE}\n{md_table(headers, rows)}"
 
 
 __all__ = ["JUDGE_FILE", "MAX_PARSE_CHARS", "PROMPT_FORMAT", "SYSTEM_PROMPT", "decision_scores",

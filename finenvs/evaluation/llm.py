@@ -452,11 +452,15 @@ async def decide(
     format_retries = config.format_retries
     max_rounds = model_turns(config)
 
+    replies = 0
+
     def finish(parsed: ParsedAction, **changes: Any) -> Decision:
         d.parsed = parsed
         for key, value in changes.items():
             setattr(d, key, value)
         d.tokens = tally.take()
+        if not replies:  # the endpoint never answered this decision: its tokens and cost are unknown, not 0
+            d.usage = None
         d.seconds = time.perf_counter() - began
         return d
 
@@ -468,6 +472,7 @@ async def decide(
         except EndpointError as exc:
             return finish(protocol.invalid(f"endpoint error: {exc}"), endpoint_failed=True, endpoint_kind=exc.kind)
         tally.count(messages, tools, reply.usage, reply_text(reply))
+        replies += 1
         if reply.usage is None or d.usage is None:  # one unknown count makes the decision's unknown
             d.usage = None
         else:

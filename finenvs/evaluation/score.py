@@ -65,6 +65,7 @@ from finenvs.evaluation.runlog import (
 )
 from finenvs.evaluation.session import EpisodeTotals, endpoint_failed_everywhere
 from finenvs.tasks import EpisodeSpec, TaskSpec, task_of
+from finenvs.text.markdown import NA, fmt_count, fmt_number, md_table
 from finenvs.text.plural import counted
 
 #: Invalid reasons of decisions that produced no reply to parse again.
@@ -171,12 +172,16 @@ class RunScore:
 
         return {
             **asdict(totals),
+            # no decision recorded (an endpoint that never answered): tokens and cost unknown, never 0
+            "prompt_tokens": totals.reported(totals.prompt_tokens),
+            "completion_tokens": totals.reported(totals.completion_tokens),
+            "cost_usd": totals.reported_cost_usd,
             "look_ahead_attempts": sum(e.look_ahead_attempts for e in self.episodes),
             "tokens": totals.tokens,
             "per_decision_tokens": per_decision_tokens(totals),
             "tool_calls_per_decision": per(totals.tool_calls),
             "tokens_per_decision": per(totals.tokens),
-            "cost_usd_per_decision": per(totals.cost_usd),
+            "cost_usd_per_decision": per(totals.reported_cost_usd),
             "seconds_per_decision": per(totals.seconds),
             "format_error_rate": per(totals.format_errors),
         }
@@ -527,20 +532,6 @@ def _data_note(meta: dict[str, Any]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- reports
-def _fmt(x: Any, scale: float = 1.0, digits: int = 2) -> str:
-    if x is None or isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-        return "n/a"
-    return f"{x * scale:.{digits}f}"
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    out = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |",
-           "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
-    out += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
-    return "\n".join(out)
-
-
 def episode_table(score: RunScore) -> str:
     """One row per episode: the family's columns (— for a failed episode), then efficiency."""
     columns = score.task.columns if score.task else ()
@@ -555,12 +546,12 @@ def episode_table(score: RunScore) -> str:
         debate = (e.metrics or {}).get("debate") or {}
         rows.append([
             str(e.index), e.label, e.status, str(e.steps), *(c.cell(single) for c in columns),
-            *((str(debate.get("outcome", "—")), _fmt(debate.get("multiplier", math.nan), digits=1)) if debated else ()),
-            str(t.format_errors), _fmt(t.tool_calls / t.decisions if t.decisions else math.nan),
-            str(e.look_ahead_attempts), "n/a" if t.tokens is None else str(t.tokens),
-            _fmt(t.cost_usd, digits=4), {True: "yes", False: "NO", None: "-"}[e.reproduced],
+            *((str(debate.get("outcome", "—")), fmt_number(debate.get("multiplier"), digits=1)) if debated else ()),
+            str(t.format_errors), fmt_number(t.tool_calls / t.decisions if t.decisions else None),
+            str(e.look_ahead_attempts), fmt_count(t.tokens), fmt_number(t.reported_cost_usd, digits=4),
+            {True: "yes", False: "NO", None: "-"}[e.reproduced],
         ])
-    return _table(headers, rows)
+    return md_table(headers, rows)
 
 
 def per_decision_tokens(totals: EpisodeTotals) -> dict[str, Any]:
@@ -592,7 +583,7 @@ def tokens_cell(tokens: dict[str, Any]) -> str:
 
 def efficiency_table(score: RunScore) -> str:
     eff = score.efficiency()
-    tokens = "n/a" if eff["tokens"] is None else f"{eff['prompt_tokens']} / {eff['completion_tokens']}"
+    tokens = NA if eff["tokens"] is None else f"{eff['prompt_tokens']} / {eff['completion_tokens']}"
     per = eff["per_decision_tokens"]
     how = {"estimate": "o200k_base estimate", "mixed": "partly o200k_base estimates", "endpoint": "the endpoint's",
            "n/a": "unknown"}[per["counted"]]
@@ -601,16 +592,17 @@ def efficiency_table(score: RunScore) -> str:
         ["decisions", str(eff["decisions"])],
         ["tokens reported (prompt / completion)", tokens],
         [f"tokens per decision, prompt / completion / cached prefix ({how}{share})", tokens_cell(per)],
-        ["tokens reported per decision", _fmt(eff["tokens_per_decision"], digits=1)],
-        ["cost $ (per decision)", f"{_fmt(eff['cost_usd'], digits=4)} ({_fmt(eff['cost_usd_per_decision'], digits=6)})"],
-        ["tool calls (per decision)", f"{eff['tool_calls']} ({_fmt(eff['tool_calls_per_decision'])})"],
+        ["tokens reported per decision", fmt_number(eff["tokens_per_decision"], digits=1)],
+        ["cost $ (per decision)",
+         f"{fmt_number(eff['cost_usd'], digits=4)} ({fmt_number(eff['cost_usd_per_decision'], digits=6)})"],
+        ["tool calls (per decision)", f"{eff['tool_calls']} ({fmt_number(eff['tool_calls_per_decision'])})"],
         ["tool errors", str(eff["tool_errors"])],
         ["look-ahead attempts", str(eff["look_ahead_attempts"])],
-        ["format errors (invalid actions)", f"{eff['format_errors']} ({_fmt(eff['format_error_rate'], 100, 1)} %)"],
+        ["format errors (invalid actions)", f"{eff['format_errors']} ({fmt_number(eff['format_error_rate'], 100, 1)} %)"],
         ["requests / retries / endpoint errors", f"{eff['requests']} / {eff['retries']} / {eff['endpoint_errors']}"],
-        ["seconds per decision", _fmt(eff["seconds_per_decision"], digits=3)],
+        ["seconds per decision", fmt_number(eff["seconds_per_decision"], digits=3)],
     ]
-    return _table(["efficiency", "value"], rows)
+    return md_table(["efficiency", "value"], rows, align=["left", "left"])
 
 
 def metrics_line(score: RunScore) -> str:

@@ -1,9 +1,8 @@
 """The scorecard as one self-contained HTML page, and the chart of the section aggregate.
 
-:func:`write_html` renders the scorecard's Markdown (the subset
-:func:`~finenvs.evaluation.bench.render_markdown` writes: headings, paragraphs,
-pipe tables, bullet lists, images, ``code``, ``**bold**`` and backslash escapes) to
-HTML and embeds the PNG charts the bench wrote into its folder as ``data:`` URIs, so
+:func:`write_html` renders the scorecard's Markdown (what
+:func:`~finenvs.evaluation.bench.render_markdown` writes) to HTML with markdown-it-py
+(CommonMark and pipe tables; raw HTML, links and entities stay text) and embeds the PNG charts the bench wrote into its folder as ``data:`` URIs, so
 the page opens anywhere, offline, with no other file. Only those: an image
 reference that is not one of the bench's charts (a name from outside written as
 ``![x](/abs/path.png)`` or a URL, were one to get past
@@ -117,65 +116,12 @@ return dir*cmp(a.k,b.k)||a.i-b.i;});rows.forEach(function(x){body.appendChild(x.
 
 
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash before ASCII punctuation keeps it literal
-_HELD = re.compile("\x00(\\d+)\x00")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)]+)\)")
-
-
-def _inline(text: str, images: dict[str, str]) -> str:
-    """One line of the Markdown subset as HTML: backslash escapes, ``code``, images, ``**bold**``.
-
-    Escaped characters and code spans are set aside first (so an escaped ``[`` never opens an image, and an
-    image inside a code span stays code). An image becomes an ``<img>`` only when ``images`` names its
-    source (the bench's own charts); any other image reference stays text.
-    """
-    held: list[tuple[str, str]] = []  # (HTML, plain text) of what was set aside
-
-    def hold(markup: str, plain: str) -> str:
-        held.append((markup, plain))
-        return f"\x00{len(held) - 1}\x00"
-
-    def restore(value: str, plain: bool = False) -> str:
-        return _HELD.sub(lambda m: held[int(m.group(1))][1 if plain else 0], value)
-
-    text = text.replace("\x00", "")
-    text = _ESCAPE.sub(lambda m: hold(html.escape(m.group(1), quote=False), m.group(1)), text)
-    text = re.sub(r"`([^`]+)`", lambda m: hold(f"<code>{restore(html.escape(m.group(1), quote=False))}</code>",
-                                               restore(m.group(1), plain=True)), text)
-
-    def image(m: re.Match[str]) -> str:
-        src = restore(m.group(2), plain=True)
-        if src not in images:  # not a chart the bench wrote: the reference stays text
-            return m.group(0)
-        alt = restore(m.group(1), plain=True)
-        return hold(f'<img alt="{html.escape(alt)}" src="{html.escape(images[src])}">', alt)
-
-    text = _IMAGE.sub(image, text)
-    out = html.escape(text, quote=False)
-    out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
-    return restore(out)
 
 
 def _plain(text: str) -> str:
     """Markdown text without its backslash escapes (a heading in the page's navigation)."""
     return _ESCAPE.sub(r"\1", text)
-
-
-def _cells(row: str) -> list[str]:
-    """A table row's cells: split at each ``|`` that is not backslash-escaped (the row's outer pipes dropped)."""
-    cells: list[str] = []
-    cell: list[str] | None = None  # None: nothing since the last pipe
-    for token in re.finditer(r"\\.|\||[^\\|]+|\\", row):
-        if token.group() == "|":
-            cells.append("".join(cell or []))
-            cell = None
-        else:
-            cell = [*(cell or []), token.group()]
-    if cell is not None:
-        cells.append("".join(cell))
-    return cells[1:] if row.startswith("|") else cells
-
-
-_IMAGE_LINE = re.compile(r"!\[[^\]]*\]\([^)]+\)")
 
 
 def _anchor(text: str) -> str:
@@ -200,59 +146,84 @@ def _ids(texts: list[str]) -> list[str]:
     return out
 
 
+def _parser() -> Any:
+    """CommonMark with pipe tables (markdown-it-py), and nothing that reaches outside the page: raw HTML is shown as
+    text, links, autolinks and entities stay text, and an image becomes an ``<img>`` only through :func:`_image`."""
+    try:
+        from markdown_it import MarkdownIt
+    except ImportError as exc:
+        raise ImportError("scorecard.html needs markdown-it-py: pip install 'finenvs[plot]'") from exc
+    md = MarkdownIt("commonmark", {"html": False}).enable("table").disable(["link", "autolink", "entity"])
+    # an image's source as written (not percent-encoded): it is matched against the bench's own charts
+    md.normalizeLink = lambda url: url  # type: ignore[method-assign]
+    md.add_render_rule("image", _image)
+    md.add_render_rule("softbreak", lambda self, tokens, idx, options, env: "" if env.get("charts") else " ")
+    md.add_render_rule("table_open", lambda self, tokens, idx, options, env: '<div class="table-wrap"><table>')
+    md.add_render_rule("table_close", lambda self, tokens, idx, options, env: "</table></div>")
+    for cell in ("th_open", "td_open"):  # alignment is the page's CSS (numbers right, the first column left)
+        md.add_render_rule(cell, lambda self, tokens, idx, options, env: f"<{tokens[idx].tag}>")
+    md.add_render_rule("paragraph_open", _paragraph_open)
+    md.add_render_rule("paragraph_close", _paragraph_close)
+    return md
+
+
+def _image(self: Any, tokens: list[Any], idx: int, options: Any, env: dict[str, Any]) -> str:
+    """An ``<img>`` when ``env["images"]`` names its source (a chart the bench wrote); otherwise the reference as
+    text."""
+    token = tokens[idx]
+    src = token.attrGet("src") or ""
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    if src not in env["images"]:
+        return html.escape(f"![{token.content}]({src})", quote=False)
+    return f'<img alt="{html.escape(alt)}" src="{html.escape(env["images"][src])}">'
+
+
+def _only_images(inline: Any) -> int:
+    """How many images a paragraph holds when it holds nothing else (a section's charts), else 0."""
+    children = inline.children or [] if inline is not None and inline.type == "inline" else []
+    if any(c.type not in ("image", "softbreak") and not (c.type == "text" and not c.content.strip())
+           for c in children):
+        return 0
+    return sum(c.type == "image" for c in children)
+
+
+def _paragraph_open(self: Any, tokens: list[Any], idx: int, options: Any, env: dict[str, Any]) -> str:
+    if tokens[idx].hidden:  # a tight list item's paragraph
+        return ""
+    n = _only_images(tokens[idx + 1])
+    env["charts"] = bool(n)  # the line breaks between a section's charts are no text
+    return '<div class="charts one">' if n == 1 else '<div class="charts">' if n else "<p>"
+
+
+def _paragraph_close(self: Any, tokens: list[Any], idx: int, options: Any, env: dict[str, Any]) -> str:
+    if tokens[idx].hidden:
+        return ""
+    env["charts"] = False
+    return "</div>" if _only_images(tokens[idx - 1]) else "</p>"
+
+
+_TAG_BREAK = re.compile(r"\n(?=<)|(?<=>)\n")  # the renderer's line breaks between tags (text never holds < or >)
+
+
 def markdown_to_html(markdown: str, images: dict[str, str] | None = None) -> tuple[str, list[tuple[int, str]]]:
-    """(HTML body, [(level, heading)]) of the scorecard Markdown subset.
+    """(HTML body, [(level, heading)]) of the scorecard's Markdown, one top-level block per line.
 
     ``images`` maps an image reference's source to the ``src`` of its ``<img>``; a reference it does not name
-    stays text.
+    stays text. Headings get unique ids (``## Knowledge (FinQA-v0)`` -> ``id="knowledge-finqa-v0"``).
     """
-    images = images or {}
-    out: list[str] = []
-    headings: list[tuple[int, str]] = []
-    lines = markdown.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            i += 1
-            continue
-        m = re.match(r"^(#{1,6})\s+(.*)$", line)
-        if m:
-            level, text = len(m.group(1)), m.group(2).strip()
-            headings.append((level, text))
-            ident = _ids([t for _, t in headings])[-1]
-            out.append(f'<h{level} id="{ident}">{_inline(text, images)}</h{level}>')
-            i += 1
-            continue
-        if line.lstrip().startswith("|"):
-            block = []
-            while i < len(lines) and lines[i].lstrip().startswith("|"):
-                block.append(lines[i].strip())
-                i += 1
-            rows = [[c.strip() for c in _cells(row)] or [""] for row in block]
-            body = [r for r in rows[1:] if not all(re.fullmatch(r":?-{2,}:?", c) for c in r if c)]
-            out.append('<div class="table-wrap"><table><thead><tr>'
-                       + "".join(f"<th>{_inline(c, images)}</th>" for c in rows[0]) + "</tr></thead><tbody>"
-                       + "".join("<tr>" + "".join(f"<td>{_inline(c, images)}</td>" for c in r) + "</tr>" for r in body)
-                       + "</tbody></table></div>")
-            continue
-        if re.match(r"^\s*[-*] ", line):
-            items = []
-            while i < len(lines) and re.match(r"^\s*[-*] ", lines[i]):
-                items.append(re.sub(r"^\s*[-*] ", "", lines[i]))
-                i += 1
-            out.append("<ul>" + "".join(f"<li>{_inline(t, images)}</li>" for t in items) + "</ul>")
-            continue
-        para = []
-        while i < len(lines) and lines[i].strip() and not re.match(r"^(#{1,6}\s|\s*\||\s*[-*] )", lines[i]):
-            para.append(lines[i].strip())
-            i += 1
-        if all(_IMAGE_LINE.fullmatch(p) for p in para):  # a section's charts: a grid of figures
-            kind = "charts one" if len(para) == 1 else "charts"
-            out.append(f'<div class="{kind}">' + "".join(_inline(p, images) for p in para) + "</div>")
-        else:
-            out.append(f"<p>{_inline(' '.join(para), images)}</p>")
-    return "\n".join(out), headings
+    md = _parser()
+    env = {"images": images or {}}
+    tokens = md.parse(markdown.replace("\x00", ""), env)
+    headings = [(int(t.tag[1]), tokens[i + 1].content) for i, t in enumerate(tokens) if t.type == "heading_open"]
+    for token, ident in zip((t for t in tokens if t.type == "heading_open"), _ids([t for _, t in headings]),
+                            strict=True):
+        token.attrSet("id", ident)
+    blocks, start = [], 0
+    for i, token in enumerate(tokens):
+        if token.level == 0 and token.nesting <= 0:  # the end of a top-level block
+            blocks.append(_TAG_BREAK.sub("", md.renderer.render(tokens[start:i + 1], md.options, env)))
+            start = i + 1
+    return "\n".join(b for b in blocks if b), headings
 
 
 def write_html(markdown: str, path: Path, title: str = "finenvs scorecard", *,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from finenvs.evaluation.envpool import make_text_env
 from finenvs.evaluation.replay import ReplayMismatch
@@ -53,6 +53,9 @@ def endpoint_failure_reason(steps: Sequence[Mapping[str, Any]]) -> str:
 def _add(total: int | None, value: Any) -> int | None:
     """Token sums: unknown (None) anywhere makes the total unknown, never 0."""
     return None if total is None or value is None else total + int(value)
+
+
+_Count = TypeVar("_Count", int, float, None)
 
 
 @dataclass
@@ -114,10 +117,22 @@ class EpisodeTotals:
         self.cost_usd = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
         self.seconds += other.seconds
 
+    def reported(self, count: _Count) -> _Count | None:
+        """``count`` (a token count or a cost of these totals), or None (unknown) when no decision was recorded:
+        an endpoint that never answered reported nothing, which is shown as n/a, never as 0."""
+        return None if self.decisions == 0 else count
+
+    @property
+    def reported_cost_usd(self) -> float | None:
+        """The dollar cost, None when unknown (no prices, no token counts, or no decision recorded)."""
+        return None if self.cost_usd is None else self.reported(self.cost_usd)
+
     @property
     def tokens(self) -> int | None:
-        return None if self.prompt_tokens is None or self.completion_tokens is None else (
-            self.prompt_tokens + self.completion_tokens)
+        """Prompt plus completion tokens, None when unknown (any count unknown, or no decision recorded)."""
+        if self.prompt_tokens is None or self.completion_tokens is None:
+            return None
+        return self.reported(self.prompt_tokens + self.completion_tokens)
 
 
 class EpisodeSession:

@@ -46,7 +46,6 @@ from finenvs.baselines.registry import applicable_policies, make_policy, policie
 from finenvs.data.asof import to_day
 from finenvs.errors import DataError, WindowError
 from finenvs.evaluation.episodes import run_episode
-from finenvs.evaluation.score import _table
 from finenvs.scoring.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_N_BOOT,
@@ -56,7 +55,7 @@ from finenvs.scoring.bootstrap import (
 )
 from finenvs.scoring.presets import SHARPE_LABELS
 from finenvs.tasks import TaskSpec, task_of
-from finenvs.text.markdown import md_text
+from finenvs.text.markdown import fmt_number, md_table, md_text
 
 #: Months per period of each ``--windows`` frequency.
 FREQUENCIES = {"monthly": 1, "quarterly": 3, "yearly": 12}
@@ -611,15 +610,9 @@ def summarize_windows(rows: list[dict[str, Any]], policies: Sequence[str], refer
 
 
 # ---------------------------------------------------------------------------- rendering
-def _num(value: Any, scale: float = 1.0, digits: int = 2) -> str:
-    if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return "n/a"
-    return f"{value * scale:.{digits}f}"
-
-
 def _with_ci(stats: Mapping[str, Any], scale: float, estimate: str = "mean") -> str:
     lo, hi = stats["ci"]
-    return f"{_num(stats[estimate], scale)} [{_num(lo, scale)}, {_num(hi, scale)}]"
+    return f"{fmt_number(stats[estimate], scale)} [{fmt_number(lo, scale)}, {fmt_number(hi, scale)}]"
 
 
 def _describe_windows(result: Mapping[str, Any]) -> str:
@@ -649,9 +642,9 @@ def headline_table(result: Mapping[str, Any]) -> str:
             p = result["paired"].get(policy, {}).get("overall")
             cr = None if p is None else p["cumulative_return"]
             cells += ["—" if cr is None else _with_ci(cr, 100.0, "estimate"),
-                      "—" if cr is None else _num(cr["win_rate"], 100.0, 1)]
+                      "—" if cr is None else fmt_number(cr["win_rate"], 100.0, 1)]
         rows.append(cells)
-    return _table(headers, rows)
+    return md_table(headers, rows)
 
 
 def windows_markdown(result: Mapping[str, Any]) -> list[str]:
@@ -682,10 +675,10 @@ def windows_markdown(result: Mapping[str, Any]) -> list[str]:
     for policy in result["policies"]:
         s = result["summary"][policy]["overall"]
         cr = s["cumulative_return"]
-        dist_rows.append([md_text(policy), _num(cr["median"], 100.0), _num(cr["sd"], 100.0), _num(cr["q1"], 100.0),
-                          _num(cr["q3"], 100.0), _num(cr["min"], 100.0), _num(cr["max"], 100.0),
-                          _num(cr["share_positive"], 100.0, 1), str(s["sharpe"]["dropped"])])
-    lines += [_table(["policy", "median", "sd", "Q1", "Q3", "min", "max", "CR > 0 %", f"n/a {sr}"], dist_rows), ""]
+        dist_rows.append([md_text(policy), fmt_number(cr["median"], 100.0), fmt_number(cr["sd"], 100.0), fmt_number(cr["q1"], 100.0),
+                          fmt_number(cr["q3"], 100.0), fmt_number(cr["min"], 100.0), fmt_number(cr["max"], 100.0),
+                          fmt_number(cr["share_positive"], 100.0, 1), str(s["sharpe"]["dropped"])])
+    lines += [md_table(["policy", "median", "sd", "Q1", "Q3", "min", "max", "CR > 0 %", f"n/a {sr}"], dist_rows), ""]
     if result["errors"]:
         lines += [f"{len(result['errors'])} episode(s) failed (left out above):", ""]
         lines += [f"- {md_text(e['symbol'])} {e['window'][0]}..{e['window'][1]} {md_text(e['policy'])}: "

@@ -23,7 +23,7 @@ import numpy as np
 from finenvs.scoring.presets import SHARPE_LABELS
 from finenvs.tasks.common import position_stats
 from finenvs.tasks.section import BenchContext, Section, SectionPart, SectionView
-from finenvs.text.markdown import fmt_number, md_table, md_text
+from finenvs.text.markdown import NA, fmt_count, fmt_number, md_table, md_text
 from finenvs.text.plural import counted
 
 #: The symbol of a universe family's one episode (its symbols are the universe, not one episode each).
@@ -225,8 +225,8 @@ def _ci_cell(values: list[float], scale: float, seed: int) -> str:
 
     ci = bootstrap_ci(np.asarray(values, dtype=float), n_boot=MEAN_CI_BOOT, seed=seed)
     if not (math.isfinite(ci.lo) and math.isfinite(ci.hi)):
-        return "n/a"
-    return f"[{ci.lo * scale:.2f}, {ci.hi * scale:.2f}]"
+        return NA
+    return f"[{fmt_number(ci.lo, scale)}, {fmt_number(ci.hi, scale)}]"
 
 
 def _nan(d: Mapping[str, Any]) -> dict[str, float]:
@@ -371,8 +371,7 @@ class MarketSection(Section):
                      fmt_number(r.standard["max_drawdown"], 100),
                      str(r.efficiency["format_errors"]), fmt_number(r.efficiency["tool_calls_per_decision"]),
                      str(r.efficiency["look_ahead_attempts"]),
-                     "n/a" if r.efficiency["tokens"] is None else str(r.efficiency["tokens"]),
-                     fmt_number(r.efficiency["cost_usd"], 1.0), fmt_number(r.efficiency["seconds_per_decision"], 1.0)]
+                     fmt_count(r.efficiency["tokens"]), fmt_number(r.efficiency["cost_usd"], digits=4), fmt_number(r.efficiency["seconds_per_decision"], 1.0)]
                     for r in sorted(rows, key=lambda r: (r.symbol, r.policy))
                 ],
             ),
@@ -420,7 +419,8 @@ class MarketSection(Section):
             out += ["", f"Scripted agent through the text interface: {counted(len(agents), 'episode')}, "
                         f"{counted(sum(r.efficiency['decisions'] for r in agents), 'decision')}, "
                         f"{counted(sum(r.efficiency['format_errors'] for r in agents), 'format error')}, "
-                        f"{np.mean([r.efficiency['tool_calls_per_decision'] for r in agents]):.2f} tool calls/decision, "
+                        f"{fmt_number(np.mean([r.efficiency['tool_calls_per_decision'] for r in agents]))} tool "
+                        "calls/decision, "
                         f"{counted(sum(r.efficiency['look_ahead_attempts'] for r in agents), 'look-ahead attempt')}."]
         return out + self.more_terminal(view)
 

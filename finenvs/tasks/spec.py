@@ -21,12 +21,12 @@ that need them, so declaring a family stays light.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from finenvs.tasks.section import PlanSection, Section
+from finenvs.text.markdown import fmt_number
 from finenvs.tools.registry import CLOSED_BOOK_TOOLSET
 
 if TYPE_CHECKING:
@@ -168,10 +168,9 @@ class Column:
     digits: int = 2
 
     def cell(self, metrics: Mapping[str, Any] | None) -> str:
-        value = None if metrics is None else metrics.get(self.key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return "—" if metrics is None else "n/a"
-        return f"{value * self.scale:.{self.digits}f}"
+        if metrics is None:  # a failed episode (HERCULEAN's rule) or one that did not run
+            return "—"
+        return fmt_number(metrics.get(self.key), self.scale, self.digits)
 
 
 @dataclass(frozen=True)

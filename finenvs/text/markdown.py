@@ -40,21 +40,60 @@ def md_text(value: Any, limit: int = MAX_NAME_CHARS) -> str:
     return _SPECIAL.sub(lambda m: "\\" + m.group(), value)
 
 
-def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A pipe table, each column padded to its widest cell. Cells are written as given: a name from outside
-    goes through :func:`md_text` first."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
-    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
-    return "\n".join([line, sep, *body])
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, align: Sequence[str] | None = None) -> str:
+    """The project's one table writer: a Markdown pipe table (tabulate's ``pipe`` format), each column padded to
+    its widest cell, so the terminal, the ``.md`` files and the HTML page show the same table.
+
+    Cells are written as given (numbers already formatted, e.g. by :func:`fmt_number`; a name from outside goes
+    through :func:`md_text` first). ``align`` gives each column's alignment (``"left"``/``"right"``/``"center"``);
+    by default the first column is left-aligned and every other column is right-aligned when all its cells are
+    numbers (or ``n/a``/``—``), left-aligned otherwise.
+    """
+    from tabulate import tabulate
+
+    headers = [str(h) for h in headers]
+    rows = [[str(c) for c in r] for r in rows]
+    for r in rows:
+        if len(r) != len(headers):
+            raise ValueError(f"a row has {len(r)} cells for {len(headers)} columns")
+    if align is None:
+        align = ["left" if i == 0 or not all(_NUMBER_CELL.fullmatch(r[i].strip()) for r in rows) else "right"
+                 for i in range(len(headers))]
+    return tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True, colalign=tuple(align))
 
 
-def fmt_number(value: Any, scale: float = 1.0) -> str:
-    """A table cell: ``value * scale`` with two decimals, ``n/a`` for None, NaN and infinity."""
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    return f"{value * scale:.2f}"
+#: The text of a value that is unknown or undefined (None, NaN, infinity), in every table, line and page.
+NA = "n/a"
+#: A cell that reads as a number (right-aligned by :func:`md_table`): -1,234.5, +3.2 %, 0.12 [0.01, 0.30],
+#: 1.20 ± 0.30, n/a, —.
+_NUMBER_CELL = re.compile(r"(\*\*)?([-+]?\$?[\d,]*\.?\d+(e[-+]?\d+)?( ?%)?( \[[^\]]*\]| ± \S+)?|n/a|—|-)?(\*\*)?",
+                          re.I)
 
 
-__all__ = ["MARKDOWN_SPECIAL", "MAX_NAME_CHARS", "fmt_number", "md_table", "md_text"]
+def is_known(value: Any) -> bool:
+    """Whether ``value`` is a finite number (not None, NaN, infinity, a bool or a non-number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def fmt_number(value: Any, scale: float = 1.0, digits: int = 2, *, sign: bool = False) -> str:
+    """The project's one number formatter: ``value * scale`` with ``digits`` decimals (``sign``: always a sign);
+    :data:`NA` for anything unknown (None, NaN, infinity, a bool, a non-number). Never raises."""
+    if not is_known(value):
+        return NA
+    return f"{float(value) * scale:{'+' if sign else ''}.{digits}f}"
+
+
+def fmt_count(value: Any) -> str:
+    """A whole count (tokens, decisions): ``1234`` as ``1234``; :data:`NA` when unknown (None, NaN)."""
+    if not is_known(value):
+        return NA
+    return str(int(value))
+
+
+__all__ = ["MARKDOWN_SPECIAL", "MAX_NAME_CHARS", "NA", "fmt_count", "fmt_number", "is_known", "md_table",
+           "md_text"]

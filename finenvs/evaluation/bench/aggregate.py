@@ -10,7 +10,7 @@ from finenvs.evaluation.bench.config import BenchConfig, family_env_kwargs
 from finenvs.scoring.aggregate import SECTION_NAMES, TaskScore, aggregate, resolve_weights
 from finenvs.scoring.alpha import alpha_score
 from finenvs.tasks import TaskSpec
-from finenvs.text.markdown import fmt_number, md_table, md_text
+from finenvs.text.markdown import NA, fmt_number, md_table, md_text
 from finenvs.text.plural import counted
 
 
@@ -169,7 +169,7 @@ def _overall_cell(rec: dict[str, Any], unknown: str) -> str:
     when there is none, else the score."""
     if rec.get("failed"):
         return FAILED_CELL
-    return unknown if rec["overall"] is None else f"{rec['overall']:.2f}"
+    return unknown if rec["overall"] is None else fmt_number(rec["overall"])
 
 
 def _total(values: Any) -> int | None:
@@ -201,7 +201,7 @@ def cost_lines(agg: dict[str, Any]) -> list[str]:
                       f"{cost['prompt_tokens']:,} prompt and {cost['completion_tokens']:,} completion tokens")
             lines.append(f"{md_text(name)}: {tokens} at ${cost['input_per_million']:g} / "
                          f"${cost['output_per_million']:g} per million = "
-                         + ("cost unknown" if cost["cost_usd"] is None else f"${cost['cost_usd']:.4f}") + ".")
+                         + ("cost unknown" if cost["cost_usd"] is None else f"${fmt_number(cost['cost_usd'], digits=4)}") + ".")
     return lines
 
 
@@ -215,18 +215,18 @@ def aggregate_markdown(agg: dict[str, Any]) -> list[str]:
              + ", redistributed over the sections that ran. Each profile names the baseline that answers each "
              "section, with the tasks its score is the mean of. Alpha is FAB++'s R·D / (C·P): R the overall, D the "
              "debate multiplier (1.0: no debate round), C = ln(1 + cost in $), P = 1 + look-ahead attempts per "
-             "decision (the cost and the zero-cost rule below the table).", "",
-             "| profile | " + " | ".join(SECTION_NAMES.get(k, k) for k in names) + " | overall | alpha (R, C, P) |",
-             "|---|" + "---:|" * (len(names) + 2)]
+             "decision (the cost and the zero-cost rule below the table); n/a: no score (no task of it finished).", ""]
+    rows = []
     for profile, rec in agg["profiles"].items():
         cells = []
         for k in names:
             sec = rec["sections"][k]
-            cells.append("—" if sec["score"] is None else
-                         f"{sec['score']:.2f} ({md_text(rec['policies'][k])}, {counted(sec['tasks'], 'task')})")
-        overall = _overall_cell(rec, "—")
+            cells.append(fmt_number(sec["score"]) if sec["score"] is None else
+                         f"{fmt_number(sec['score'])} ({md_text(rec['policies'][k])}, {counted(sec['tasks'], 'task')})")
+        overall = _overall_cell(rec, NA)
         overall = overall if rec["overall"] is None else f"**{overall}**"
-        lines.append(f"| {md_text(profile)} | " + " | ".join(cells) + f" | {overall} | {alpha_cell(rec.get('alpha'))} |")
+        rows.append([md_text(profile), *cells, overall, alpha_cell(rec.get("alpha"))])
+    lines.append(md_table(["profile", *(SECTION_NAMES.get(k, k) for k in names), "overall", "alpha (R, C, P)"], rows))
     lines += ["", " ".join(cost_lines(agg)), ""]
     return lines
 
@@ -235,13 +235,12 @@ def alpha_cell(alpha: dict[str, Any] | None) -> str:
     """``alpha (R, C, P)`` for a table: n/a with its reason when undefined."""
     if not alpha:
         return "—"
-    c = "n/a" if alpha["C"] is None else f"{alpha['C']:.4f}"
-    parts = f"R {fmt_number(alpha['R'])}, C {c}, P {alpha['P']:.2f}"
+    parts = f"R {fmt_number(alpha['R'])}, C {fmt_number(alpha['C'], digits=4)}, P {fmt_number(alpha['P'])}"
     if alpha["alpha"] is None:
         note = alpha["note"]
         reason = "zero cost" if "zero cost" in note else "cost unknown" if "unknown" in note else "no score"
         return f"n/a: {reason} ({parts})"
-    return f"{alpha['alpha']:.2f} ({parts})"
+    return f"{fmt_number(alpha['alpha'])} ({parts})"
 
 
 def aggregate_terminal(agg: dict[str, Any]) -> list[str]:
@@ -249,20 +248,18 @@ def aggregate_terminal(agg: dict[str, Any]) -> list[str]:
     weights = agg["weights"]
     return ["Section aggregate (" + ", ".join(f"{k} {100 * v:.0f}%" for k, v in weights.items()) + "):",
             md_table(["profile", *weights, "overall", "alpha (R, C, P)"], [
-                [name, *("n/a" if rec["sections"][k]["score"] is None else f"{rec['sections'][k]['score']:.2f}"
-                         for k in weights),
-                 _overall_cell(rec, "n/a"), alpha_cell(rec.get("alpha"))]
+                [name, *(fmt_number(rec["sections"][k]["score"]) for k in weights), _overall_cell(rec, NA),
+                 alpha_cell(rec.get("alpha"))]
                 for name, rec in agg["profiles"].items()]),
             *cost_lines(agg)[1:]]
 
 
 def debate_overall_markdown(agg: dict[str, Any]) -> list[str]:
     """Each debated profile's overall beside its plain one, with the section multipliers."""
-    lines = ["| profile | overall | with debate | multipliers |", "|---|---:|---:|---|"]
-    lines += [f"| {md_text(name)} | {fmt_number(rec['overall'])} | {fmt_number(rec['overall_debate'])} | "
-              + ", ".join(f"{k} {v:.3f}" for k, v in rec["debate_multipliers"].items()) + " |"
-              for name, rec in agg["profiles"].items() if "overall_debate" in rec]
-    return [*lines, ""]
+    return [md_table(["profile", "overall", "with debate", "multipliers"], [
+        [md_text(name), fmt_number(rec["overall"]), fmt_number(rec["overall_debate"]),
+         ", ".join(f"{k} {fmt_number(v, digits=3)}" for k, v in rec["debate_multipliers"].items())]
+        for name, rec in agg["profiles"].items() if "overall_debate" in rec]), ""]
 
 
 __all__ = ["COST_RULE", "aggregate_markdown", "cost_lines", "aggregate_terminal", "alpha_cell", "debate_overall_markdown", "run_debates",

@@ -14,7 +14,7 @@ from finenvs.evaluation.bench.config import BenchConfig, herculean_splits
 from finenvs.evaluation.episodes import play_episode
 from finenvs.tasks import TaskSpec, tasks
 from finenvs.tasks.market_section import SR_H, EpisodeResult
-from finenvs.text.markdown import md_table, md_text
+from finenvs.text.markdown import fmt_number, md_table, md_text
 from finenvs.text.plural import counted
 
 
@@ -101,7 +101,7 @@ def reproduction_markdown(checks: list[dict[str, Any]], split: str = "eval") -> 
              "match"],
             [
                 [c["env"], md_text(c["symbol"]), *(cell for m in REPRODUCED for cell in (
-                    f"{c['published'][m]:.2f}" if m in c["published"] else "n/a", f"{c['finenvs'][m]:.2f}")),
+                    fmt_number(c["published"].get(m)), fmt_number(c["finenvs"][m]))),
                  "yes" if c["match"] else "NO"]
                 for c in checks
             ],

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 from finenvs.evaluation.agent_runs import herculean_markdown
 from finenvs.evaluation.bench.aggregate import aggregate_markdown, debate_overall_markdown
 from finenvs.evaluation.bench.herculean import reproduction_markdown
 from finenvs.evaluation.bench.scorecard import Scorecard, json_default
+from finenvs.evaluation.runlog import jsonable
 from finenvs.tasks.market_section import SR_H, SR_STD
 from finenvs.tasks.section import Charts, missing_section_markdown
 from finenvs.text.markdown import md_table, md_text
@@ -111,12 +113,14 @@ def write_scorecard(card: Scorecard, *, html: bool = True) -> None:
     run_dir = card.run_dir
     json_path = run_dir / "scorecard.json"
     md_path = run_dir / "scorecard.md"
-    json_path.write_text(json.dumps(card.to_json(), indent=2, default=json_default, allow_nan=True) + "\n")
+    # unknown and undefined numbers (NaN, infinity) are JSON null, as n/a in the Markdown and the page
+    record = jsonable(json.loads(json.dumps(card.to_json(), default=json_default)))
+    json_path.write_text(json.dumps(record, indent=2, allow_nan=False) + "\n")
     charts = [f for f in card.files if f.endswith(".png")]
     card.files = [str(json_path), str(md_path), *card.files]
     markdown = render_markdown(card)
     md_path.write_text(markdown)
-    if html:
+    if html and importlib.util.find_spec("markdown_it") is not None:  # the page needs finenvs[plot]'s markdown-it-py
         from finenvs.evaluation.scorecard_html import write_html
 
         html_path = run_dir / "scorecard.html"

@@ -17,7 +17,6 @@ it reads only its prompt and the tool results in its messages.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +33,7 @@ from finenvs.text.chat import (
     first_prompt,
     prompt_state,
 )
-from finenvs.text.markdown import md_text
+from finenvs.text.markdown import fmt_number, md_table, md_text
 from finenvs.tools import ToolBox
 
 
@@ -235,7 +234,7 @@ def run_audit_section(seed: int = 0, env_kwargs: dict[str, Any] | None = None) -
 def audit_markdown(section: dict[str, Any]) -> list[str]:
     """The scorecard's Audit section."""
     def pct(x: float) -> str:
-        return "—" if isinstance(x, float) and math.isnan(x) else f"{100 * x:.1f}"
+        return fmt_number(x, 100.0, 1)
 
     kinds = list(next(iter(section["policies"].values()))["by"])
     if section.get("tasks_file"):
@@ -249,13 +248,12 @@ def audit_markdown(section: dict[str, Any]) -> list[str]:
     lines = ["## Audit", "", "### FinAudit-v0", "",
              f"{source} {grading}Each answer lands in exactly one class: ACC (pass) + SER (structural) + EER "
              "(extraction) + CER (calculation) = 100%.", "",
-             "| policy | ACC % | SER % | EER % | CER % |", "|---|---:|---:|---:|---:|"]
-    for name, s in section["policies"].items():
-        lines.append(f"| {name} | {pct(s['ACC'])} | {pct(s['SER'])} | {pct(s['EER'])} | {pct(s['CER'])} |")
-    lines += ["", "ACC % by injected error:", "", "| policy | " + " | ".join(kinds) + " |",
-              "|---|" + "---:|" * len(kinds)]
-    for name, s in section["policies"].items():
-        lines.append(f"| {name} | " + " | ".join(pct(s["by"][k]["ACC"]) for k in kinds) + " |")
+             md_table(["policy", "ACC %", "SER %", "EER %", "CER %"],
+                      [[name, *(pct(s[k]) for k in ("ACC", "SER", "EER", "CER"))]
+                       for name, s in section["policies"].items()]),
+             "", "ACC % by injected error:", "",
+             md_table(["policy", *kinds], [[name, *(pct(s["by"][k]["ACC"]) for k in kinds)]
+                                          for name, s in section["policies"].items()])]
     return lines + [""]
 
 

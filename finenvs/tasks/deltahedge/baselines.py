@@ -26,6 +26,7 @@ import numpy as np
 
 from finenvs.tasks.deltahedge.core import DELTA, MAX_HEDGE, hedge_action
 from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent
+from finenvs.text.markdown import fmt_number, md_table
 
 
 def _deltahedge_env(env: Any) -> Any:
@@ -164,13 +165,12 @@ def run_bench(config: Any, n: int = 200, steps: tuple[int, ...] = (1, 4)) -> dic
 def bench_markdown(section: dict[str, Any]) -> list[str]:
     """The scorecard's FinDeltaHedge-v0 table (``section["deltahedge"]`` rows of :func:`run_bench`)."""
     header = ["policy", "steps/day", "episodes", "mean error", "sd", "MSE"]
-    rows = [[r["policy"], str(r["steps_per_day"]), str(r["n"]), f"{r['mean_error']:+.4f}", f"{r['sd_error']:.4f}",
-             f"{r['mse']:.4f}"] for r in section["deltahedge"]]
+    rows = [[r["policy"], str(r["steps_per_day"]), str(r["n"]), fmt_number(r["mean_error"], digits=4, sign=True),
+             fmt_number(r["sd_error"], digits=4), fmt_number(r["mse"], digits=4)] for r in section["deltahedge"]]
     return ["### FinDeltaHedge-v0", "",
             "Short one ATM call (GBM, sigma 20%, 30 trading days, no costs), hedged each step; final hedging error "
             "= hedge book - payoff (0 is a perfect hedge), in currency per option on a 100 spot.", "",
-            "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-                       *("| " + " | ".join(row) + " |" for row in rows)]), ""]
+            md_table(header, rows), ""]
 
 
 def print_episode(env: Any, result: dict[str, Any]) -> list[str]:

@@ -30,6 +30,7 @@ import numpy as np
 from finenvs.tasks.options.core import TEMPLATE_NAMES, reference_answer
 from finenvs.tasks.spec import EnvPolicy
 from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent, current_turn
+from finenvs.text.markdown import fmt_number, is_known, md_table
 from finenvs.tools.options import quote_rows
 
 #: gym.make kwargs of the policies that answer in text.
@@ -233,8 +234,8 @@ def run_options_bench(config: Any, n_generated: int = 25) -> dict[str, Any]:
 
 def options_markdown(section: dict[str, Any]) -> list[str]:
     """The scorecard's Options section."""
-    def cell(x: float) -> str:
-        return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1f}"
+    def cell(x: float) -> str:  # "—": a dimension the question does not ask (not an unknown number)
+        return fmt_number(x, digits=1) if is_known(x) else "—"
 
     lines = ["## Options", "",
              "### FinOptions-v0", "",
@@ -248,19 +249,13 @@ def options_markdown(section: dict[str, Any]) -> list[str]:
              "columns: the mean % of the dimension's weight earned.", ""]
     header = ["policy", "tasks", "score", "P&L %", "Greeks %", "Strategy %", "Risk %"]
     for title, table in (("Generated tasks", section["options"]), ("FAB++ bank", section["bank"])):
-        lines += [f"#### {title}", "", _md_table(header, [
+        lines += [f"#### {title}", "", md_table(header, [
             [name, str(s["n"]), cell(s["score"]), *(cell(s["dimensions"][d]) for d in ("pnl", "greeks", "strategy", "risk"))]
             for name, s in table.items()]), ""]
     kinds = sorted({k for s in section["options"].values() for k in s["by_kind"]})
-    lines += ["#### Score by task kind (generated)", "", _md_table(["policy", *kinds], [
+    lines += ["#### Score by task kind (generated)", "", md_table(["policy", *kinds], [
         [name, *(cell(s["by_kind"].get(k, math.nan)) for k in kinds)] for name, s in section["options"].items()]), ""]
     return lines
-
-
-def _md_table(headers: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(out)
 
 
 def print_episode(env: Any, result: dict[str, Any]) -> list[str]:

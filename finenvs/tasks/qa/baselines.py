@@ -44,6 +44,7 @@ from finenvs.text.chat import (
     first_prompt,
     prompt_state,
 )
+from finenvs.text.markdown import fmt_number, md_table
 from finenvs.tools import ToolBox
 
 #: One tool call: ``(tool name, arguments)``.
@@ -571,18 +572,16 @@ def qa_markdown(section: dict[str, Any]) -> list[str]:
              "is kept out). " + GRADING_NOTES[section.get("grading", "answer")] + " Every truth is computed in "
              "code. `scripted_agent` reads the data through the date-locked tools and computes with the calculate "
              "tool; `first_number` answers with the question's first number.", "",
-             "| policy | Knowledge | Analysis | errors | tool calls/question | look-ahead |", "|---|---:|---:|---:|---:|---:|"]
-    for name, s in policies.items():
-        calls = np.mean([r["tool_calls"] for r in s["rows"]]) if s["rows"] else 0.0
-        look = sum(r["look_ahead_attempts"] for r in s["rows"])
-        cells = [f"{s['sections'].get(k, {}).get('score', float('nan')):.1f}" for k in ("knowledge", "analysis")]
-        lines.append(f"| {name} | {cells[0]} | {cells[1]} | {s['errors']} | {calls:.1f} | {look} |")
-    lines += ["", "Score by topic:", "", "| topic | n | " + " | ".join(policies) + " |",
-              "|---|---:|" + "---:|" * len(policies)]
-    for t in topics:
-        n = next(s["topics"][t]["n"] for s in policies.values() if t in s["topics"])
-        lines.append(f"| {t} | {n} | " + " | ".join(f"{s['topics'].get(t, {}).get('score', float('nan')):.1f}"
-                                                    for s in policies.values()) + " |")
+             md_table(["policy", "Knowledge", "Analysis", "errors", "tool calls/question", "look-ahead"], [
+                 [name, *(fmt_number(s["sections"].get(k, {}).get("score"), digits=1) for k in ("knowledge", "analysis")),
+                  str(s["errors"]),
+                  fmt_number(np.mean([r["tool_calls"] for r in s["rows"]]) if s["rows"] else 0.0, digits=1),
+                  str(sum(r["look_ahead_attempts"] for r in s["rows"]))] for name, s in policies.items()]),
+             "", "Score by topic:", "",
+             md_table(["topic", "n", *policies], [
+                 [t, str(next(s["topics"][t]["n"] for s in policies.values() if t in s["topics"])),
+                  *(fmt_number(s["topics"].get(t, {}).get("score"), digits=1) for s in policies.values())]
+                 for t in topics])]
     lines.append("")
     if section.get("public"):
         lines += public_markdown(section["public"], knowledge=sum(
@@ -604,12 +603,11 @@ def public_markdown(public: dict[str, Any], knowledge: int) -> list[str]:
              f"knowledge questions above and these {public['n']} ({knowledge + public['n']} tasks), as FAB++ counts "
              "its public questions (`public_csv`) in Knowledge Retrieval. The offline `scripted_agent` knows no "
              "fact beyond the shipped data, so it gives no answer (0).", "",
-             "| policy | score | answers scoring > 0 | errors |", "|---|---:|---:|---:|"]
-    for name, s in public["policies"].items():
-        score = s["sections"].get("knowledge", {}).get("score", float("nan"))
-        hits = sum(r["score"] > 0 for r in s["rows"])
-        lines.append(f"| {name} | {score:.1f} | {hits} of {s['n']} | {s['errors']} |")
-    lines.append("")
+             md_table(["policy", "score", "answers scoring > 0", "errors"], [
+                 [name, fmt_number(s["sections"].get("knowledge", {}).get("score"), digits=1),
+                  f"{sum(r['score'] > 0 for r in s['rows'])} of {s['n']}", str(s["errors"])]
+                 for name, s in public["policies"].items()]),
+             ""]
     return lines
 
 
