@@ -140,7 +140,7 @@ def test_a_run_with_no_answered_decision_shows_tokens_and_cost_as_na(tmp_path):
     eff = score.efficiency()
     assert eff["tokens"] is None and eff["prompt_tokens"] is None and eff["cost_usd"] is None
     table = efficiency_table(score)
-    assert re.search(r"\| tokens \(prompt / completion\) +\| n/a +\|", table)
+    assert re.search(r"\| tokens reported \(prompt / completion\) +\| n/a +\|", table)
     assert re.search(r"\| cost \$ \(per decision\) +\| n/a \(n/a\) +\|", table)
     assert "0.0000" not in table and not re.search(r"tokens.*\| 0 / 0", table)
     row = _md_rows(episode_table(score))[1]
