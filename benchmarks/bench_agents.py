@@ -190,7 +190,7 @@ async def _play(task: TaskSpec, reps: int, out: FamilyTimes) -> None:
 
 
 def bench_family(task: TaskSpec, reps: int) -> FamilyTimes:
-    out = FamilyTimes(task.family, task.env_id, task.scripted_agent.rpartition(":")[2])
+    out = FamilyTimes(task.family, task.env_id, task.scripted_agent.__name__)
     try:
         asyncio.run(_play(task, reps, out))
     except Exception as exc:  # a family's failure is reported, the others still run
