@@ -16,6 +16,18 @@ import pytest
 
 from helpers import SUBPROCESS_TIMEOUT
 
+# Compile each module once per machine, not once per process. With PYTHONDONTWRITEBYTECODE set (as in many
+# containers) every pytest-xdist worker re-compiles finenvs and re-rewrites every test module's asserts, and
+# each of the suite's `finenvs` subprocesses compiles the package again: about a minute of CPU per test run on
+# two cores. The bytecode goes to a folder of its own under the temp dir (keyed by each source's full path and
+# mtime, as Python keys it), never into the checkout; the subprocesses inherit both settings.
+if sys.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    if not sys.pycache_prefix:
+        sys.pycache_prefix = os.path.join(tempfile.gettempdir(), "finenvs-test-pycache")
+        os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix
+
 # Build the catalog into a private cache for the whole test session (before anything
 # reads the data), so tests never depend on, or write to, a user's cache.
 _CACHE = tempfile.mkdtemp(prefix="finenvs-test-cache-")

@@ -209,9 +209,13 @@ def monotone_wings(spot: float, strikes: np.ndarray, T: float, r: float, q: floa
     up = np.flatnonzero(strikes >= forward)
     down = np.flatnonzero(strikes < forward)[::-1]
     for order, kind in ((up, "call"), (down, "put")):
+        if not len(order):
+            continue
+        # every strike's price at its own vol in one call; a strike is repriced only when its vol is replaced
+        first = np.asarray(bsm_price(spot, strikes[order], T, r, q, iv[order], kind), dtype=float).reshape(-1)
         prev = None
-        for i in order:
-            price = float(bsm_price(spot, strikes[i], T, r, q, iv[i], kind))
+        for j, i in enumerate(order):
+            price = float(first[j])
             if prev is not None and price > prev[1]:
                 iv[i] = iv[prev[0]]
                 price = float(bsm_price(spot, strikes[i], T, r, q, iv[i], kind))

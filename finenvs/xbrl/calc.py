@@ -165,6 +165,15 @@ class FilingFacts:
                 self._index.setdefault((fact.concept, ctx.start, ctx.end, ctx.dimensions), []).append(fact)
         self._periods = {(c.start, c.end) for c in filing.contexts.values() if not c.dimensions}
 
+    @classmethod
+    def of(cls, filing: Filing) -> FilingFacts:
+        """The filing's lookups, built once per filing (a filing never changes; an edited one is a new object)."""
+        cached = filing.__dict__.get("_facts_lookup")
+        if cached is None:
+            cached = cls(filing)
+            object.__setattr__(filing, "_facts_lookup", cached)
+        return cached
+
     def has_period(self, start: str | None, end: str) -> bool:
         return (start, end) in self._periods
 
@@ -238,7 +247,7 @@ class Calculator:
 
     def __init__(self, filing: Filing) -> None:
         self.filing = filing
-        self.lookup = FilingFacts(filing)
+        self.lookup = FilingFacts.of(filing)
         self._incomplete: tuple[str, ...] = ()
         self._children: dict[str, dict[str, list[tuple[str, float]]]] = {}
         for arc in filing.calculation:
@@ -443,7 +452,7 @@ def calc_cycles(filing: Filing) -> list[tuple[str, ...]]:
 
 def check_duplicates(filing: Filing) -> list[str]:
     """Facts of one concept, context key and unit that disagree beyond their decimals (one line each)."""
-    lookup = FilingFacts(filing)
+    lookup = FilingFacts.of(filing)
     problems = []
     for (concept, start, end, dims), facts in lookup._index.items():
         for unit in sorted({str(f.unit) for f in facts}):

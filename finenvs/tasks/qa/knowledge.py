@@ -151,7 +151,7 @@ def _value(facts: FilingFacts, concepts: tuple[str, ...], period: tuple[str, str
 
 def metric_value(filing: Filing, metric: str, period: tuple[str, str]) -> tuple[float, dict[str, Any]] | None:
     """``metric`` of ``filing`` for ``period`` and the facts it used, or None when a fact is missing."""
-    facts = FilingFacts(filing)
+    facts = FilingFacts.of(filing)
     used: dict[str, Any] = {}
 
     def get(name: str, concepts: tuple[str, ...], when: tuple[str, str] = period) -> float | None:
