@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import types
 from pathlib import Path
 
@@ -73,20 +74,16 @@ def _run_folder(tmp_path_factory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-@pytest.fixture(scope="session")
-def small_bench(tmp_path_factory):
-    """``finenvs bench --symbols MSFT AAPL`` run once per test run, as a user runs it (a fresh process), for
-    every test that reads a scorecard: ``dir`` (the run folder; read it, never write it), ``card``
-    (scorecard.json), ``md`` (scorecard.md), ``stdout``, ``stderr``.
+def _small_bench_folder(base: Path) -> Path:
+    shared = base / "small-bench"
+    shared.mkdir(exist_ok=True)
+    return shared
 
-    Once per test run, not once per worker: the first pytest-xdist worker that needs it runs the bench under a file
-    lock in a folder of the run both workers see and records the outcome there; the other waits on the lock and
-    reads it. The whole bench on every symbol is ``tests/test_cli.py::test_full_bench_on_shipped_data`` (``slow``).
-    """
+
+def _run_small_bench(shared: Path) -> None:
+    """Run the shared bench into ``shared`` unless a worker already did (under the folder's file lock)."""
     from filelock import FileLock
 
-    shared = _run_folder(tmp_path_factory) / "small-bench"
-    shared.mkdir(exist_ok=True)
     outcome = shared / "outcome.json"
     with FileLock(str(shared / "lock")):
         if not outcome.is_file():
@@ -95,6 +92,36 @@ def small_bench(tmp_path_factory):
                                   env=dict(os.environ), timeout=SUBPROCESS_TIMEOUT)
             outcome.write_text(json.dumps({"returncode": proc.returncode, "stdout": proc.stdout,
                                            "stderr": proc.stderr}))
+
+
+_EARLY: dict[str, threading.Thread] = {}
+
+
+def pytest_collection_finish(session):
+    """Start the shared bench as soon as the run's tests are known, when any of them reads it: it runs beside the
+    first tests instead of holding up the first one that needs it."""
+    if getattr(session.config.option, "collectonly", False) or not any(
+            "small_bench" in getattr(item, "fixturenames", ()) for item in session.items):
+        return
+    shared = _small_bench_folder(_run_folder(session.config._tmp_path_factory))
+    _EARLY["thread"] = threading.Thread(target=_run_small_bench, args=(shared,), daemon=True, name="small-bench")
+    _EARLY["thread"].start()
+
+
+@pytest.fixture(scope="session")
+def small_bench(tmp_path_factory):
+    """``finenvs bench --symbols MSFT AAPL`` run once per test run, as a user runs it (a fresh process), for
+    every test that reads a scorecard: ``dir`` (the run folder; read it, never write it), ``card``
+    (scorecard.json), ``md`` (scorecard.md), ``stdout``, ``stderr``.
+
+    Once per test run, not once per worker: started when collection finds a test that reads it, by the first
+    pytest-xdist worker to take the folder's file lock, which records the outcome there; the other worker waits on
+    the lock and reads it. The whole bench on every symbol is ``tests/test_cli.py::test_full_bench_on_shipped_data``
+    (``slow``).
+    """
+    shared = _small_bench_folder(_run_folder(tmp_path_factory))
+    outcome = shared / "outcome.json"
+    _run_small_bench(shared)
     done = json.loads(outcome.read_text())
     assert done["returncode"] == 0, done["stderr"][-4000:]
     run = shared / "t"

@@ -57,6 +57,7 @@ from finenvs.evaluation.endpoints import (
     ReplyBodyTooLarge,
     body_limit_hook,
     oversize_error,
+    tls_context,
 )
 from finenvs.text.chat import ChatAgent, ChatReply, ToolCall
 from finenvs.text.protocol import MAX_REPLY_CHARS
@@ -252,7 +253,7 @@ class A2AChatAgent:
             import httpx
 
             try:
-                with httpx.Client(timeout=self.timeout) as http, http.stream("GET", self.card_url) as response:
+                with httpx.Client(timeout=self.timeout, verify=tls_context(httpx)) as http, http.stream("GET", self.card_url) as response:
                     response.raise_for_status()
                     body = bytearray()
                     for chunk in response.iter_bytes():  # decompressed; read no further than the cap
@@ -288,7 +289,8 @@ class A2AChatAgent:
         from a2a.types import GetTaskRequest, SendMessageRequest, TaskState
 
         # A client per call: run_llm opens a new event loop per run, and httpx clients are bound to theirs.
-        async with httpx.AsyncClient(timeout=self.timeout, event_hooks={"response": [body_limit_hook(httpx)]}) as http:
+        async with httpx.AsyncClient(timeout=self.timeout, verify=tls_context(httpx),
+                                     event_hooks={"response": [body_limit_hook(httpx)]}) as http:
             if self._card is None:
                 self._card = _read_card(await http.get(self.card_url))
             config = ClientConfig(httpx_client=http, streaming=False,

@@ -76,6 +76,15 @@ class ReplyBodyTooLarge(EndpointError):
         super().__init__("malformed", f"the reply body has {what}; the limit is {MAX_REPLY_BYTES:,}", excerpt=excerpt)
 
 
+@functools.cache
+def tls_context(module: Any) -> Any:
+    """The default TLS context of an ``httpx`` (or ``httpx2``, ``module``) client, built once per process and shared
+    by every client made with ``verify=tls_context(module)``. Building one reads the whole CA bundle (about 30 ms);
+    a client per request or per episode would read it every time. The context is the library's own default
+    (certifi's bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR`` as they are when the first client is made)."""
+    return module.create_ssl_context()
+
+
 def body_limit_hook(module: Any, limit: int = MAX_REPLY_BYTES) -> Callable[[Any], Awaitable[None]]:
     """An async ``event_hooks["response"]`` hook for an ``httpx`` (or ``httpx2``, ``module``) client: the body is
     read at most ``limit`` bytes after decompression; beyond them, or when ``Content-Length`` declares more, reading
@@ -202,7 +211,7 @@ class OpenAIChatAgent:
         self.key_from_env = api_key_env in os.environ
         import httpx2  # openai's own HTTP client (3.x)
 
-        http = openai.DefaultAsyncHttpx2Client(timeout=self.timeout,
+        http = openai.DefaultAsyncHttpx2Client(timeout=self.timeout, verify=tls_context(httpx2),
                                                event_hooks={"response": [body_limit_hook(httpx2)]})
         self._client = openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0,
                                           http_client=http)
