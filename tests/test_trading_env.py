@@ -81,6 +81,19 @@ def test_check_env_with_render_modes(render_mode):
         check_env(env.unwrapped, skip_render_check=False)
 
 
+def test_held_positions_are_shaded_as_one_span_per_run_of_days():
+    """The price panel shades day i (x[i - 1]..x[i]) green when long, red when short: a run of days on one side is one
+    patch from its first day's start to its last day's end, exactly the days the per-day patches covered."""
+    from finenvs.tasks.rendering import held_spans
+
+    positions = [0, 1, 1, 0, -1, -1, 1, 0, 0, 1]
+    spans = held_spans(positions)
+    assert spans == [(1, 2, 1), (4, 5, -1), (6, 6, 1), (9, 9, 1)]
+    covered = {(day, side) for first, last, side in spans for day in range(first, last + 1)}
+    assert covered == {(i, positions[i]) for i in range(1, len(positions)) if positions[i] in (1, -1)}
+    assert held_spans([]) == held_spans([0]) == held_spans([0, 0, 0]) == []
+
+
 def test_spaces_and_observation_contract():
     env = gym.make("FinTrading-v0", symbol="AAPL", split="eval")
     assert env.action_space == gym.spaces.Discrete(3)

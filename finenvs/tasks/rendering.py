@@ -44,6 +44,21 @@ def _rgb(fig: Any, canvas: Any) -> np.ndarray:
     return np.ascontiguousarray(rgba[:, :, :3])
 
 
+def held_spans(positions: Any) -> list[tuple[int, int, int]]:
+    """``(first, last, side)`` of each run of days ``first..last`` (indices from 1) held on one side (+1 long, -1
+    short): day ``i`` covers ``x[i - 1]..x[i]``, so a run is one span ``x[first - 1]..x[last]``."""
+    spans: list[tuple[int, int, int]] = []
+    for i in range(1, len(positions)):
+        side = int(positions[i])
+        if side not in POSITION_COLOURS:
+            continue
+        if spans and spans[-1][1] == i - 1 and spans[-1][2] == side:
+            spans[-1] = (spans[-1][0], i, side)
+        else:
+            spans.append((i, i, side))
+    return spans
+
+
 def drawdown_path(equity: np.ndarray) -> np.ndarray:
     """1 - equity / running peak, element-wise (0 where the peak is 0)."""
     peak = np.maximum.accumulate(equity)
@@ -66,10 +81,8 @@ def equity_chart(
     ax_price, ax_eq, ax_dd = fig.subplots(3, 1, sharex=True, gridspec_kw={"height_ratios": [2, 2, 1]})
     x = dates.astype("datetime64[D]").astype("O") if len(dates) else np.arange(0)
     ax_price.plot(x, close, color="#1f77b4", lw=1.2)
-    for i in range(1, len(positions)):
-        colour = POSITION_COLOURS.get(int(positions[i]))
-        if colour is not None:
-            ax_price.axvspan(x[i - 1], x[i], color=colour, alpha=0.15, lw=0)
+    for start, end, side in held_spans(positions):  # one patch per run of days held on one side
+        ax_price.axvspan(x[start - 1], x[end], color=POSITION_COLOURS[side], alpha=0.15, lw=0)
     ax_price.set_ylabel("close")
     ax_price.set_title(f"{title}  (green long, red short)", fontsize=10)
     ax_eq.plot(x, equity, color="#ff7f0e", lw=1.2)
