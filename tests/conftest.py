@@ -12,10 +12,17 @@ import threading
 import types
 from pathlib import Path
 
-import pandas as pd
-import pytest
+# One BLAS/OpenMP thread per process: the suite already runs a pytest-xdist worker per core, and each worker's
+# numpy, statsmodels and torch would otherwise start a thread per core too. On a busy 2-core machine those threads
+# spin waiting for each other (a cointegration test took 4.3 s of CPU with them and 2.4 s without, beside two
+# busy loops). Set before numpy loads in the workers and in every subprocess; a value already set is kept.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from helpers import SUBPROCESS_TIMEOUT
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from helpers import SUBPROCESS_TIMEOUT  # noqa: E402
 
 # Compile each module once per machine, not once per process. With PYTHONDONTWRITEBYTECODE set (as in many
 # containers) every pytest-xdist worker re-compiles finenvs and re-rewrites every test module's asserts, and

@@ -729,6 +729,26 @@ def test_filing_edits_replace_repeats_and_leave_the_original_alone(tmp_path):
         filing.with_fact_value(missing, 1, "nothing")
 
 
+def test_an_edited_filing_has_the_lookups_a_build_over_its_facts_gives(corpus):
+    """Lookups of a with_fact_value copy come from the original's with the swapped facts (not a pass over every
+    fact): equal, key for key and in order, to a build from scratch, through a chain of edits and for unedited keys."""
+    filing = corpus.filing(corpus.names[0])
+    numeric = [f for f in filing.facts if f.numeric and f.value is not None]
+    edited = filing
+    for i, chosen in enumerate(numeric[:: max(1, len(numeric) // 4)][:4]):
+        target = next(f for f in edited.facts_of(chosen.concept) if f.context == chosen.context)
+        edited = edited.with_fact_value(target, float(target.value) + 1000.0 * (i + 1), f"edit {i}")
+        assert edited.edited_from() is not None
+        lookup, fresh = FilingFacts.of(edited), FilingFacts(edited)
+        assert lookup._index == fresh._index and lookup._periods == fresh._periods
+        assert lookup.filing is edited and FilingFacts.of(edited) is lookup
+        rebuilt = dataclasses.replace(edited)  # a plain copy: no edit record, lookups built from its facts
+        assert rebuilt.edited_from() is None
+        assert {c: edited.facts_of(c) for c in {f.concept for f in edited.facts}} == {
+            c: rebuilt.facts_of(c) for c in {f.concept for f in edited.facts}}
+    assert FilingFacts.of(filing)._index == FilingFacts(filing)._index  # the original is untouched
+
+
 # ====================================================================== 5. bad input
 @pytest.mark.parametrize("kind", ["instance", "schema", "cal", "def", "lab", "pre"])
 def test_malformed_xml_in_any_file_is_an_xbrl_error(tmp_path, kind):

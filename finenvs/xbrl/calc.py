@@ -170,9 +170,22 @@ class FilingFacts:
         """The filing's lookups, built once per filing (a filing never changes; an edited one is a new object)."""
         cached = filing.__dict__.get("_facts_lookup")
         if cached is None:
-            cached = cls(filing)
+            origin = filing.edited_from()
+            cached = cls(filing) if origin is None else cls.of(origin[0])._swapped(filing, origin[1])
             object.__setattr__(filing, "_facts_lookup", cached)
         return cached
+
+    def _swapped(self, filing: Filing, swaps: tuple[tuple[Fact, Fact], ...]) -> FilingFacts:
+        """These lookups for ``filing``, a copy of this one's filing with ``swaps`` (old fact, new fact) made: the
+        same index a build over every fact gives, in the same order."""
+        out = object.__new__(FilingFacts)
+        out.filing, out._periods, out._index = filing, self._periods, dict(self._index)
+        for old, new in swaps:
+            if old.numeric:
+                ctx = filing.contexts[old.context]
+                key = (old.concept, ctx.start, ctx.end, ctx.dimensions)
+                out._index[key] = [new if f is old else f for f in out._index[key]]
+        return out
 
     def has_period(self, start: str | None, end: str) -> bool:
         return (start, end) in self._periods

@@ -196,6 +196,12 @@ class Filing:
 
     def _by_concept(self) -> dict[str, tuple[Fact, ...]]:
         cached = self.__dict__.get("_by_concept_cache")
+        origin = self.edited_from() if cached is None else None
+        if origin is not None:
+            cached = dict(origin[0]._by_concept())
+            for old, new in origin[1]:
+                cached[old.concept] = tuple(new if f is old else f for f in cached[old.concept])
+            object.__setattr__(self, "_by_concept_cache", cached)
         if cached is None:
             grouped: dict[str, list[Fact]] = {}
             for fact in self.facts:
@@ -269,7 +275,17 @@ class Filing:
                 facts.append(f)
         if not replaced:
             raise KeyError(f"{fact.concept} has no fact in context {fact.context} of {self.bundle}")
-        return self._copy(facts=tuple(facts), changes=(*self.changes, why))
+        edited = self._copy(facts=tuple(facts), changes=(*self.changes, why))
+        # the copy's lookups are this filing's with the replaced facts swapped in (see edited_from)
+        swaps = tuple((old, new) for old, new in zip(self.facts, facts, strict=True) if old is not new)
+        object.__setattr__(edited, "_edited_from", (self, swaps))
+        return edited
+
+    def edited_from(self) -> tuple[Filing, tuple[tuple[Fact, Fact], ...]] | None:
+        """``(original, ((old fact, new fact), ...))`` when this filing is :meth:`with_fact_value`'s copy (same
+        contexts, units and linkbases; only those facts differ), else None: its lookups are built from the
+        original's instead of from every fact again."""
+        return self.__dict__.get("_edited_from")
 
     def _context_key(self, context: str) -> tuple[str | None, str, tuple[tuple[str, str], ...]]:
         ctx = self.contexts[context]
