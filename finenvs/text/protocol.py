@@ -190,6 +190,9 @@ class TextProtocol:
     hint: str = ""
     #: Replaces the prompt's generic answer paragraph (protocols whose action is not a word).
     answer_note: str = ""
+    #: The ``commit_action`` tool's description, when it should not repeat the prompt's answer paragraph (default:
+    #: ``answer_note``, else a line naming the valid actions).
+    commit_note: str = ""
 
     @property
     def answer_format(self) -> str:
@@ -332,10 +335,8 @@ def render_prompt(
     state: dict[str, Any],
     *,
     history: list[str] | None = None,
-    tools: list[tuple[str, str]] | None = None,
 ) -> str:
-    """The text observation: instructions, tools and answer format first, then recent decisions and the state at
-    the clock.
+    """The text observation: instructions and answer format first, then recent decisions and the state at the clock.
 
     What stays the same over an episode comes first and what changes comes last, so the prompts of an episode's
     decisions share a long byte-identical prefix that providers' prompt caches reuse (the ``## Now`` section ends
@@ -345,13 +346,11 @@ def render_prompt(
         protocol: The env's protocol.
         state: Label -> value lines (``Symbol``, ``Date``, ``Position``, ...), in order.
         history: One line per recent decision, oldest first.
-        tools: ``(name, one-line description)`` of the tools the agent may call; the prompt names them (their
-            schemas, sent beside the prompt, describe them).
+
+    The prompt does not list the tools: their schemas go beside it with every request (chat endpoints, MCP's tool
+    list, :meth:`~finenvs.wrappers.TextInterface.tool_specs`), and the runner's system prompt says how to use them.
     """
     lines = [f"# {protocol.task}", "", protocol.instructions.strip()]
-    if tools:  # names only: each tool's schema (sent with every request) describes it
-        lines += ["", "## Tools", ", ".join(name for name, _ in tools) + ". Call them as often as you like before "
-                  "you decide; every tool sees data up to this close only."]
     words = protocol.hint or ", ".join(protocol.action_words)
     if protocol.answer_note:
         lines += ["", "## Answer", protocol.answer_note]

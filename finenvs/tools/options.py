@@ -33,6 +33,8 @@ from typing import Any
 
 from finenvs.tools.registry import Tool, ToolContext, json_size
 
+#: The tool that lists the contracts on offer (a prompt beside it points to it instead of listing them).
+QUOTES_TOOL = "get_quotes"
 #: The fields of a quote.
 QUOTE_COLUMNS = ("type", "strike", "expiry", "days", "premium", "iv")
 #: Columns of a ``get_quotes`` row: a quote's fields but its expiry and days, which its expiry block gives once.
@@ -73,20 +75,32 @@ def get_task(ctx: ToolContext) -> dict[str, Any]:
     return out
 
 
+#: Decimals of a ``get_quotes`` iv unless ``full=true`` (0.0001 = 0.01 vol point, as the question lists them).
+IV_DECIMALS = 4
+
+
+def _quote_row(q: dict[str, Any], full: bool) -> list[Any]:
+    row = _finite([q.get(c) for c in QUOTE_ROW])
+    if not full and isinstance(row[-1], float):
+        row[-1] = round(row[-1], IV_DECIMALS)
+    return row
+
+
 def get_quotes(ctx: ToolContext, expiry: str | None = None, type: str | None = None,  # the quote field's name
                min_strike: float | None = None, max_strike: float | None = None, offset: int = 0,
-               limit: int = 200) -> dict[str, Any]:
+               limit: int = 200, full: bool = False) -> dict[str, Any]:
     task = _task(ctx)
     quotes = [q for q in task["quotes"]
               if (expiry is None or q["expiry"] == expiry) and (type is None or q["type"] == type)
               and (min_strike is None or q["strike"] >= min_strike) and (max_strike is None or q["strike"] <= max_strike)]
     out: dict[str, Any] = {"columns": list(QUOTE_ROW), "total": len(quotes), "offset": offset, "expiries": [],
                            "next_offset": None,
-                           "units": "premium per share; iv per year (null: the task states no vol); days to expiry"}
+                           "units": "premium per share; iv per year (null: the task states no vol"
+                                    + ("" if full else f"; {IV_DECIMALS} decimals, full=true for all") + "); days to expiry"}
     budget = ctx.max_chars - json_size(out) - _ROOM
     taken = 0
     for q in quotes[offset : offset + limit]:  # as many whole quotes as fit the cap, so next_offset pages all
-        row = _finite([q.get(c) for c in QUOTE_ROW])
+        row = _quote_row(q, full)
         blocks = out["expiries"]
         new_block = not blocks or blocks[-1]["expiry"] != q["expiry"]
         cost = json_size(row) + 1 + (json_size({"expiry": q["expiry"], "days": q.get("days"), "rows": []}) + 1
@@ -125,6 +139,10 @@ def analyze_position(ctx: ToolContext, legs: list[Any], contracts: float = 1.0) 
     return out
 
 
+#: A position's ``legs`` as the tools that take one (besides ``analyze_position``) advertise it: the leg's fields in
+#: words; calls are checked against the full leg schema.
+LEGS_IN_WORDS = {"type": "array", "items": {"type": "object"},
+                 "description": "[{side buy|sell, type call|put|stock, strike, expiry, quantity}], as analyze_position"}
 _LEG = {"type": "object", "properties": {
     "side": {"type": "string", "enum": ["buy", "sell", "long", "short"]},
     "type": {"type": "string", "enum": ["call", "put", "stock"]},
@@ -134,32 +152,42 @@ _LEG = {"type": "object", "properties": {
 
 OPTIONS_TOOLS: tuple[Tool, ...] = (
     Tool("get_task",
-         "The task as data: id, kind, market (spot, rate, dividend yield, multiplier, PoP vol), template, outlook, "
-         "budget, contracts, the items asked per dimension, the given legs, attribution inputs, daily vol, and "
-         "the expiries on offer.",
+         "The task as data: market (spot, rate, dividend yield, multiplier, PoP vol), template, outlook, budget, "
+         "contracts, items asked, given legs, attribution inputs, daily vol, expiries on offer.",
          {"type": "object", "properties": {}, "additionalProperties": False},
          get_task, summary="the task as data (market, what is asked, given legs)"),
-    Tool("get_quotes",
-         "The contracts on offer, one block per expiry (its date and days to expiry) of rows [type, strike, "
-         "premium, iv], filtered by expiry, type and strike range, paged: call again with offset=next_offset until "
-         "next_offset is null.",
+    Tool(QUOTES_TOOL,
+         "The contracts on offer: per expiry (date, days) rows [type, strike, premium, iv]; optional filters; "
+         "paged (offset=next_offset until it is null).",
          {"type": "object", "properties": {
              "expiry": {"type": "string", "maxLength": 10, "description": "YYYY-MM-DD"},
              "type": {"type": "string", "enum": ["call", "put"]},
              "min_strike": {"type": "number"}, "max_strike": {"type": "number"},
              "offset": {"type": "integer", "minimum": 0, "default": 0},
-             "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 200}},
+             "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 200},
+             "full": {"type": "boolean", "default": False, "description": "iv unrounded (default: 4 decimals)"}},
           "additionalProperties": False},
-         get_quotes, summary="the contracts on offer (filter by expiry, type, strikes; paged)"),
+         get_quotes, summary="the contracts on offer (filter by expiry, type, strikes; paged)",
+         advertised={"type": "object", "properties": {
+             "expiry": {"type": "string"}, "type": {"enum": ["call", "put"]}, "min_strike": {"type": "number"},
+             "max_strike": {"type": "number"}, "offset": {"type": "integer", "default": 0},
+             "limit": {"type": "integer", "default": 200},
+             "full": {"type": "boolean", "default": False, "description": "iv unrounded (default: 4 decimals)"}}}),
     Tool("analyze_position",
-         "The pricing engine's numbers for a position built from the contracts on offer: net premium, max "
-         "profit and loss, breakevens, probability of profit, delta, gamma, vega, theta and the delta-neutral "
-         "hedge in shares, for `contracts` units of the legs.",
+         "The engine's net premium, max profit and loss, breakevens, probability of profit, Greeks and "
+         "delta-neutral hedge (shares) of `contracts` units of the legs (contracts on offer, or stock).",
          {"type": "object", "properties": {
              "legs": {"type": "array", "minItems": 1, "maxItems": 12, "items": _LEG},
              "contracts": {"type": "number", "minimum": 0, "default": 1.0}},
           "required": ["legs"], "additionalProperties": False},
-         analyze_position, summary="the engine's numbers for a position"),
+         analyze_position, summary="the engine's numbers for a position",
+         advertised={"type": "object", "properties": {
+             "legs": {"type": "array", "items": {"type": "object", "properties": {
+                 "side": {"enum": ["buy", "sell"]}, "type": {"enum": ["call", "put", "stock"]},
+                 "strike": {"type": "number"}, "expiry": {"type": "string"},
+                 "quantity": {"type": "number", "description": "contracts per unit (stock: shares)"}},
+                 "required": ["side", "type"]}},
+             "contracts": {"type": "number", "default": 1.0}}, "required": ["legs"]}),
 )
 
 
@@ -266,35 +294,51 @@ _CONTRACT_ARGS = {
     "days": {"type": "number", "minimum": 0, "maximum": 36500, "description": "calendar days to expiry (T = days/365)"},
 }
 
+_MARKET_DEFAULTS = "days: calendar days to expiry; spot, rate and dividend_yield (continuous, decimal) default to the task's."
+
+
+def _pricing_advertised(name: str, unit: str) -> dict[str, Any]:
+    """A pricing tool's schema as the model reads it: the contract and ``name``, then the market inputs (bounds and
+    their words are in the checked schema and the description)."""
+    return {"type": "object", "properties": {
+        "type": {"enum": ["call", "put"]}, "strike": {"type": "number"}, "days": {"type": "number"},
+        name: {"type": "number", "description": unit}, "spot": {"type": "number"}, "rate": {"type": "number"},
+        "dividend_yield": {"type": "number"}}, "required": ["type", "strike", "days", name]}
+
+
 PRICING_TOOLS: tuple[Tool, ...] = (
     Tool("bs_price_greeks",
-         "Black-Scholes-Merton price, delta, gamma, vega (per vol point), theta (per calendar day) and rho (per "
-         "rate point) of one European call or put per share, by the scorer's engine. Spot, rate and dividend "
-         "yield default to the task's market.",
+         "The engine's Black-Scholes-Merton price and Greeks (vega per vol point, theta per calendar day, rho per "
+         "rate point) of one European option, per share. " + _MARKET_DEFAULTS,
          {"type": "object", "properties": {
              **_CONTRACT_ARGS, "vol": {"type": "number", "minimum": 0, "maximum": 10,
                                        "description": "per year, decimal (0.2 = 20%)"}, **_MARKET_ARGS},
           "required": ["type", "strike", "days", "vol"], "additionalProperties": False},
-         bs_price_greeks, summary="Black-Scholes-Merton price and Greeks of any call or put"),
+         bs_price_greeks, summary="Black-Scholes-Merton price and Greeks of any call or put",
+         advertised=_pricing_advertised("vol", "per year, 0.2 = 20%")),
     Tool("implied_vol",
-         "The volatility at which the engine's Black-Scholes-Merton price equals a premium (Brent's method); a "
-         "premium outside the no-arbitrage bounds is an error naming the bounds. Spot, rate and dividend yield "
-         "default to the task's market.",
+         "The vol at which the engine's Black-Scholes-Merton price equals a premium (per share; outside the "
+         "no-arbitrage bounds: an error naming them). " + _MARKET_DEFAULTS,
          {"type": "object", "properties": {
              **_CONTRACT_ARGS, "premium": {"type": "number", "minimum": 0, "maximum": 1e9,
                                            "description": "per share"}, **_MARKET_ARGS},
           "required": ["type", "premium", "strike", "days"], "additionalProperties": False},
-         implied_vol, summary="implied vol of a premium (engine's solver)"),
+         implied_vol, summary="implied vol of a premium (engine's solver)",
+         advertised=_pricing_advertised("premium", "per share")),
     Tool("iv_surface",
-         "Implied vols of the contracts on offer as a strikes x expiries grid (rows [strike, iv per expiry]), "
-         "one option type, filtered by strike range, paged: call again with offset=next_offset until it is null.",
+         "Implied vols of the contracts on offer of one type, rows [strike, iv per expiry]; paged "
+         "(offset=next_offset until it is null).",
          {"type": "object", "properties": {
              "type": {"type": "string", "enum": ["call", "put"], "default": "call"},
              "min_strike": {"type": "number"}, "max_strike": {"type": "number"},
              "offset": {"type": "integer", "minimum": 0, "default": 0},
              "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 200}},
           "additionalProperties": False},
-         iv_surface, summary="implied-vol surface of the contracts on offer (paged)"),
+         iv_surface, summary="implied-vol surface of the contracts on offer (paged)",
+         advertised={"type": "object", "properties": {
+             "type": {"enum": ["call", "put"], "default": "call"}, "min_strike": {"type": "number"},
+             "max_strike": {"type": "number"}, "offset": {"type": "integer", "default": 0},
+             "limit": {"type": "integer", "default": 200}}}),
 )
 
 
@@ -363,5 +407,5 @@ DELTAHEDGE_TOOLS: tuple[Tool, ...] = (
 
 OPTIONS_TOOLS = (*OPTIONS_TOOLS, *PRICING_TOOLS)
 
-__all__ = ["DELTAHEDGE_TOOLS", "GREEK_OUTPUTS", "OPTIONS_TOOLS", "PRICING_TOOLS", "analyze_position", "bs_greeks",
+__all__ = ["DELTAHEDGE_TOOLS", "GREEK_OUTPUTS", "OPTIONS_TOOLS", "PRICING_TOOLS", "QUOTES_TOOL", "analyze_position", "bs_greeks",
            "bs_price_greeks", "get_hedge_state", "get_quotes", "get_task", "implied_vol", "iv_surface"]

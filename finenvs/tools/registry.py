@@ -487,7 +487,7 @@ class ToolBox:
         commit = Tool(
             name=COMMIT_TOOL,
             description=(
-                protocol.answer_note or "Commit today's decision; the market then moves to the next trading day. "
+                protocol.commit_note or protocol.answer_note or "Commit today's decision; the market then moves to the next trading day. "
                 f"Valid actions: {protocol.hint or ', '.join(protocol.action_words)}."
             ),
             parameters=protocol.commit_schema(),

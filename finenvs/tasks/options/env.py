@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -40,9 +41,10 @@ from finenvs.tasks.options.core import (
     score_answer,
     stated_answer,
 )
-from finenvs.tasks.options.instances import make_task
+from finenvs.tasks.options.instances import make_task, question_with_pointer
 from finenvs.tasks.validation import check_choice, check_render_mode
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
+from finenvs.tools.options import QUOTES_TOOL
 
 SOURCES = ("real", "synthetic")
 CHAINS = ("generated", "real")
@@ -115,12 +117,17 @@ def unread_card(task: dict[str, Any], reason: str) -> ScoreCard:
 OPTIONS_INSTRUCTIONS = (
     "You answer one options task: price an option, give a position's Greeks, build a strategy for an outlook and "
     "a risk budget, attribute a P&L between two marks, or size a credit spread. The task states the market, the "
-    "contracts on offer and the numbers it asks for. Every number is checked against the pricing engine: the "
-    "score is 0-100, 25 each for P&L, Greeks, Strategy and Risk (a dimension the task does not ask is left out "
-    "and the others share its weight). Money is for the whole position (per share x multiplier x contracts); "
-    "net_premium > 0 is a net debit; delta in shares, vega per vol point, theta per calendar day; hedge.shares "
-    "is the stock trade that makes the position delta-neutral (< 0 sells). You answer once; the episode ends."
+    "contracts on offer, the numbers it asks for and their units (hedge.shares: the stock trade that makes the "
+    "position delta-neutral). Every number is checked against the pricing engine: the score is 0-100, 25 each "
+    "for P&L, Greeks, Strategy and Risk (a dimension the task does not ask is left out and the others share its "
+    "weight). You answer once; the episode ends."
 )
+
+
+#: Keywords of ``options_answer.schema.json`` the commit tool's schema (sent with every request) leaves out: its
+#: identity and title, its units paragraph (the prompt's instructions say it) and the bounds the scorer checks
+#: itself (a strike or quantity <= 0, a malformed expiry are scored with the reason).
+_COMMIT_LEAVES_OUT = frozenset({"$schema", "$id", "title", "description", "pattern", "exclusiveMinimum"})
 
 
 @dataclass(frozen=True)
@@ -140,13 +147,14 @@ class OptionsProtocol(AnswerProtocol):
 
     def commit_schema(self) -> dict[str, Any]:
         """The answer schema (``options_answer.schema.json``) as the commit tool's parameters, plus ``reasoning``."""
-        schema = {k: v for k, v in answer_schema().items() if not k.startswith("$")}
+        schema = {k: v for k, v in answer_schema().items() if k not in _COMMIT_LEAVES_OUT}
         legs = schema["properties"]["legs"]
         # conditional keywords are beyond some servers' schema-to-grammar converters; the description says it
         legs["items"] = {k: v for k, v in legs["items"].items() if k not in ("if", "then")}
+        legs["items"]["properties"] = {name: {k: v for k, v in field.items() if k not in _COMMIT_LEAVES_OUT}
+                                       for name, field in legs["items"]["properties"].items()}
         legs["description"] = "The position per unit; call and put legs need strike and expiry (YYYY-MM-DD)."
-        schema["properties"]["reasoning"] = {"type": "string",
-                                             "description": "Optional: how you got the numbers (not scored)."}
+        schema["properties"]["reasoning"] = {"type": "string", "description": "Optional, not scored."}
         return schema
 
     def parse_commit(self, arguments: Any) -> ParsedAction:
@@ -179,6 +187,7 @@ OPTIONS_PROTOCOL = OptionsProtocol(
         'asks for), or reply with one JSON object {"legs": [...], "contracts": <n>, ...} (a ```json block or one '
         "object inside your text). A number asked and not given scores 0; an answer that is not such an object "
         "scores 0 on every item; nothing is substituted."),
+    commit_note="Commit your answer (the episode ends): legs, contracts and every number the task asks for.",
 )
 
 
@@ -495,18 +504,25 @@ class FinOptionsEnv(gym.Env):
         except (AnswerError, PricingError) as exc:
             raise ValueError(f"cannot analyse this position: {exc}") from None
 
-    def text_state(self) -> dict[str, str]:
-        """The task as prompt lines: id and kind, market, the items asked, and the full task text."""
+    def text_state(self, tools: Collection[str] = ()) -> dict[str, str]:
+        """The task as prompt lines: id and kind, market, the items asked, and the task text.
+
+        Args:
+            tools: Names of the tools offered beside the prompt. With ``get_quotes`` among them, the question
+                names the contracts on offer and points to it instead of listing them (the listing is what
+                ``get_quotes`` returns); without it (closed book, a bare text env) the question lists them.
+        """
         if self.task is None:
             raise gym.error.ResetNeeded("call reset() before text_state()")
         task, m = self.task, self.task["market"]
+        question = question_with_pointer(task, QUOTES_TOOL) if QUOTES_TOOL in tools else task["prompt"]
         names = {"pnl": "P&L", "greeks": "Greeks", "strategy": "Strategy", "risk": "Risk"}
         ask = "; ".join(f"{names[d]}: {', '.join(task['ask'][d])}" for d in DIMENSIONS if task["ask"][d])
         return {"Task": f"{task['id']} ({task['kind']})",
                 "Market": f"{m['symbol']} at the close of {m['as_of']}: spot {m['spot']:g}, rate {m['rate']:.4%}, "
                           f"dividend yield {m['dividend_yield']:.2%}, {m['multiplier']:g} shares per contract",
                 "Scored items": ask,
-                "Question": "\n" + task["prompt"]}
+                "Question": "\n" + question}
 
     def rl_answer(self, action: Any) -> dict[str, Any]:
         """The answer an RL action stands for: its legs, sized, with the engine's numbers stated."""
