@@ -38,7 +38,7 @@ from finenvs.tasks.options.core import engine_numbers, reference_answer, referen
 from finenvs.tasks.options.env import OPTIONS_PROTOCOL, public_task
 from finenvs.tasks.options.spec import BANK_IDS, GENERATED_TASKS
 from finenvs.text.protocol import MAX_PROMPT_CHARS
-from finenvs.tools.options import quote_rows
+from finenvs.tools.options import IV_DECIMALS, quote_rows
 from helpers import perturb_after
 
 LEAKY_KEYS = {"published", "engine", "reference_answer", "reference_legs", "erratum", "errata_file", "note",
@@ -136,8 +136,8 @@ def test_scripted_options_agent_pages_quotes_under_a_small_cap():
     rewards, infos, transcripts = drive(env, ScriptedOptionsAgent(), seed=0, max_rounds=40)
     assert rewards == [100.0]
     pages = [m for m in transcripts[0] if m["role"] == "tool" and "columns" in m["content"]]
-    assert len(pages) > 3 and all(len(m["content"]) <= 1_500 for m in pages)
-    assert [q for m in pages for q in quote_rows(json.loads(m["content"]))] == env.unwrapped.task["quotes"]
+    assert len(pages) > 1 and all(len(m["content"]) <= 1_500 for m in pages)
+    assert [q for m in pages for q in quote_rows(json.loads(m["content"]))] == rounded(env.unwrapped.task["quotes"])
 
 
 @pytest.mark.parametrize("task, quotes, why", [
@@ -227,13 +227,27 @@ def test_same_seed_same_prompts_and_rewards_different_seed_different(env_id, rep
     assert run(3) != run(4)
 
 
-def test_options_prompt_carries_the_whole_task(options_env):
+def test_options_prompt_carries_the_whole_task(options_env, bank_env):
+    """Beside the tools the question points to get_quotes for the contracts on offer (the listing is what it
+    returns); closed book it lists them. A generated question states its id, kind and market itself."""
     prompt, info = options_env.reset(seed=2)
     task = options_env.unwrapped.task
-    assert task["prompt"] in prompt and info["prompt"] == task["prompt"]
-    assert f"Task: {task['id']} ({task['kind']})" in prompt
-    assert OPTIONS_PROTOCOL.answer_note in prompt and "get_quotes" in prompt
-    assert len(prompt) < MAX_PROMPT_CHARS
+    listing = task["prompt"].split("\nContracts on offer (type strike expiry days premium iv):\n", 1)
+    assert len(listing) == 2 and info["prompt"] == task["prompt"]
+    head, tail = listing[0], listing[1].split("\n", len(task["quotes"]))[-1]
+    assert head in prompt and tail in prompt and "  call " not in prompt
+    assert (f"Contracts on offer: {len(task['quotes'])} quotes (call and put per strike) expiring "
+            f"{', '.join(sorted({q['expiry'] for q in task['quotes']}))}; get_quotes lists them") in prompt
+    assert f"FinOptions task {task['id']} ({task['kind']}). Market at the close of" in prompt
+    assert "\nTask: " not in prompt and "\nMarket: " not in prompt  # the question states them
+    assert OPTIONS_PROTOCOL.answer_note in prompt and len(prompt) < MAX_PROMPT_CHARS
+    closed = gym.make("FinOptions-text-v0", split="eval", tools="none")
+    closed_prompt, _ = closed.reset(seed=2)
+    assert task["prompt"] in closed_prompt
+    bank_prompt, _ = bank_env.reset(seed=0, options={"task_id": BANK_IDS[0]})  # the published text: no market in it
+    bank_task = bank_env.unwrapped.task
+    assert bank_task["prompt"] in bank_prompt and f"Task: {bank_task['id']} ({bank_task['kind']})" in bank_prompt
+    assert "\nMarket: " in bank_prompt
 
 
 def test_options_commit_schema_is_an_object_schema_without_long_bounds(options_env):
@@ -355,6 +369,11 @@ def test_hedge_protocol_maps_to_the_nearest_bin_and_round_trips_recorded_actions
 
 
 # ---------------------------------------------------------------------------- the options tools
+def rounded(quotes: list[dict]) -> list[dict]:
+    """The quotes as ``get_quotes`` gives them by default: ivs to IV_DECIMALS."""
+    return [{**q, "iv": q["iv"] if q["iv"] is None else round(q["iv"], IV_DECIMALS)} for q in quotes]
+
+
 @pytest.mark.parametrize("task_id", BANK_IDS)
 def test_options_tools_never_leak_a_bank_answer(bank_env, task_id):
     bank_env.reset(seed=0, options={"task_id": task_id})
@@ -367,7 +386,8 @@ def test_options_tools_never_leak_a_bank_answer(bank_env, task_id):
     assert set(data) <= set(public_task(task)) | {"expiries", "n_quotes", "hint"}
     assert {k: data[k] for k in data if k in public_task(task)} == \
         {k: v for k, v in public_task(task).items() if k not in ("prompt", "quotes")}
-    assert quote_rows(results[1].data) == task["quotes"]
+    assert quote_rows(results[1].data) == rounded(task["quotes"])
+    assert quote_rows(bank_env.call_tool("get_quotes", {"full": True}).data) == task["quotes"]  # one argument away
 
 
 def test_get_quotes_filters_and_pages_within_the_cap(options_env):
@@ -383,13 +403,16 @@ def test_get_quotes_filters_and_pages_within_the_cap(options_env):
                                       for q in quotes)
     small = gym.make("FinOptions-text-v0", split="eval", tool_max_chars=1_000)
     small.reset(seed=0)
-    rows, offset = [], 0
-    while offset is not None:
-        page = small.call_tool("get_quotes", {"offset": offset, "limit": 500})
-        assert page.ok and len(page.text()) <= 1_000 and not page.truncated
-        rows += quote_rows(page.data)
-        offset = page.data["next_offset"]
-    assert rows == quotes
+    for full in (False, True):
+        rows, offset = [], 0
+        while offset is not None:
+            page = small.call_tool("get_quotes", {"offset": offset, "limit": 500, "full": full})
+            assert page.ok and len(page.text()) <= 1_000 and not page.truncated
+            rows += quote_rows(page.data)
+            offset = page.data["next_offset"]
+        assert rows == (quotes if full else rounded(quotes))
+    split = small.call_tool("get_quotes", {"offset": 1, "limit": 2}).data  # a page may split a strike's call and put
+    assert split["expiries"][0]["rows"][0][1:3] == [None, None] and quote_rows(split) == rounded(quotes[1:3])
     bad = small.call_tool("get_quotes", {"type": "straddle"})
     assert not bad.ok and "type" in bad.error
 

@@ -242,6 +242,12 @@ class TextProtocol:
         return value
 
     # ---------------------------------------------------------------- commit tool
+    def commit_advertised(self) -> dict[str, Any]:
+        """The ``commit_action`` schema as the model reads it (default: :meth:`commit_schema`); a protocol may say
+        the same in fewer words. Commits are read by :meth:`parse_commit`, and fields are named against
+        :meth:`commit_schema`."""
+        return self.commit_schema()
+
     def commit_schema(self) -> dict[str, Any]:
         """JSON Schema of the ``commit_action`` tool's arguments."""
         return {

@@ -37,8 +37,8 @@ from finenvs.tools.registry import Tool, ToolContext, json_size
 QUOTES_TOOL = "get_quotes"
 #: The fields of a quote.
 QUOTE_COLUMNS = ("type", "strike", "expiry", "days", "premium", "iv")
-#: Columns of a ``get_quotes`` row: a quote's fields but its expiry and days, which its expiry block gives once.
-QUOTE_ROW = ("type", "strike", "premium", "iv")
+#: Columns of a ``get_quotes`` row: one strike's call and put (their expiry and days are its expiry block's).
+QUOTE_ROW = ("strike", "call_premium", "call_iv", "put_premium", "put_iv")
 #: Engine numbers ``analyze_position`` returns.
 POSITION_NUMBERS = ("net_premium", "max_profit", "max_loss", "breakevens", "pop", "delta", "gamma", "vega", "theta",
                     "hedge_shares")
@@ -79,11 +79,12 @@ def get_task(ctx: ToolContext) -> dict[str, Any]:
 IV_DECIMALS = 4
 
 
-def _quote_row(q: dict[str, Any], full: bool) -> list[Any]:
-    row = _finite([q.get(c) for c in QUOTE_ROW])
-    if not full and isinstance(row[-1], float):
-        row[-1] = round(row[-1], IV_DECIMALS)
-    return row
+def _premium_iv(q: dict[str, Any], full: bool) -> list[Any]:
+    """A quote's ``[premium, iv]`` for a ``get_quotes`` row (iv rounded unless ``full``)."""
+    premium, iv = _finite([q.get("premium"), q.get("iv")])
+    if not full and isinstance(iv, float):
+        iv = round(iv, IV_DECIMALS)
+    return [premium, iv]
 
 
 def get_quotes(ctx: ToolContext, expiry: str | None = None, type: str | None = None,  # the quote field's name
@@ -95,22 +96,35 @@ def get_quotes(ctx: ToolContext, expiry: str | None = None, type: str | None = N
               and (min_strike is None or q["strike"] >= min_strike) and (max_strike is None or q["strike"] <= max_strike)]
     out: dict[str, Any] = {"columns": list(QUOTE_ROW), "total": len(quotes), "offset": offset, "expiries": [],
                            "next_offset": None,
-                           "units": "premium per share; iv per year (null: the task states no vol"
-                                    + ("" if full else f"; {IV_DECIMALS} decimals, full=true for all") + "); days to expiry"}
+                           "units": "premium per share, iv per year" + ("" if full else f" ({IV_DECIMALS} decimals; "
+                                    "full=true: all)") + "; null: not on this page or not stated"}
     budget = ctx.max_chars - json_size(out) - _ROOM
     taken = 0
     for q in quotes[offset : offset + limit]:  # as many whole quotes as fit the cap, so next_offset pages all
-        row = _quote_row(q, full)
         blocks = out["expiries"]
         new_block = not blocks or blocks[-1]["expiry"] != q["expiry"]
-        cost = json_size(row) + 1 + (json_size({"expiry": q["expiry"], "days": q.get("days"), "rows": []}) + 1
-                                     if new_block else 0)
+        rows = [] if new_block else blocks[-1]["rows"]
+        # a put joins its strike's call row (the order call, put is kept); any other quote opens a row
+        joins = (q.get("type") == "put" and bool(rows) and rows[-1][0] == q.get("strike")
+                 and rows[-1][3] is None and rows[-1][4] is None)
+        cells = _premium_iv(q, full)
+        if joins:
+            row = [*rows[-1][:3], *cells]
+            cost = json_size(row) - json_size(rows[-1])
+        else:
+            row = [q.get("strike"), *(cells if q.get("type") == "call" else [None, None]),
+                   *(cells if q.get("type") == "put" else [None, None])]
+            cost = json_size(row) + 1 + (json_size({"expiry": q["expiry"], "days": q.get("days"), "rows": []}) + 1
+                                         if new_block else 0)
         budget -= cost
         if budget < 0:
             break
         if new_block:  # quotes of one expiry (in the task's order) share its date and days
-            blocks.append({"expiry": q["expiry"], "days": q.get("days"), "rows": []})
-        blocks[-1]["rows"].append(row)
+            blocks.append({"expiry": q["expiry"], "days": q.get("days"), "rows": rows})
+        if joins:
+            rows[-1] = row
+        else:
+            rows.append(row)
         taken += 1
     end = offset + taken
     out["next_offset"] = end if end < len(quotes) else None
@@ -118,10 +132,12 @@ def get_quotes(ctx: ToolContext, expiry: str | None = None, type: str | None = N
 
 
 def quote_rows(page: dict[str, Any]) -> list[dict[str, Any]]:
-    """The quotes of a ``get_quotes`` page as dicts with every quote field (:data:`QUOTE_COLUMNS`), in order."""
-    return [{"type": row[0], "strike": row[1], "expiry": block["expiry"], "days": block["days"],
-             **dict(zip(page["columns"][2:], row[2:], strict=True))}
-            for block in page["expiries"] for row in block["rows"]]
+    """The quotes of a ``get_quotes`` page as dicts with every quote field (:data:`QUOTE_COLUMNS`), in order (a
+    side whose premium and iv are both null is not on the page)."""
+    return [{"type": kind, "strike": row[0], "expiry": block["expiry"], "days": block["days"],
+             "premium": row[at], "iv": row[at + 1]}
+            for block in page["expiries"] for row in block["rows"]
+            for kind, at in (("call", 1), ("put", 3)) if row[at] is not None or row[at + 1] is not None]
 
 
 def analyze_position(ctx: ToolContext, legs: list[Any], contracts: float = 1.0) -> dict[str, Any]:
@@ -142,7 +158,7 @@ def analyze_position(ctx: ToolContext, legs: list[Any], contracts: float = 1.0) 
 #: A position's ``legs`` as the tools that take one (besides ``analyze_position``) advertise it: the leg's fields in
 #: words; calls are checked against the full leg schema.
 LEGS_IN_WORDS = {"type": "array", "items": {"type": "object"},
-                 "description": "[{side buy|sell, type call|put|stock, strike, expiry, quantity}], as analyze_position"}
+                 "description": "as in analyze_position"}
 _LEG = {"type": "object", "properties": {
     "side": {"type": "string", "enum": ["buy", "sell", "long", "short"]},
     "type": {"type": "string", "enum": ["call", "put", "stock"]},
@@ -157,8 +173,8 @@ OPTIONS_TOOLS: tuple[Tool, ...] = (
          {"type": "object", "properties": {}, "additionalProperties": False},
          get_task, summary="the task as data (market, what is asked, given legs)"),
     Tool(QUOTES_TOOL,
-         "The contracts on offer: per expiry (date, days) rows [type, strike, premium, iv]; optional filters; "
-         "paged (offset=next_offset until it is null).",
+         "The contracts on offer: per expiry (date, days) rows [strike, call premium, call iv, put premium, put iv]; "
+         "paged (offset=next_offset until null).",
          {"type": "object", "properties": {
              "expiry": {"type": "string", "maxLength": 10, "description": "YYYY-MM-DD"},
              "type": {"type": "string", "enum": ["call", "put"]},
@@ -185,7 +201,7 @@ OPTIONS_TOOLS: tuple[Tool, ...] = (
              "legs": {"type": "array", "items": {"type": "object", "properties": {
                  "side": {"enum": ["buy", "sell"]}, "type": {"enum": ["call", "put", "stock"]},
                  "strike": {"type": "number"}, "expiry": {"type": "string"},
-                 "quantity": {"type": "number", "description": "contracts per unit (stock: shares)"}},
+                 "quantity": {"type": "number"}},
                  "required": ["side", "type"]}},
              "contracts": {"type": "number", "default": 1.0}}, "required": ["legs"]}),
 )

@@ -491,6 +491,7 @@ class ToolBox:
                 f"Valid actions: {protocol.hint or ', '.join(protocol.action_words)}."
             ),
             parameters=protocol.commit_schema(),
+            advertised=protocol.commit_advertised(),
             func=None,
             summary="commit today's decision (ends your turn)",
         )

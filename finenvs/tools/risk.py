@@ -242,9 +242,8 @@ RISK_TOOLS: tuple[Tool, ...] = (
          portfolio_greeks, summary="per-leg and total Greeks of a position",
          advertised={"type": "object", "properties": _POSITION_WORDS, "required": ["legs"]}),
     Tool("value_at_risk",
-         "Value at risk and expected shortfall of a position over horizon_days trading days: parametric "
-         "(delta-normal at the task's daily vol), historical (past returns up to the task's date, lookback_days) or "
-         "monte_carlo (lognormal paths, seeded); both fully revalued.",
+         "VaR and expected shortfall of a position over horizon_days: parametric (delta-normal, the task's daily "
+         "vol), historical (past returns, lookback_days) or monte_carlo (seeded lognormal paths).",
          {"type": "object", "properties": {
              **_POSITION_ARGS,
              "method": {"type": "string", "enum": list(VAR_METHODS), "default": "parametric"},
@@ -265,9 +264,8 @@ RISK_TOOLS: tuple[Tool, ...] = (
              "paths": {"type": "integer", "default": DEFAULT_PATHS}, "seed": {"type": "integer", "default": 0}},
              "required": ["legs"]}),
     Tool("stress_test",
-         "The position's P&L under every combination of spot shocks (fractions of spot; default -0.2, -0.1, -0.05, "
-         "0, 0.05, 0.1, 0.2), vol shocks (vol points added to every iv; default 0) and calendar days passed "
-         "(default 0), fully revalued by the engine; at most 500 scenarios.",
+         "A position's P&L, fully revalued, for each combination of spot_shocks (fractions; default 0, +-0.05, "
+         "+-0.1, +-0.2), vol_shocks (vol points; default 0) and days_passed (default 0); at most 500.",
          {"type": "object", "properties": {
              **_POSITION_ARGS,
              "spot_shocks": {"type": "array", "minItems": 1, "maxItems": 41,

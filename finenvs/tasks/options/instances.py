@@ -233,6 +233,16 @@ def answer_keys(task: dict[str, Any]) -> list[str]:
 LISTING_HEAD = "Contracts on offer (type strike expiry days premium iv):"
 
 
+def _opening(task: dict[str, Any]) -> str:
+    return f"FinOptions task {task['id'] or ''} ({task['kind']})."
+
+
+def states_its_market(task: dict[str, Any]) -> bool:
+    """Whether the task's question opens with its id, kind and market (a generated question; a bank item's is the
+    published text)."""
+    return task["prompt"].startswith(_opening(task) + " Market at the close of ")
+
+
 def question_with_pointer(task: dict[str, Any], tool: str) -> str:
     """The task's question with its listing of the contracts on offer replaced by one line pointing to ``tool``
     (which returns the same contracts); a question without a listing (a bank item's, a pricing task's) as it is.
@@ -261,7 +271,7 @@ def render_prompt(task: dict[str, Any]) -> str:
     m = task["market"]
     mult = m["multiplier"]
     lines = [
-        f"FinOptions task {task['id'] or ''} ({task['kind']}). Market at the close of {m['as_of']}: "
+        f"{_opening(task)} Market at the close of {m['as_of']}: "
         f"{m['symbol']} spot {_money(m['spot'])}, risk-free rate {m['rate']:.4%} (continuous), dividend yield "
         f"{m['dividend_yield']:.2%}. One contract = {mult:g} shares. Time in years = calendar days / 365.",
     ]
