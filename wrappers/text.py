@@ -271,9 +271,9 @@ class TextInterface(gym.Wrapper):
             return self.prompt(), float(reward), terminated, truncated, info
         self._challenge = None
         equity = info.get("equity")
-        self._decisions.append(
-            f"- {info.get('date', len(self._decisions) + 1)}: {parsed.name}{note}; reward {reward:+.5f}"
-            + (f", equity {equity:.4f}" if isinstance(equity, (int, float)) else "")
+        self._decisions.append(  # the columns of render_prompt's "recent decisions" heading
+            f"- {info.get('date', len(self._decisions) + 1)} {parsed.name}{note} {reward:+.5f}"
+            + (f" {equity:.4f}" if isinstance(equity, (int, float)) else "")
         )
         return self.prompt(), float(reward), terminated, truncated, info
 

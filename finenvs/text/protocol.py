@@ -253,17 +253,10 @@ class TextProtocol:
         return {
             "type": "object",
             "properties": {
-                "action": {
-                    "type": "string",
-                    "enum": self.action_words,
-                    "description": "The decision (one of the enum).",
-                },
-                "reasoning": {
-                    # no maxLength here: llama.cpp turns long string bounds into grammars it cannot
-                    # load; parse_commit cuts reasoning to max_chars instead
-                    "type": "string",
-                    "description": "Optional: why, in a few sentences.",
-                },
+                "action": {"type": "string", "enum": self.action_words},
+                # no maxLength here: llama.cpp turns long string bounds into grammars it cannot
+                # load; parse_commit cuts reasoning to max_chars instead
+                "reasoning": {"type": "string", "description": "Optional: why."},
             },
             "required": ["action"],
             "additionalProperties": False,
@@ -351,25 +344,23 @@ def render_prompt(
     Args:
         protocol: The env's protocol.
         state: Label -> value lines (``Symbol``, ``Date``, ``Position``, ...), in order.
-        history: One line per recent decision, oldest first.
+        history: One line per recent decision, oldest first: date (or step), action, reward and equity.
 
     The prompt does not list the tools: their schemas go beside it with every request (chat endpoints, MCP's tool
     list, :meth:`~finenvs.wrappers.TextInterface.tool_specs`), and the runner's system prompt says how to use them.
     """
     lines = [f"# {protocol.task}", "", protocol.instructions.strip()]
-    words = protocol.hint or ", ".join(protocol.action_words)
     if protocol.answer_note:
         lines += ["", "## Answer", protocol.answer_note]
     else:
         lines += [
             "",
             "## Answer",
-            f"Commit with the commit_action tool, or end your reply with one line "
-            f"'Action: <{protocol.answer_format}>'. Valid actions: {words}. A reply without a clear action "
-            f"counts as a format error and {protocol.default} is taken ({protocol.default_reason}).",
+            f"Commit with commit_action, or end your reply with a line 'Action: <{protocol.answer_format}>'. Without a "
+            f"clear action, {protocol.default} is taken ({protocol.default_reason}) and a format error counted.",
         ]
     if history:
-        lines += ["", "## Your recent decisions (oldest first)", *history]
+        lines += ["", "## Your recent decisions (oldest first: date, action, reward, equity)", *history]
     lines += ["", "## Now"]
     lines += [f"{label}: {value}" for label, value in state.items()]
     text = "\n".join(lines)
