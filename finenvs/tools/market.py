@@ -122,10 +122,10 @@ def _indicator_advertised(schema: dict[str, Any]) -> dict[str, Any]:
     with their defaults and ranges) instead of a sub-schema per indicator; calls are checked against the full one."""
     windows = {n: spec["window"][1] for n, spec in ind.INDICATORS.items() if "window" in spec}
     usual = max(set(windows.values()), key=list(windows.values()).count)
-    others = [f"{n} {p} {d}" for n, spec in ind.INDICATORS.items() for p, (_, d, _, _) in spec.items()
-              if p != "window"]
-    line = (f"window {usual} (" + ", ".join(f"{n} {w}" for n, w in windows.items() if w != usual) + "); "
-            + ", ".join(others))
+    others = [f"{n} " + ", ".join(f"{p} {d}" for p, (_, d, _, _) in spec.items() if p != "window")
+              for n, spec in ind.INDICATORS.items() if set(spec) - {"window"}]
+    line = "; ".join([f"window {usual} (" + ", ".join(f"{n} {w}" for n, w in windows.items() if w != usual) + ")",
+                      *others])
     params = {"type": "object", "description": f"e.g. {{\"sma\": {{\"window\": 50}}}}; defaults: {line}"}
     return {"type": "object", "properties": {
         "names": {"type": "array", "items": {"enum": list(ind.INDICATORS)}}, "symbol": _ANY_SYMBOL, "params": params,
@@ -188,7 +188,7 @@ def news_coverage(view: AsOfView, symbol: str) -> dict[str, Any]:
         gap = cov["days_since_latest"] = _days_between(latest, as_of)
         note = f"the newest item held is {gap} day(s) old"
         if gap > STALE_NEWS_DAYS:
-            note += ": the news data stops there; an empty answer is not proof that nothing happened"
+            note += ": the news data does not cover the days after it; an empty answer is not proof that nothing happened"
     else:
         held = _listed(cov, "symbols_with_news")
         note = f"the news data holds no item for {symbol} up to this close; an empty answer is not proof that nothing happened"
