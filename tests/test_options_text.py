@@ -450,7 +450,10 @@ def test_hedging_tools_read_the_current_step(hedge_env):
     assert (data["step"], data["spot"], data["bs_delta"], data["hedge"]) == \
         (1, ep.spots[1], ep.deltas[1], hedge_ratio(float(hedge_action(0.4)[0])))  # 0.4 to float32 precision
     assert data["option_value"] == ep.values[1] and data["pnl"] == state.pnl
-    assert data["observation"]["delta"] == float(np.float32(ep.deltas[1]))
+    assert "observation" not in data  # the RL view of the same numbers: one argument away
+    full = hedge_env.call_tool("get_hedge_state", {"observation": True}).data
+    assert full["observation"]["delta"] == float(np.float32(ep.deltas[1])) and {**full, "observation": 0} == \
+        {**data, "observation": 0, "units": full["units"]}
     greeks = hedge_env.call_tool("bs_greeks").data
     truth = bsm_greeks(ep.spots[1], ep.strike, (ep.n_steps - 1) * ep.dt, 0.0, 0.0, ep.pricing_vol, "call")
     assert greeks["delta"] == pytest.approx(ep.deltas[1], rel=1e-12) and greeks["price"] == pytest.approx(truth["price"])

@@ -366,7 +366,7 @@ def _hedge_env(ctx: ToolContext) -> Any:
     return env
 
 
-def get_hedge_state(ctx: ToolContext) -> dict[str, Any]:
+def get_hedge_state(ctx: ToolContext, observation: bool = False) -> dict[str, Any]:
     env = _hedge_env(ctx)
     ep, state = env.episode, env.state
     t = state.t
@@ -374,11 +374,13 @@ def get_hedge_state(ctx: ToolContext) -> dict[str, Any]:
            "spot": ep.spots[t], "strike": ep.strike, "time_to_expiry_years": (ep.n_steps - t) * ep.dt,
            "pricing_vol": ep.pricing_vol, "option_value": ep.values[t], "bs_delta": ep.deltas[t],
            "hedge": state.hedge, "pnl": state.pnl, "costs": state.costs, "cost_bps": env.cost_bps,
-           "hedge_range": [-1.5, 1.5], "observation": env.named_observation()}
+           "hedge_range": [-1.5, 1.5]}
+    if observation:  # the RL agents' view of the same step (float32, scaled): on request only
+        out["observation"] = env.named_observation()
     if ep.dates is not None:
         out["date"] = ep.dates[t]
-    out["units"] = ("hedge and bs_delta in shares per option; time in trading days / 252; option_value per option; "
-                    "observation.option_value = option value / initial spot")
+    out["units"] = ("hedge and bs_delta in shares per option; time in trading days / 252; option_value per option"
+                    + ("; observation.option_value = option value / initial spot" if observation else ""))
     return {k: _finite(v) for k, v in out.items()}
 
 
@@ -408,8 +410,9 @@ def bs_greeks(ctx: ToolContext, spot: float | None = None, vol: float | None = N
 DELTAHEDGE_TOOLS: tuple[Tool, ...] = (
     Tool("get_hedge_state",
          "The state at this step: spot, strike, time to expiry, pricing vol, option value, the Black-Scholes "
-         "delta, the hedge held, P&L and costs so far, and the named observation the RL agents see.",
-         {"type": "object", "properties": {}, "additionalProperties": False},
+         "delta, the hedge held, P&L and costs so far (observation=true: also the RL agents' named observation).",
+         {"type": "object", "properties": {"observation": {"type": "boolean", "default": False}},
+          "additionalProperties": False},
          get_hedge_state, summary="spot, time, vol, option value, BS delta and the hedge held"),
     Tool("bs_greeks",
          "Black-Scholes price, delta, gamma, vega and theta of the hedged option at a spot, vol and time to "
