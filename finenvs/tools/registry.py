@@ -487,8 +487,8 @@ class ToolBox:
         commit = Tool(
             name=COMMIT_TOOL,
             description=(
-                protocol.commit_note or protocol.answer_note or "Commit today's decision; the market then moves to the "
-                "next trading day." + (f" Actions: {protocol.hint}." if protocol.hint else "")
+                protocol.commit_note or protocol.answer_note
+                or "Commit today's decision; the market then moves to the next trading day."
             ),
             parameters=protocol.commit_schema(),
             advertised=protocol.commit_advertised(),
