@@ -39,6 +39,7 @@ from finenvs.tasks.options.env import OPTIONS_PROTOCOL, public_task
 from finenvs.tasks.options.spec import BANK_IDS, GENERATED_TASKS
 from finenvs.text.protocol import MAX_PROMPT_CHARS
 from finenvs.tools.options import IV_DECIMALS, quote_rows
+from finenvs.tools.registry import ignored_fields_note
 from helpers import perturb_after
 
 LEAKY_KEYS = {"published", "engine", "reference_answer", "reference_legs", "erratum", "errata_file", "note",
@@ -260,6 +261,23 @@ def test_options_commit_schema_is_an_object_schema_without_long_bounds(options_e
     jsonschema.Draft202012Validator.check_schema(schema)
     answer = json.loads(json.dumps(reference_answer(options_env.unwrapped.task)))
     assert jsonschema.Draft202012Validator(schema).is_valid(answer)
+
+
+def test_options_commit_tool_advertises_its_numbers_as_one_rule_and_names_fields_against_the_full_schema(options_env):
+    """The commit tool's spec (re-sent with every request) says the plain numbers in one rule; the checked schema
+    keeps every field, so a commit of the numbers is read and none of them is reported as ignored."""
+    options_env.reset(seed=0)
+    [spec] = [t["function"] for t in options_env.tool_specs() if t["function"]["name"] == "commit_action"]
+    advertised, full = spec["parameters"], OPTIONS_PROTOCOL.commit_schema()
+    assert advertised["additionalProperties"] == {"type": "number"} and "delta" not in advertised["properties"]
+    assert {"legs", "contracts", "hedge", "exit", "max_profit", "reasoning"} <= set(advertised["properties"])
+    assert "title" not in advertised and '"pattern"' not in json.dumps(advertised)
+    assert {"delta", "var_95", "unexplained"} <= set(full["properties"])
+    answer = reference_answer(options_env.unwrapped.task)
+    assert ignored_fields_note(answer, full) == {}
+    assert OPTIONS_PROTOCOL.parse_commit(answer).valid
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed")
+    assert jsonschema.Draft202012Validator(advertised).is_valid(json.loads(json.dumps(answer)))
 
 
 # ---------------------------------------------------------------------------- hostile replies
