@@ -17,7 +17,7 @@ TRADING_PROTOCOL = TextProtocol(
     actions={"SELL": SELL, "HOLD": HOLD, "BUY": BUY},
     synonyms={"LONG": "BUY", "SHORT": "SELL", "FLAT": "HOLD"},
     default="HOLD",
-    default_reason="HOLD is flat: an unreadable reply takes no market risk",
+    default_reason="flat: no market risk",
 )
 
 __all__ = ["TRADING_INSTRUCTIONS", "TRADING_PROTOCOL"]
