@@ -841,8 +841,8 @@ def test_text_reset_prompt_has_question_tools_and_format(text_env, items):
         assert text_env.observation_space.contains(prompt) and info["format_errors"] == 0
         assert f"Question: {item.question}" in prompt
         assert item.prompt().split("\n")[1].removeprefix("Answer format: ") in prompt
-        tools = prompt.split("## Tools\n", 1)[1].split("## Answer", 1)[0]
-        assert tools.split(". ", 1)[0].split(", ") == QA_TOOL_NAMES
+        assert "## Tools" not in prompt  # the tools are described by their schemas, beside the prompt
+        assert [s["function"]["name"] for s in text_env.tool_specs()] == QA_TOOL_NAMES
         assert '{"answer": ...}' in prompt.split("## Answer", 1)[1]
         assert f"As of: {item.as_of or '-'}" in prompt
 

@@ -130,6 +130,11 @@ def test_replies_that_do_not_name_one_pair_are_invalid(protocol, text, reason):
     assert parsed.name == "HOLD" and parsed.via == "default"
 
 
+def protocol_symbols(protocol) -> list[str]:
+    """The universe a protocol's pair words are made of, in order."""
+    return list(dict.fromkeys(s for w, v in protocol.actions.items() if v[0] == "pair" for s in w.split("/")))
+
+
 def test_prompt_uses_the_short_answer_hint_and_stays_under_the_cap(protocol):
     pair_words = [w for w, v in protocol.actions.items() if v[0] == "pair"]
     assert len(pair_words) == 56 and len(protocol.action_words) == 60
@@ -141,9 +146,12 @@ def test_prompt_uses_the_short_answer_hint_and_stays_under_the_cap(protocol):
     assert [w for w in pair_words if w in answer] == [PAIR0]  # the example only, not the 56 words
     assert sum(w in prompt for w in pair_words) <= 2 and "|".join(pair_words[:3]) not in prompt
     assert "Stage: choose the pair" in prompt
-    # the commit tool still lists every word, so tool-calling agents see the full vocabulary
+    # the commit tool states the vocabulary's rule (the universe is in the prompt), not the 56 pair words: they
+    # would be re-sent with every request; its checked schema keeps them all
     [commit] = [t["function"] for t in env.get_wrapper_attr("tool_specs")() if t["function"]["name"] == COMMIT_TOOL]
-    assert commit["parameters"]["properties"]["action"]["enum"] == protocol.action_words
+    assert commit["parameters"]["properties"]["action"] == {"type": "string", "description": protocol.hint}
+    assert protocol.commit_schema()["properties"]["action"]["enum"] == protocol.action_words
+    assert "Universe: " + ", ".join(protocol_symbols(protocol)) in prompt
     longest, done = len(prompt), False
     for reply in itertools.chain(["Action: NVDA/TSLA"], itertools.cycle(["LONG_SHORT", "HOLD", "CLOSE", "nonsense"])):
         if done:
@@ -449,7 +457,7 @@ def test_mcp_serves_pair_stats_and_takes_a_pair_then_trades(tmp_path, base):
     tools, stats, bad, replies = asyncio.run(go())
     assert {"get_pair_stats", "get_observation", "get_state", COMMIT_TOOL} <= set(tools)
     assert tools["get_pair_stats"].input_schema["properties"]["pair"]["type"] == "string"
-    assert {"AAPL/MSFT", "LONG_SHORT", "CLOSE"} <= set(tools[COMMIT_TOOL].input_schema["properties"]["action"]["enum"])
+    assert "LONG_SHORT|SHORT_LONG|HOLD|CLOSE" in tools[COMMIT_TOOL].input_schema["properties"]["action"]["description"]
     expected = ToolBox(base).call("get_pair_stats", {"pair": "AAPL/MSFT"}).data  # base sits at the first close
     assert not stats.is_error and stats.structured_content == expected
     assert bad.is_error and "names one symbol twice" in bad.structured_content["error"]

@@ -369,7 +369,8 @@ def test_text_state_and_view_follow_the_task():
             method()
     _, info = env.reset(seed=4)
     state = env.text_state()
-    assert state["Task"] == f"{info['task_id']} ({info['kind']})" and state["Question"].strip() == info["prompt"]
+    assert state["Question"].strip() == info["prompt"]  # a generated question opens with its id, kind and market
+    assert "Task" not in state and info["prompt"].startswith(f"FinOptions task {info['task_id']} ({info['kind']}).")
     assert env.as_of_view().as_of == info["date"] and env.as_of_view().counter.attempts == 0
     for dim in ("pnl", "greeks", "strategy", "risk"):
         assert all(name in state["Scored items"] for name in env.task["ask"][dim])

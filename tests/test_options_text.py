@@ -38,7 +38,8 @@ from finenvs.tasks.options.core import engine_numbers, reference_answer, referen
 from finenvs.tasks.options.env import OPTIONS_PROTOCOL, public_task
 from finenvs.tasks.options.spec import BANK_IDS, GENERATED_TASKS
 from finenvs.text.protocol import MAX_PROMPT_CHARS
-from finenvs.tools.options import quote_rows
+from finenvs.tools.options import IV_DECIMALS, quote_rows
+from finenvs.tools.registry import ignored_fields_note
 from helpers import perturb_after
 
 LEAKY_KEYS = {"published", "engine", "reference_answer", "reference_legs", "erratum", "errata_file", "note",
@@ -136,8 +137,8 @@ def test_scripted_options_agent_pages_quotes_under_a_small_cap():
     rewards, infos, transcripts = drive(env, ScriptedOptionsAgent(), seed=0, max_rounds=40)
     assert rewards == [100.0]
     pages = [m for m in transcripts[0] if m["role"] == "tool" and "columns" in m["content"]]
-    assert len(pages) > 3 and all(len(m["content"]) <= 1_500 for m in pages)
-    assert [q for m in pages for q in quote_rows(json.loads(m["content"]))] == env.unwrapped.task["quotes"]
+    assert len(pages) > 1 and all(len(m["content"]) <= 1_500 for m in pages)
+    assert [q for m in pages for q in quote_rows(json.loads(m["content"]))] == rounded(env.unwrapped.task["quotes"])
 
 
 @pytest.mark.parametrize("task, quotes, why", [
@@ -227,13 +228,27 @@ def test_same_seed_same_prompts_and_rewards_different_seed_different(env_id, rep
     assert run(3) != run(4)
 
 
-def test_options_prompt_carries_the_whole_task(options_env):
+def test_options_prompt_carries_the_whole_task(options_env, bank_env):
+    """Beside the tools the question points to get_quotes for the contracts on offer (the listing is what it
+    returns); closed book it lists them. A generated question states its id, kind and market itself."""
     prompt, info = options_env.reset(seed=2)
     task = options_env.unwrapped.task
-    assert task["prompt"] in prompt and info["prompt"] == task["prompt"]
-    assert f"Task: {task['id']} ({task['kind']})" in prompt
-    assert OPTIONS_PROTOCOL.answer_note in prompt and "get_quotes" in prompt
-    assert len(prompt) < MAX_PROMPT_CHARS
+    listing = task["prompt"].split("\nContracts on offer (type strike expiry days premium iv):\n", 1)
+    assert len(listing) == 2 and info["prompt"] == task["prompt"]
+    head, tail = listing[0], listing[1].split("\n", len(task["quotes"]))[-1]
+    assert head in prompt and tail in prompt and "  call " not in prompt
+    assert (f"Contracts on offer: {len(task['quotes'])} quotes (call and put per strike) expiring "
+            f"{', '.join(sorted({q['expiry'] for q in task['quotes']}))}; get_quotes lists them") in prompt
+    assert f"FinOptions task {task['id']} ({task['kind']}). Market at the close of" in prompt
+    assert "\nTask: " not in prompt and "\nMarket: " not in prompt  # the question states them
+    assert OPTIONS_PROTOCOL.answer_note in prompt and len(prompt) < MAX_PROMPT_CHARS
+    closed = gym.make("FinOptions-text-v0", split="eval", tools="none")
+    closed_prompt, _ = closed.reset(seed=2)
+    assert task["prompt"] in closed_prompt
+    bank_prompt, _ = bank_env.reset(seed=0, options={"task_id": BANK_IDS[0]})  # the published text: no market in it
+    bank_task = bank_env.unwrapped.task
+    assert bank_task["prompt"] in bank_prompt and f"Task: {bank_task['id']} ({bank_task['kind']})" in bank_prompt
+    assert "\nMarket: " in bank_prompt
 
 
 def test_options_commit_schema_is_an_object_schema_without_long_bounds(options_env):
@@ -246,6 +261,23 @@ def test_options_commit_schema_is_an_object_schema_without_long_bounds(options_e
     jsonschema.Draft202012Validator.check_schema(schema)
     answer = json.loads(json.dumps(reference_answer(options_env.unwrapped.task)))
     assert jsonschema.Draft202012Validator(schema).is_valid(answer)
+
+
+def test_options_commit_tool_advertises_its_numbers_as_one_rule_and_names_fields_against_the_full_schema(options_env):
+    """The commit tool's spec (re-sent with every request) says the plain numbers in one rule; the checked schema
+    keeps every field, so a commit of the numbers is read and none of them is reported as ignored."""
+    options_env.reset(seed=0)
+    [spec] = [t["function"] for t in options_env.tool_specs() if t["function"]["name"] == "commit_action"]
+    advertised, full = spec["parameters"], OPTIONS_PROTOCOL.commit_schema()
+    assert advertised["additionalProperties"] == {"type": "number"} and "delta" not in advertised["properties"]
+    assert {"legs", "contracts", "hedge", "exit", "max_profit", "reasoning"} <= set(advertised["properties"])
+    assert "title" not in advertised and '"pattern"' not in json.dumps(advertised)
+    assert {"delta", "var_95", "unexplained"} <= set(full["properties"])
+    answer = reference_answer(options_env.unwrapped.task)
+    assert ignored_fields_note(answer, full) == {}
+    assert OPTIONS_PROTOCOL.parse_commit(answer).valid
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed")
+    assert jsonschema.Draft202012Validator(advertised).is_valid(json.loads(json.dumps(answer)))
 
 
 # ---------------------------------------------------------------------------- hostile replies
@@ -355,6 +387,11 @@ def test_hedge_protocol_maps_to_the_nearest_bin_and_round_trips_recorded_actions
 
 
 # ---------------------------------------------------------------------------- the options tools
+def rounded(quotes: list[dict]) -> list[dict]:
+    """The quotes as ``get_quotes`` gives them by default: ivs to IV_DECIMALS."""
+    return [{**q, "iv": q["iv"] if q["iv"] is None else round(q["iv"], IV_DECIMALS)} for q in quotes]
+
+
 @pytest.mark.parametrize("task_id", BANK_IDS)
 def test_options_tools_never_leak_a_bank_answer(bank_env, task_id):
     bank_env.reset(seed=0, options={"task_id": task_id})
@@ -367,7 +404,8 @@ def test_options_tools_never_leak_a_bank_answer(bank_env, task_id):
     assert set(data) <= set(public_task(task)) | {"expiries", "n_quotes", "hint"}
     assert {k: data[k] for k in data if k in public_task(task)} == \
         {k: v for k, v in public_task(task).items() if k not in ("prompt", "quotes")}
-    assert quote_rows(results[1].data) == task["quotes"]
+    assert quote_rows(results[1].data) == rounded(task["quotes"])
+    assert quote_rows(bank_env.call_tool("get_quotes", {"full": True}).data) == task["quotes"]  # one argument away
 
 
 def test_get_quotes_filters_and_pages_within_the_cap(options_env):
@@ -383,13 +421,16 @@ def test_get_quotes_filters_and_pages_within_the_cap(options_env):
                                       for q in quotes)
     small = gym.make("FinOptions-text-v0", split="eval", tool_max_chars=1_000)
     small.reset(seed=0)
-    rows, offset = [], 0
-    while offset is not None:
-        page = small.call_tool("get_quotes", {"offset": offset, "limit": 500})
-        assert page.ok and len(page.text()) <= 1_000 and not page.truncated
-        rows += quote_rows(page.data)
-        offset = page.data["next_offset"]
-    assert rows == quotes
+    for full in (False, True):
+        rows, offset = [], 0
+        while offset is not None:
+            page = small.call_tool("get_quotes", {"offset": offset, "limit": 500, "full": full})
+            assert page.ok and len(page.text()) <= 1_000 and not page.truncated
+            rows += quote_rows(page.data)
+            offset = page.data["next_offset"]
+        assert rows == (quotes if full else rounded(quotes))
+    split = small.call_tool("get_quotes", {"offset": 1, "limit": 2}).data  # a page may split a strike's call and put
+    assert split["expiries"][0]["rows"][0][1:3] == [None, None] and quote_rows(split) == rounded(quotes[1:3])
     bad = small.call_tool("get_quotes", {"type": "straddle"})
     assert not bad.ok and "type" in bad.error
 
@@ -427,7 +468,10 @@ def test_hedging_tools_read_the_current_step(hedge_env):
     assert (data["step"], data["spot"], data["bs_delta"], data["hedge"]) == \
         (1, ep.spots[1], ep.deltas[1], hedge_ratio(float(hedge_action(0.4)[0])))  # 0.4 to float32 precision
     assert data["option_value"] == ep.values[1] and data["pnl"] == state.pnl
-    assert data["observation"]["delta"] == float(np.float32(ep.deltas[1]))
+    assert "observation" not in data  # the RL view of the same numbers: one argument away
+    full = hedge_env.call_tool("get_hedge_state", {"observation": True}).data
+    assert full["observation"]["delta"] == float(np.float32(ep.deltas[1])) and {**full, "observation": 0} == \
+        {**data, "observation": 0, "units": full["units"]}
     greeks = hedge_env.call_tool("bs_greeks").data
     truth = bsm_greeks(ep.spots[1], ep.strike, (ep.n_steps - 1) * ep.dt, 0.0, 0.0, ep.pricing_vol, "call")
     assert greeks["delta"] == pytest.approx(ep.deltas[1], rel=1e-12) and greeks["price"] == pytest.approx(truth["price"])

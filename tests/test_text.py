@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 import warnings
 
 import gymnasium as gym
@@ -206,9 +207,10 @@ def test_invalid_text_holds_counts_and_shows_in_the_next_prompt(text_env):
 
 def test_prompt_has_instructions_state_tools_and_answer_format(text_env):
     prompt, info = text_env.reset(seed=0)
-    for needle in ("# FinTrading-v0", "Symbol: MSFT", f"Date: {info['date']}", "Position: FLAT", "## Tools",
-                   "get_prices, get_indicators", ", commit_action.", "Action: <SELL|HOLD|BUY>", "HOLD is taken"):
+    for needle in ("# FinTrading-v0", "Symbol: MSFT", f"Date: {info['date']}", "Position: FLAT",
+                   "Action: <SELL|HOLD|BUY>", "HOLD is taken"):
         assert needle in prompt
+    assert "## Tools" not in prompt and "get_prices" not in prompt  # the tool schemas go beside the prompt
     assert len(prompt) <= MAX_PROMPT_CHARS
 
 
@@ -221,6 +223,9 @@ def test_prompts_of_an_episode_share_their_beginning_and_change_at_the_end(text_
     static = first.split("\n## Now\n", 1)[0]
     assert second.startswith(static) and third.startswith(second.split("\n## Your recent decisions", 1)[0])
     assert second.index("## Answer") < second.index("## Your recent decisions") < second.index("## Now")
+    heading = "## Your recent decisions (oldest first: date, action, reward, equity)\n"
+    rows = third.split(heading, 1)[1].split("\n\n", 1)[0].split("\n")  # one compact row per decision
+    assert len(rows) == 2 and all(re.fullmatch(r"- \d{4}-\d\d-\d\d (BUY|HOLD) [+-]\d\.\d{5} \d+\.\d{4}", r) for r in rows)
     assert second.split("\n## Now\n", 1)[1] != first.split("\n## Now\n", 1)[1]  # the date moved on
 
 

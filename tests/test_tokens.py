@@ -192,3 +192,25 @@ def test_the_scorecard_has_a_tokens_table_per_agent_run(tmp_path):
     text = "\n".join(tokens_markdown(card))
     assert "| FinTrading-v0 | scripted_agent | eval | ~1,234 / 56 / 1,000" in re.sub(" +", " ", text) and "81%" in text
     assert "mcp \\| x" in text and "n/a" in text
+
+
+def test_the_run_cached_share_counts_what_an_episode_repeats_from_the_one_before(chars):
+    """An episode's first request repeats the previous episode's tool schemas, system prompt and instructions: the
+    run's share counts them (a provider's cache keeps them), the episode's share cannot (it has no request before)."""
+    import gymnasium as gym
+
+    from finenvs.evaluation.cost import measure_tokens
+    from finenvs.evaluation.llm import SYSTEM_PROMPT
+    from finenvs.tasks import tasks
+
+    task = next(t for t in tasks() if t.env_id == "FinOptions-v0")
+    m = measure_tokens(task, episodes=2, decisions=2)  # one decision per episode
+    assert m.decisions == 2 and len(m.run_cached) == 2
+    assert m.run_cached[0] == m.cached[0]  # nothing ran before the first episode
+    env = gym.make(task.text_env_id)
+    env.reset(seed=0)
+    schemas = tk.request_parts([], env.tool_specs())[0]
+    assert m.run_cached[1] - m.cached[1] >= len(schemas) + len(f"system\n{SYSTEM_PROMPT}") + tk.MESSAGE_OVERHEAD
+    record = m.record()
+    assert record["run_cached_share"] == pytest.approx(sum(m.run_cached) / sum(m.prompt))
+    assert record["run_cached_share"] > record["cached_share"] > 0

@@ -10,9 +10,10 @@ arguments) or ``TextInterface(gym.make("FinTrading-v0", ...))``::
     prompt, reward, terminated, truncated, info = env.step("Momentum is up.\\nAction: BUY")
 
 * **Observation**: a prompt (:func:`finenvs.text.protocol.render_prompt`): task
-  instructions, the state at the current close (date, symbol, position,
-  equity, costs), the last ``history`` decisions, the tools and the answer
-  format. ``PrintableText(32768)``.
+  instructions and the answer format, the last ``history`` decisions, and the
+  state at the current close (date, symbol, position, equity, costs); the tools
+  are described by their schemas (:meth:`TextInterface.tool_specs`), not in the
+  prompt. ``PrintableText(32768)``.
 * **Action**: a reply, read by the env's own protocol
   (:class:`finenvs.text.protocol.TextProtocol`): a JSON object with ``"action"``,
   an ``Action: X`` line, or a bare action word; or a ``commit_action`` tool
@@ -39,6 +40,7 @@ Text spaces are not for stable-baselines3 (it rejects them): RL uses the base en
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -177,6 +179,8 @@ class TextInterface(gym.Wrapper):
         #: Whether the sandboxed ``run_python`` tool is offered.
         self.python = python
         self.toolbox = ToolBox(env, max_chars=tool_max_chars, family=toolset, extra=extra, **toolbox_kwargs)
+        state_fn = getattr(env.unwrapped, "text_state", None)
+        self._state_takes_tools = callable(state_fn) and "tools" in inspect.signature(state_fn).parameters
         self.observation_space = PrintableText(MAX_PROMPT_CHARS)
         self.action_space = PrintableText(protocol.max_chars)
         self._decisions: list[str] = []
@@ -190,10 +194,10 @@ class TextInterface(gym.Wrapper):
     def prompt(self) -> str:
         """The prompt for the current decision."""
         base: Any = self.env.unwrapped  # a family's env (__init__ checked its protocol): it has text_state()
-        state = base.text_state()
-        tools = self.toolbox.summaries() if self.toolbox is not None else None
+        # a family whose text_state takes the offered tools' names may point to a tool instead of repeating it
+        state = base.text_state(tools=self.toolbox.names) if self._state_takes_tools else base.text_state()
         recent = self._decisions[-self.history :] if self.history else None
-        prompt = render_prompt(self.protocol, state, history=recent, tools=tools)
+        prompt = render_prompt(self.protocol, state, history=recent)
         if not self._challenge:
             return prompt
         return f"{prompt[: MAX_PROMPT_CHARS - len(self._challenge) - 2]}\n\n{self._challenge}"
@@ -267,9 +271,9 @@ class TextInterface(gym.Wrapper):
             return self.prompt(), float(reward), terminated, truncated, info
         self._challenge = None
         equity = info.get("equity")
-        self._decisions.append(
-            f"- {info.get('date', len(self._decisions) + 1)}: {parsed.name}{note}; reward {reward:+.5f}"
-            + (f", equity {equity:.4f}" if isinstance(equity, (int, float)) else "")
+        self._decisions.append(  # the columns of render_prompt's "recent decisions" heading
+            f"- {info.get('date', len(self._decisions) + 1)} {parsed.name}{note} {reward:+.5f}"
+            + (f" {equity:.4f}" if isinstance(equity, (int, float)) else "")
         )
         return self.prompt(), float(reward), terminated, truncated, info
 

@@ -65,14 +65,14 @@ def handle(args: argparse.Namespace) -> int:
     rows = []
     for env, m in measured.items():
         r = m.record()
-        share = r["cached_share"]
+        share, run_share = r["cached_share"], r["run_cached_share"]
         rows.append([env, str(r["decisions"]), _n(r["median_prompt"]), _n(r["median_completion"]),
-                     "n/a" if share is None else f"{share:.0%}", _n(r["requests_per_decision"], 1),
-                     _n(r["tool_calls_per_decision"], 1)])
+                     "n/a" if share is None else f"{share:.0%}", "n/a" if run_share is None else f"{run_share:.0%}",
+                     _n(r["requests_per_decision"], 1), _n(r["tool_calls_per_decision"], 1)])
     print(f"Tokens per decision of each family's scripted agent ({ENCODING} estimate; tokenizer: "
           f"{tokenizer_status()}):")
-    print(md_table(["env", "decisions", "median prompt", "median completion", "cached prefix", "requests",
-                    "tool calls"], rows))
+    print(md_table(["env", "decisions", "median prompt", "median completion", "cached prefix",
+                    "cached prefix (run)", "requests", "tool calls"], rows))
     names = {"herculean": "HERCULEAN's full protocol (four workflows, backtest and live window)",
              "fabpp": "FAB++'s aggregate (every family with a FAB++ section)"}
     for protocol, proj in projections.items():

@@ -33,6 +33,9 @@ class FamilyTokens:
     prompt: list[int] = field(default_factory=list)
     completion: list[int] = field(default_factory=list)
     cached: list[int] = field(default_factory=list)
+    #: Cached-prefix tokens of each decision against the previous request of the run (the episodes played in
+    #: order), not only of its episode: what a provider's cache also keeps from the episode before.
+    run_cached: list[int] = field(default_factory=list)
     requests: list[int] = field(default_factory=list)
     tool_calls: list[int] = field(default_factory=list)
     episodes: int = 0
@@ -53,15 +56,23 @@ class FamilyTokens:
 
     @property
     def cached_share(self) -> float | None:
-        """Share of all prompt tokens that repeat the previous request's prefix."""
+        """Share of all prompt tokens that repeat the prefix of the previous request of their episode."""
         total = sum(self.prompt)
         return sum(self.cached) / total if total and self.problem is None else None
+
+    @property
+    def run_cached_share(self) -> float | None:
+        """Share of all prompt tokens that repeat the prefix of the previous request of the run (for an episode's
+        first request, the previous episode's last: its tool schemas, system prompt and instructions)."""
+        total = sum(self.prompt)
+        return sum(self.run_cached) / total if total and self.problem is None and self.run_cached else None
 
     def record(self) -> dict[str, Any]:
         return {"env": self.env_id, "episodes": self.episodes, "decisions": self.decisions,
                 "median_prompt": self.median("prompt"), "median_completion": self.median("completion"),
                 "mean_prompt": self.mean("prompt"), "mean_completion": self.mean("completion"),
                 "mean_cached": self.mean("cached"), "cached_share": self.cached_share,
+                "run_cached_share": self.run_cached_share,
                 "requests_per_decision": self.mean("requests"), "tool_calls_per_decision": self.mean("tool_calls"),
                 "counted": "n/a" if self.problem else "o200k_base estimate", "problem": self.problem}
 
@@ -75,6 +86,23 @@ def measure_tokens(task: TaskSpec, *, split: str = "eval", episodes: int = 2, de
     from finenvs.evaluation.session import EpisodeSession
     from finenvs.evaluation.tokens import EpisodeTokens, tokenizer_status
 
+    class EpisodeAndRun(EpisodeTokens):
+        """An episode's counts (as the runner keeps them) and, beside them, the same requests counted against the
+        previous request of the whole run."""
+
+        def __init__(self, run: EpisodeTokens) -> None:
+            super().__init__()
+            self.run = run
+            self.run_cached: int | None = 0
+
+        def count(self, messages: Any, tools: Any, usage: Any, reply_text: str) -> None:
+            super().count(messages, tools, usage, reply_text)
+            self.run.count(messages, tools, usage, reply_text)
+
+        def take(self) -> Any:
+            self.run_cached = self.run.take().cached
+            return super().take()
+
     out = FamilyTokens(task.env_id)
     status = tokenizer_status()
     if status != "ok":
@@ -85,11 +113,12 @@ def measure_tokens(task: TaskSpec, *, split: str = "eval", episodes: int = 2, de
     per_episode = max(1, decisions // max(1, len(plan)))
     agent = task.make_scripted_agent()
     pool = EnvPool(history=config.history, tool_max_chars=config.tool_max_chars)
+    run_tally = EpisodeTokens()
 
     async def play(spec: EpisodeSpec) -> None:
         env = pool.take(spec)
         session = EpisodeSession(spec, history=config.history, tool_max_chars=config.tool_max_chars, env=env)
-        tally = EpisodeTokens()
+        tally = EpisodeAndRun(run_tally)
         try:
             for _ in range(per_episode):
                 if session.done or session.waiting:
@@ -102,6 +131,8 @@ def measure_tokens(task: TaskSpec, *, split: str = "eval", episodes: int = 2, de
                 out.prompt.append(tokens.prompt)
                 out.completion.append(tokens.completion)
                 out.cached.append(tokens.cached)
+                if tally.run_cached is not None:
+                    out.run_cached.append(tally.run_cached)
                 out.requests.append(decision.requests)
                 calls = sum(1 for m in decision.messages if m.get("role") == "tool")
                 out.tool_calls.append(calls - (1 if decision.commit_arguments is not None else 0))

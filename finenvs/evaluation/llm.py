@@ -86,11 +86,8 @@ FAILURE_RULES = ("default", "herculean")
 #: HERCULEAN's attempts per decision before it counts as a failure.
 HERCULEAN_ATTEMPTS = 5
 
-SYSTEM_PROMPT = (
-    "You are an agent acting in a finenvs environment. Read data with the tools (they see nothing after the "
-    "current decision time; asking for later data is counted as a look-ahead attempt), then commit exactly one "
-    "decision with the commit_action tool."
-)
+SYSTEM_PROMPT = ("Read data with the tools (they see nothing after the decision time; asking for later data counts "
+                 "as a look-ahead attempt), then commit one decision with the commit_action tool.")
 
 
 @dataclass(frozen=True)

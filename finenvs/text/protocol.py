@@ -190,6 +190,9 @@ class TextProtocol:
     hint: str = ""
     #: Replaces the prompt's generic answer paragraph (protocols whose action is not a word).
     answer_note: str = ""
+    #: The ``commit_action`` tool's description, when it should not repeat the prompt's answer paragraph (default:
+    #: ``answer_note``, else a line naming the valid actions).
+    commit_note: str = ""
 
     @property
     def answer_format(self) -> str:
@@ -239,22 +242,21 @@ class TextProtocol:
         return value
 
     # ---------------------------------------------------------------- commit tool
+    def commit_advertised(self) -> dict[str, Any]:
+        """The ``commit_action`` schema as the model reads it (default: :meth:`commit_schema`); a protocol may say
+        the same in fewer words. Commits are read by :meth:`parse_commit`, and fields are named against
+        :meth:`commit_schema`."""
+        return self.commit_schema()
+
     def commit_schema(self) -> dict[str, Any]:
         """JSON Schema of the ``commit_action`` tool's arguments."""
         return {
             "type": "object",
             "properties": {
-                "action": {
-                    "type": "string",
-                    "enum": self.action_words,
-                    "description": "The decision (one of the enum).",
-                },
-                "reasoning": {
-                    # no maxLength here: llama.cpp turns long string bounds into grammars it cannot
-                    # load; parse_commit cuts reasoning to max_chars instead
-                    "type": "string",
-                    "description": "Optional: why, in a few sentences.",
-                },
+                "action": {"type": "string", "enum": self.action_words},
+                # no maxLength here: llama.cpp turns long string bounds into grammars it cannot
+                # load; parse_commit cuts reasoning to max_chars instead
+                "reasoning": {"type": "string", "description": "Optional: why."},
             },
             "required": ["action"],
             "additionalProperties": False,
@@ -332,10 +334,8 @@ def render_prompt(
     state: dict[str, Any],
     *,
     history: list[str] | None = None,
-    tools: list[tuple[str, str]] | None = None,
 ) -> str:
-    """The text observation: instructions, tools and answer format first, then recent decisions and the state at
-    the clock.
+    """The text observation: instructions and answer format first, then recent decisions and the state at the clock.
 
     What stays the same over an episode comes first and what changes comes last, so the prompts of an episode's
     decisions share a long byte-identical prefix that providers' prompt caches reuse (the ``## Now`` section ends
@@ -344,27 +344,23 @@ def render_prompt(
     Args:
         protocol: The env's protocol.
         state: Label -> value lines (``Symbol``, ``Date``, ``Position``, ...), in order.
-        history: One line per recent decision, oldest first.
-        tools: ``(name, one-line description)`` of the tools the agent may call; the prompt names them (their
-            schemas, sent beside the prompt, describe them).
+        history: One line per recent decision, oldest first: date (or step), action, reward and equity.
+
+    The prompt does not list the tools: their schemas go beside it with every request (chat endpoints, MCP's tool
+    list, :meth:`~finenvs.wrappers.TextInterface.tool_specs`), and the runner's system prompt says how to use them.
     """
     lines = [f"# {protocol.task}", "", protocol.instructions.strip()]
-    if tools:  # names only: each tool's schema (sent with every request) describes it
-        lines += ["", "## Tools", ", ".join(name for name, _ in tools) + ". Call them as often as you like before "
-                  "you decide; every tool sees data up to this close only."]
-    words = protocol.hint or ", ".join(protocol.action_words)
     if protocol.answer_note:
         lines += ["", "## Answer", protocol.answer_note]
     else:
         lines += [
             "",
             "## Answer",
-            f"Commit with the commit_action tool, or end your reply with one line "
-            f"'Action: <{protocol.answer_format}>'. Valid actions: {words}. A reply without a clear action "
-            f"counts as a format error and {protocol.default} is taken ({protocol.default_reason}).",
+            f"Commit with commit_action, or end your reply with a line 'Action: <{protocol.answer_format}>'. Without a "
+            f"clear action, {protocol.default} is taken ({protocol.default_reason}) and a format error counted.",
         ]
     if history:
-        lines += ["", "## Your recent decisions (oldest first)", *history]
+        lines += ["", "## Your recent decisions (oldest first: date, action, reward, equity)", *history]
     lines += ["", "## Now"]
     lines += [f"{label}: {value}" for label, value in state.items()]
     text = "\n".join(lines)

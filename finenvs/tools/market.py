@@ -27,6 +27,10 @@ STALE_FILING_DAYS = 100
 MAX_SYMBOLS_LISTED = 20
 RATE_SERIES = {"DTB3": "3-month Treasury bill, secondary market, discount basis", "DGS10": "10-year Treasury yield"}
 _DATE = {"type": "string", "description": "YYYY-MM-DD", "minLength": 10, "maxLength": 32}
+#: ``symbol`` and dates as the tools advertise them (the checked schemas bound them; the tool descriptions say that
+#: dates are YYYY-MM-DD and that the symbol defaults to the episode's).
+_ANY_SYMBOL = {"type": "string"}
+_YMD = {"type": "string"}
 _SYMBOL = {
     "type": "string",
     "description": "Default: this episode's symbol.",
@@ -116,10 +120,16 @@ def _indicator_schema() -> dict[str, Any]:
 def _indicator_advertised(schema: dict[str, Any]) -> dict[str, Any]:
     """``get_indicators``' schema as the model reads it: ``params`` in one line of words (each indicator's parameters
     with their defaults and ranges) instead of a sub-schema per indicator; calls are checked against the full one."""
-    line = "; ".join(f"{n} " + ", ".join(f"{p} {d}" for p, (_, d, _, _) in spec.items())
-                     for n, spec in ind.INDICATORS.items())
-    params = {"type": "object", "description": f"Per indicator, e.g. {{\"sma\": {{\"window\": 50}}}}; defaults: {line}"}
-    return {**schema, "properties": {**schema["properties"], "params": params}}
+    windows = {n: spec["window"][1] for n, spec in ind.INDICATORS.items() if "window" in spec}
+    usual = max(set(windows.values()), key=list(windows.values()).count)
+    others = [f"{n} " + ", ".join(f"{p} {d}" for p, (_, d, _, _) in spec.items() if p != "window")
+              for n, spec in ind.INDICATORS.items() if set(spec) - {"window"}]
+    line = "; ".join([f"window {usual} (" + ", ".join(f"{n} {w}" for n, w in windows.items() if w != usual) + ")",
+                      *others])
+    params = {"type": "object", "description": f"e.g. {{\"sma\": {{\"window\": 50}}}}; defaults: {line}"}
+    return {"type": "object", "properties": {
+        "names": {"type": "array", "items": {"enum": list(ind.INDICATORS)}}, "symbol": _ANY_SYMBOL, "params": params,
+        "history": {"type": "integer", "default": 1}}, "required": ["names"]}
 
 
 def get_indicators(
@@ -171,19 +181,17 @@ def news_coverage(view: AsOfView, symbol: str) -> dict[str, Any]:
     with a plain-words ``note`` telling an agent whether an empty answer can mean "not covered".
     """
     cov = view.news_coverage(symbol)
-    as_of = cov["as_of"]
+    as_of = cov.pop("as_of")  # the answer's own as_of and symbol say them once
+    del cov["symbol"]
     if cov["count"]:
-        first, latest = cov["first_published_at"][:10], cov["latest_published_at"][:10]
+        latest = cov["latest_published_at"][:10]
         gap = cov["days_since_latest"] = _days_between(latest, as_of)
-        note = (f"{cov['count']} news items held for {symbol} up to the {as_of} close, from {first}; the newest "
-                f"is from {latest}, {gap} day(s) before {as_of}")
+        note = f"the newest item held is {gap} day(s) old"
         if gap > STALE_NEWS_DAYS:
-            note += (": the news data does not cover the days after it; an empty answer is not proof that "
-                     "nothing happened")
+            note += ": the news data does not cover the days after it; an empty answer is not proof that nothing happened"
     else:
         held = _listed(cov, "symbols_with_news")
-        note = (f"the news data holds no item for {symbol} up to the {as_of} close; an empty answer is not proof "
-                "that nothing happened")
+        note = f"the news data holds no item for {symbol} up to this close; an empty answer is not proof that nothing happened"
         if held:
             note += f" (it holds news for {held} symbol(s): symbols_with_news)"
     cov["note"] = note
@@ -226,13 +234,12 @@ def list_news(
     out: dict[str, Any] = {
         "symbol": symbol,
         "as_of": str(view.as_of),
-        "visible_until_utc": str(view.decision_time) + "Z",
         "count": len(items),
         "coverage": news_coverage(view, symbol),
         "items": items[: int(limit)],
     }
     if not items:
-        out["note"] = f"no news item for {symbol} in this window; coverage says what the news data holds"
+        out["note"] = "none in this window; see coverage"
     elif len(items) > limit:
         out["note"] = f"showing the newest {limit} of {len(items)}; raise limit or narrow the window"
     return out
@@ -241,7 +248,7 @@ def list_news(
 def get_news(ctx: ToolContext, id: str) -> dict[str, Any]:  # noqa: A002  (the tool's argument name)
     view = ctx.view()
     item = view.news_item(id)
-    return {**item, "coverage": news_coverage(view, item["symbol"])}
+    return {**item, "as_of": str(view.as_of), "coverage": news_coverage(view, item["symbol"])}
 
 
 # ---------------------------------------------------------------------------- filings
@@ -328,15 +335,15 @@ _INDICATOR_ARGS: dict[str, Any] = {
 MARKET_TOOLS: tuple[Tool, ...] = (
     Tool(
         "get_state",
-        "Your portfolio and the clock: symbol, date, position, equity, costs, and the symbols whose prices you can read.",
+        "Portfolio, clock, costs and the symbols whose prices you can read.",
         {"type": "object", "properties": {}, "additionalProperties": False},
         get_state,
         summary="portfolio, date and readable symbols",
     ),
     Tool(
         "get_prices",
-        "Daily adjusted OHLCV bars up to the current close, oldest first. Give lookback (last N bars; "
-        "default 20) or start/end dates; columns picks some of date, open, high, low, close, volume (default all).",
+        "Daily adjusted OHLCV bars of `symbol` (default: the episode's) up to this close, oldest first: the last "
+        "`lookback` (default 20) or start..end (YYYY-MM-DD); `columns` (default all).",
         {
             "type": "object",
             "properties": {
@@ -352,11 +359,14 @@ MARKET_TOOLS: tuple[Tool, ...] = (
         get_prices,
         keep="tail",
         summary="daily OHLCV bars up to this close",
+        advertised={"type": "object", "properties": {
+            "symbol": _ANY_SYMBOL, "lookback": {"type": "integer"}, "start": _YMD, "end": _YMD,
+            "columns": {"type": "array", "items": {"enum": list(PRICE_COLUMNS)}}}},
     ),
     Tool(
         "get_indicators",
-        "Indicators from the bars up to the current close: sma, ema, rsi (Wilder), macd, bollinger, atr, "
-        "realized_vol (annualised); the last `history` values of each.",
+        "Indicators of `symbol` (default: the episode's) at this close, the last `history` values (rsi: Wilder's; "
+        "realized_vol: annualised).",
         _INDICATOR_ARGS,
         get_indicators,
         keep="tail",
@@ -365,9 +375,9 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "list_news",
-        "Headlines published by the current close (16:00 New York), newest first: id, time (UTC), title, "
-        "publisher. `coverage` (what the news data holds for the symbol up to now) tells 'nothing published' "
-        "from 'not covered'.",
+        "Headlines on `symbol` (default: the episode's) published by this close (16:00 New York), newest first, "
+        "over lookback_days or start..end (YYYY-MM-DD): id, UTC time, title, publisher; `coverage` tells 'nothing "
+        "published' from 'not covered'.",
         {
             "type": "object",
             "properties": {
@@ -381,11 +391,13 @@ MARKET_TOOLS: tuple[Tool, ...] = (
         },
         list_news,
         summary="headlines published by this close",
+        advertised={"type": "object", "properties": {
+            "symbol": _ANY_SYMBOL, "lookback_days": {"type": "integer", "default": 7}, "start": _YMD, "end": _YMD,
+            "limit": {"type": "integer", "default": 20}}},
     ),
     Tool(
         "get_news",
-        "One news item in full (summary, URL, publisher, provider sentiment when the provider gives one), "
-        "with the `coverage` of its symbol's news.",
+        "One news item in full (summary, URL, publisher, provider sentiment if given), with `coverage`.",
         {
             "type": "object",
             "properties": {"id": {"type": "string", "minLength": 1, "maxLength": 200}},
@@ -397,8 +409,8 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "list_filings",
-        "10-K/10-Q filings public by the current close (usable from the day after filing), with their text "
-        "sections and `coverage` (what the filing data holds for the symbol up to now).",
+        "10-K/10-Q filings of `symbol` (default: the episode's) usable by this close (from the day after "
+        "filing), their sections, and `coverage`.",
         {
             "type": "object",
             "properties": {"symbol": _SYMBOL, "form": {"type": "string", "enum": ["10-K", "10-Q"]}},
@@ -406,10 +418,11 @@ MARKET_TOOLS: tuple[Tool, ...] = (
         },
         list_filings,
         summary="10-K/10-Q filings public by this close",
+        advertised={"type": "object", "properties": {"symbol": _ANY_SYMBOL, "form": {"enum": ["10-K", "10-Q"]}}},
     ),
     Tool(
         "get_filing_section",
-        "Text of one filing section, paged: `offset` and `max_chars` select a chunk; `next_offset` continues.",
+        "One filing section's text from `offset`, at most `max_chars`; `next_offset` continues.",
         {
             "type": "object",
             "properties": {
@@ -423,10 +436,13 @@ MARKET_TOOLS: tuple[Tool, ...] = (
         },
         get_filing_section,
         summary="text of one filing section, paged",
+        advertised={"type": "object", "properties": {
+            "id": {"type": "string"}, "section": {"type": "string"}, "offset": {"type": "integer", "default": 0},
+            "max_chars": {"type": "integer", "default": 4000}}, "required": ["id", "section"]},
     ),
     Tool(
         "get_rate",
-        "The latest Treasury rate published by the current close, in percent per annum, with its own date.",
+        "The latest Treasury rate published by this close (percent a year), with its date.",
         {
             "type": "object",
             "properties": {"series": {"type": "string", "enum": list(RATE_SERIES), "default": "DTB3"}},
@@ -434,6 +450,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
         },
         get_rate,
         summary="latest Treasury rate (DTB3, DGS10)",
+        advertised={"type": "object", "properties": {"series": {"enum": list(RATE_SERIES), "default": "DTB3"}}},
     ),
 )
 

@@ -33,10 +33,12 @@ from typing import Any
 
 from finenvs.tools.registry import Tool, ToolContext, json_size
 
+#: The tool that lists the contracts on offer (a prompt beside it points to it instead of listing them).
+QUOTES_TOOL = "get_quotes"
 #: The fields of a quote.
 QUOTE_COLUMNS = ("type", "strike", "expiry", "days", "premium", "iv")
-#: Columns of a ``get_quotes`` row: a quote's fields but its expiry and days, which its expiry block gives once.
-QUOTE_ROW = ("type", "strike", "premium", "iv")
+#: Columns of a ``get_quotes`` row: one strike's call and put (their expiry and days are its expiry block's).
+QUOTE_ROW = ("strike", "call_premium", "call_iv", "put_premium", "put_iv")
 #: Engine numbers ``analyze_position`` returns.
 POSITION_NUMBERS = ("net_premium", "max_profit", "max_loss", "breakevens", "pop", "delta", "gamma", "vega", "theta",
                     "hedge_shares")
@@ -73,30 +75,56 @@ def get_task(ctx: ToolContext) -> dict[str, Any]:
     return out
 
 
+#: Decimals of a ``get_quotes`` iv unless ``full=true`` (0.0001 = 0.01 vol point, as the question lists them).
+IV_DECIMALS = 4
+
+
+def _premium_iv(q: dict[str, Any], full: bool) -> list[Any]:
+    """A quote's ``[premium, iv]`` for a ``get_quotes`` row (iv rounded unless ``full``)."""
+    premium, iv = _finite([q.get("premium"), q.get("iv")])
+    if not full and isinstance(iv, float):
+        iv = round(iv, IV_DECIMALS)
+    return [premium, iv]
+
+
 def get_quotes(ctx: ToolContext, expiry: str | None = None, type: str | None = None,  # the quote field's name
                min_strike: float | None = None, max_strike: float | None = None, offset: int = 0,
-               limit: int = 200) -> dict[str, Any]:
+               limit: int = 200, full: bool = False) -> dict[str, Any]:
     task = _task(ctx)
     quotes = [q for q in task["quotes"]
               if (expiry is None or q["expiry"] == expiry) and (type is None or q["type"] == type)
               and (min_strike is None or q["strike"] >= min_strike) and (max_strike is None or q["strike"] <= max_strike)]
     out: dict[str, Any] = {"columns": list(QUOTE_ROW), "total": len(quotes), "offset": offset, "expiries": [],
                            "next_offset": None,
-                           "units": "premium per share; iv per year (null: the task states no vol); days to expiry"}
+                           "units": "premium per share, iv per year" + ("" if full else f" ({IV_DECIMALS} decimals; "
+                                    "full=true: all)") + "; null: not on this page or not stated"}
     budget = ctx.max_chars - json_size(out) - _ROOM
     taken = 0
     for q in quotes[offset : offset + limit]:  # as many whole quotes as fit the cap, so next_offset pages all
-        row = _finite([q.get(c) for c in QUOTE_ROW])
         blocks = out["expiries"]
         new_block = not blocks or blocks[-1]["expiry"] != q["expiry"]
-        cost = json_size(row) + 1 + (json_size({"expiry": q["expiry"], "days": q.get("days"), "rows": []}) + 1
-                                     if new_block else 0)
+        rows = [] if new_block else blocks[-1]["rows"]
+        # a put joins its strike's call row (the order call, put is kept); any other quote opens a row
+        joins = (q.get("type") == "put" and bool(rows) and rows[-1][0] == q.get("strike")
+                 and rows[-1][3] is None and rows[-1][4] is None)
+        cells = _premium_iv(q, full)
+        if joins:
+            row = [*rows[-1][:3], *cells]
+            cost = json_size(row) - json_size(rows[-1])
+        else:
+            row = [q.get("strike"), *(cells if q.get("type") == "call" else [None, None]),
+                   *(cells if q.get("type") == "put" else [None, None])]
+            cost = json_size(row) + 1 + (json_size({"expiry": q["expiry"], "days": q.get("days"), "rows": []}) + 1
+                                         if new_block else 0)
         budget -= cost
         if budget < 0:
             break
         if new_block:  # quotes of one expiry (in the task's order) share its date and days
-            blocks.append({"expiry": q["expiry"], "days": q.get("days"), "rows": []})
-        blocks[-1]["rows"].append(row)
+            blocks.append({"expiry": q["expiry"], "days": q.get("days"), "rows": rows})
+        if joins:
+            rows[-1] = row
+        else:
+            rows.append(row)
         taken += 1
     end = offset + taken
     out["next_offset"] = end if end < len(quotes) else None
@@ -104,10 +132,12 @@ def get_quotes(ctx: ToolContext, expiry: str | None = None, type: str | None = N
 
 
 def quote_rows(page: dict[str, Any]) -> list[dict[str, Any]]:
-    """The quotes of a ``get_quotes`` page as dicts with every quote field (:data:`QUOTE_COLUMNS`), in order."""
-    return [{"type": row[0], "strike": row[1], "expiry": block["expiry"], "days": block["days"],
-             **dict(zip(page["columns"][2:], row[2:], strict=True))}
-            for block in page["expiries"] for row in block["rows"]]
+    """The quotes of a ``get_quotes`` page as dicts with every quote field (:data:`QUOTE_COLUMNS`), in order (a
+    side whose premium and iv are both null is not on the page)."""
+    return [{"type": kind, "strike": row[0], "expiry": block["expiry"], "days": block["days"],
+             "premium": row[at], "iv": row[at + 1]}
+            for block in page["expiries"] for row in block["rows"]
+            for kind, at in (("call", 1), ("put", 3)) if row[at] is not None or row[at + 1] is not None]
 
 
 def analyze_position(ctx: ToolContext, legs: list[Any], contracts: float = 1.0) -> dict[str, Any]:
@@ -125,6 +155,10 @@ def analyze_position(ctx: ToolContext, legs: list[Any], contracts: float = 1.0) 
     return out
 
 
+#: A position's ``legs`` as the tools that take one (besides ``analyze_position``) advertise it: the leg's fields in
+#: words; calls are checked against the full leg schema.
+LEGS_IN_WORDS = {"type": "array", "items": {"type": "object"},
+                 "description": "as in analyze_position"}
 _LEG = {"type": "object", "properties": {
     "side": {"type": "string", "enum": ["buy", "sell", "long", "short"]},
     "type": {"type": "string", "enum": ["call", "put", "stock"]},
@@ -134,32 +168,42 @@ _LEG = {"type": "object", "properties": {
 
 OPTIONS_TOOLS: tuple[Tool, ...] = (
     Tool("get_task",
-         "The task as data: id, kind, market (spot, rate, dividend yield, multiplier, PoP vol), template, outlook, "
-         "budget, contracts, the items asked per dimension, the given legs, attribution inputs, daily vol, and "
-         "the expiries on offer.",
+         "The task as data: market (spot, rate, dividend yield, multiplier, PoP vol), template, outlook, budget, "
+         "contracts, items asked, given legs, attribution inputs, daily vol, expiries on offer.",
          {"type": "object", "properties": {}, "additionalProperties": False},
          get_task, summary="the task as data (market, what is asked, given legs)"),
-    Tool("get_quotes",
-         "The contracts on offer, one block per expiry (its date and days to expiry) of rows [type, strike, "
-         "premium, iv], filtered by expiry, type and strike range, paged: call again with offset=next_offset until "
-         "next_offset is null.",
+    Tool(QUOTES_TOOL,
+         "The contracts on offer: per expiry (date, days) rows [strike, call premium, call iv, put premium, put iv]; "
+         "paged (offset=next_offset until null).",
          {"type": "object", "properties": {
              "expiry": {"type": "string", "maxLength": 10, "description": "YYYY-MM-DD"},
              "type": {"type": "string", "enum": ["call", "put"]},
              "min_strike": {"type": "number"}, "max_strike": {"type": "number"},
              "offset": {"type": "integer", "minimum": 0, "default": 0},
-             "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 200}},
+             "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 200},
+             "full": {"type": "boolean", "default": False, "description": "iv unrounded (default: 4 decimals)"}},
           "additionalProperties": False},
-         get_quotes, summary="the contracts on offer (filter by expiry, type, strikes; paged)"),
+         get_quotes, summary="the contracts on offer (filter by expiry, type, strikes; paged)",
+         advertised={"type": "object", "properties": {
+             "expiry": {"type": "string"}, "type": {"enum": ["call", "put"]}, "min_strike": {"type": "number"},
+             "max_strike": {"type": "number"}, "offset": {"type": "integer", "default": 0},
+             "limit": {"type": "integer", "default": 200},
+             "full": {"type": "boolean", "default": False, "description": "iv unrounded (default: 4 decimals)"}}}),
     Tool("analyze_position",
-         "The pricing engine's numbers for a position built from the contracts on offer: net premium, max "
-         "profit and loss, breakevens, probability of profit, delta, gamma, vega, theta and the delta-neutral "
-         "hedge in shares, for `contracts` units of the legs.",
+         "The engine's net premium, max profit and loss, breakevens, probability of profit, Greeks and "
+         "delta-neutral hedge (shares) of `contracts` units of the legs (contracts on offer, or stock).",
          {"type": "object", "properties": {
              "legs": {"type": "array", "minItems": 1, "maxItems": 12, "items": _LEG},
              "contracts": {"type": "number", "minimum": 0, "default": 1.0}},
           "required": ["legs"], "additionalProperties": False},
-         analyze_position, summary="the engine's numbers for a position"),
+         analyze_position, summary="the engine's numbers for a position",
+         advertised={"type": "object", "properties": {
+             "legs": {"type": "array", "items": {"type": "object", "properties": {
+                 "side": {"enum": ["buy", "sell"]}, "type": {"enum": ["call", "put", "stock"]},
+                 "strike": {"type": "number"}, "expiry": {"type": "string"},
+                 "quantity": {"type": "number"}},
+                 "required": ["side", "type"]}},
+             "contracts": {"type": "number", "default": 1.0}}, "required": ["legs"]}),
 )
 
 
@@ -266,35 +310,51 @@ _CONTRACT_ARGS = {
     "days": {"type": "number", "minimum": 0, "maximum": 36500, "description": "calendar days to expiry (T = days/365)"},
 }
 
+_MARKET_DEFAULTS = "days: calendar days to expiry; spot, rate and dividend_yield (continuous, decimal) default to the task's."
+
+
+def _pricing_advertised(name: str, unit: str) -> dict[str, Any]:
+    """A pricing tool's schema as the model reads it: the contract and ``name``, then the market inputs (bounds and
+    their words are in the checked schema and the description)."""
+    return {"type": "object", "properties": {
+        "type": {"enum": ["call", "put"]}, "strike": {"type": "number"}, "days": {"type": "number"},
+        name: {"type": "number", "description": unit}, "spot": {"type": "number"}, "rate": {"type": "number"},
+        "dividend_yield": {"type": "number"}}, "required": ["type", "strike", "days", name]}
+
+
 PRICING_TOOLS: tuple[Tool, ...] = (
     Tool("bs_price_greeks",
-         "Black-Scholes-Merton price, delta, gamma, vega (per vol point), theta (per calendar day) and rho (per "
-         "rate point) of one European call or put per share, by the scorer's engine. Spot, rate and dividend "
-         "yield default to the task's market.",
+         "The engine's Black-Scholes-Merton price and Greeks (vega per vol point, theta per calendar day, rho per "
+         "rate point) of one European option, per share. " + _MARKET_DEFAULTS,
          {"type": "object", "properties": {
              **_CONTRACT_ARGS, "vol": {"type": "number", "minimum": 0, "maximum": 10,
                                        "description": "per year, decimal (0.2 = 20%)"}, **_MARKET_ARGS},
           "required": ["type", "strike", "days", "vol"], "additionalProperties": False},
-         bs_price_greeks, summary="Black-Scholes-Merton price and Greeks of any call or put"),
+         bs_price_greeks, summary="Black-Scholes-Merton price and Greeks of any call or put",
+         advertised=_pricing_advertised("vol", "per year, 0.2 = 20%")),
     Tool("implied_vol",
-         "The volatility at which the engine's Black-Scholes-Merton price equals a premium (Brent's method); a "
-         "premium outside the no-arbitrage bounds is an error naming the bounds. Spot, rate and dividend yield "
-         "default to the task's market.",
+         "The vol at which the engine's Black-Scholes-Merton price equals a premium (per share; outside the "
+         "no-arbitrage bounds: an error naming them). " + _MARKET_DEFAULTS,
          {"type": "object", "properties": {
              **_CONTRACT_ARGS, "premium": {"type": "number", "minimum": 0, "maximum": 1e9,
                                            "description": "per share"}, **_MARKET_ARGS},
           "required": ["type", "premium", "strike", "days"], "additionalProperties": False},
-         implied_vol, summary="implied vol of a premium (engine's solver)"),
+         implied_vol, summary="implied vol of a premium (engine's solver)",
+         advertised=_pricing_advertised("premium", "per share")),
     Tool("iv_surface",
-         "Implied vols of the contracts on offer as a strikes x expiries grid (rows [strike, iv per expiry]), "
-         "one option type, filtered by strike range, paged: call again with offset=next_offset until it is null.",
+         "Implied vols of the contracts on offer of one type, rows [strike, iv per expiry]; paged "
+         "(offset=next_offset until it is null).",
          {"type": "object", "properties": {
              "type": {"type": "string", "enum": ["call", "put"], "default": "call"},
              "min_strike": {"type": "number"}, "max_strike": {"type": "number"},
              "offset": {"type": "integer", "minimum": 0, "default": 0},
              "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 200}},
           "additionalProperties": False},
-         iv_surface, summary="implied-vol surface of the contracts on offer (paged)"),
+         iv_surface, summary="implied-vol surface of the contracts on offer (paged)",
+         advertised={"type": "object", "properties": {
+             "type": {"enum": ["call", "put"], "default": "call"}, "min_strike": {"type": "number"},
+             "max_strike": {"type": "number"}, "offset": {"type": "integer", "default": 0},
+             "limit": {"type": "integer", "default": 200}}}),
 )
 
 
@@ -306,7 +366,7 @@ def _hedge_env(ctx: ToolContext) -> Any:
     return env
 
 
-def get_hedge_state(ctx: ToolContext) -> dict[str, Any]:
+def get_hedge_state(ctx: ToolContext, observation: bool = False) -> dict[str, Any]:
     env = _hedge_env(ctx)
     ep, state = env.episode, env.state
     t = state.t
@@ -314,11 +374,13 @@ def get_hedge_state(ctx: ToolContext) -> dict[str, Any]:
            "spot": ep.spots[t], "strike": ep.strike, "time_to_expiry_years": (ep.n_steps - t) * ep.dt,
            "pricing_vol": ep.pricing_vol, "option_value": ep.values[t], "bs_delta": ep.deltas[t],
            "hedge": state.hedge, "pnl": state.pnl, "costs": state.costs, "cost_bps": env.cost_bps,
-           "hedge_range": [-1.5, 1.5], "observation": env.named_observation()}
+           "hedge_range": [-1.5, 1.5]}
+    if observation:  # the RL agents' view of the same step (float32, scaled): on request only
+        out["observation"] = env.named_observation()
     if ep.dates is not None:
         out["date"] = ep.dates[t]
-    out["units"] = ("hedge and bs_delta in shares per option; time in trading days / 252; option_value per option; "
-                    "observation.option_value = option value / initial spot")
+    out["units"] = ("hedge and bs_delta in shares per option; time in trading days / 252; option_value per option"
+                    + ("; observation.option_value = option value / initial spot" if observation else ""))
     return {k: _finite(v) for k, v in out.items()}
 
 
@@ -348,8 +410,9 @@ def bs_greeks(ctx: ToolContext, spot: float | None = None, vol: float | None = N
 DELTAHEDGE_TOOLS: tuple[Tool, ...] = (
     Tool("get_hedge_state",
          "The state at this step: spot, strike, time to expiry, pricing vol, option value, the Black-Scholes "
-         "delta, the hedge held, P&L and costs so far, and the named observation the RL agents see.",
-         {"type": "object", "properties": {}, "additionalProperties": False},
+         "delta, the hedge held, P&L and costs so far (observation=true: also the RL agents' named observation).",
+         {"type": "object", "properties": {"observation": {"type": "boolean", "default": False}},
+          "additionalProperties": False},
          get_hedge_state, summary="spot, time, vol, option value, BS delta and the hedge held"),
     Tool("bs_greeks",
          "Black-Scholes price, delta, gamma, vega and theta of the hedged option at a spot, vol and time to "
@@ -363,5 +426,5 @@ DELTAHEDGE_TOOLS: tuple[Tool, ...] = (
 
 OPTIONS_TOOLS = (*OPTIONS_TOOLS, *PRICING_TOOLS)
 
-__all__ = ["DELTAHEDGE_TOOLS", "GREEK_OUTPUTS", "OPTIONS_TOOLS", "PRICING_TOOLS", "analyze_position", "bs_greeks",
+__all__ = ["DELTAHEDGE_TOOLS", "GREEK_OUTPUTS", "OPTIONS_TOOLS", "PRICING_TOOLS", "QUOTES_TOOL", "analyze_position", "bs_greeks",
            "bs_price_greeks", "get_hedge_state", "get_quotes", "get_task", "implied_vol", "iv_surface"]

@@ -487,10 +487,11 @@ class ToolBox:
         commit = Tool(
             name=COMMIT_TOOL,
             description=(
-                protocol.answer_note or "Commit today's decision; the market then moves to the next trading day. "
-                f"Valid actions: {protocol.hint or ', '.join(protocol.action_words)}."
+                protocol.commit_note or protocol.answer_note
+                or "Commit today's decision; the market then moves to the next trading day."
             ),
             parameters=protocol.commit_schema(),
+            advertised=protocol.commit_advertised(),
             func=None,
             summary="commit today's decision (ends your turn)",
         )

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from finenvs.tools.options import _LEG, _finite, _task
+from finenvs.tools.options import _LEG, LEGS_IN_WORDS, _finite, _task
 from finenvs.tools.registry import Tool, ToolContext, register_tools
 
 #: Greeks ``portfolio_greeks`` sums (engine units: vega per vol point, theta per calendar day, rho per rate point).
@@ -231,16 +231,19 @@ _POSITION_ARGS = {
     "contracts": {"type": "number", "minimum": 0, "maximum": 1e6, "default": 1.0},
 }
 
+#: ``legs`` and ``contracts`` as the risk tools advertise them (checked against :data:`_POSITION_ARGS`).
+_POSITION_WORDS = {"legs": LEGS_IN_WORDS, "contracts": {"type": "number", "default": 1.0}}
+
 RISK_TOOLS: tuple[Tool, ...] = (
     Tool("portfolio_greeks",
-         "Per-leg and total delta, gamma, vega, theta, rho and value of a position (contracts on offer and stock) "
-         "x multiplier x contracts, by the scorer's engine, and its dollar delta.",
+         "The engine's per-leg and total delta, gamma, vega, theta, rho and value of a position (x multiplier x "
+         "contracts), and its dollar delta.",
          {"type": "object", "properties": dict(_POSITION_ARGS), "required": ["legs"], "additionalProperties": False},
-         portfolio_greeks, summary="per-leg and total Greeks of a position"),
+         portfolio_greeks, summary="per-leg and total Greeks of a position",
+         advertised={"type": "object", "properties": _POSITION_WORDS, "required": ["legs"]}),
     Tool("value_at_risk",
-         "Value at risk and expected shortfall of a position over horizon_days trading days: parametric "
-         "(delta-normal at the task's daily vol), historical (full revaluation under the underlying's past "
-         "returns up to the task's date) or monte_carlo (seeded lognormal paths, full revaluation).",
+         "VaR and expected shortfall of a position over horizon_days: parametric (delta-normal, the task's daily "
+         "vol), historical (past returns, lookback_days) or monte_carlo (seeded lognormal paths).",
          {"type": "object", "properties": {
              **_POSITION_ARGS,
              "method": {"type": "string", "enum": list(VAR_METHODS), "default": "parametric"},
@@ -253,10 +256,16 @@ RISK_TOOLS: tuple[Tool, ...] = (
              "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1, "default": 0,
                       "description": "monte_carlo: seed of numpy's default_rng (same seed, same answer)"}},
           "required": ["legs"], "additionalProperties": False},
-         value_at_risk, summary="VaR and expected shortfall (historical, parametric, monte_carlo)"),
+         value_at_risk, summary="VaR and expected shortfall (historical, parametric, monte_carlo)",
+         advertised={"type": "object", "properties": {
+             **_POSITION_WORDS, "method": {"enum": list(VAR_METHODS), "default": "parametric"},
+             "confidence": {"type": "number", "default": 0.95}, "horizon_days": {"type": "integer", "default": 1},
+             "lookback_days": {"type": "integer", "default": DEFAULT_LOOKBACK},
+             "paths": {"type": "integer", "default": DEFAULT_PATHS}, "seed": {"type": "integer", "default": 0}},
+             "required": ["legs"]}),
     Tool("stress_test",
-         "The position's P&L under every combination of spot shocks (fractions of spot), implied-vol shocks (vol "
-         "points) and days passed, fully revalued by the engine; at most 500 scenarios.",
+         "A position's P&L, fully revalued, for each combination of spot_shocks (fractions; default 0, +-0.05, "
+         "+-0.1, +-0.2), vol_shocks (vol points; default 0) and days_passed (default 0); at most 500.",
          {"type": "object", "properties": {
              **_POSITION_ARGS,
              "spot_shocks": {"type": "array", "minItems": 1, "maxItems": 41,
@@ -269,7 +278,11 @@ RISK_TOOLS: tuple[Tool, ...] = (
                              "items": {"type": "integer", "minimum": 0, "maximum": 3650},
                              "description": "calendar days; default [0]"}},
           "required": ["legs"], "additionalProperties": False},
-         stress_test, summary="P&L under spot, vol and time shocks"),
+         stress_test, summary="P&L under spot, vol and time shocks",
+         advertised={"type": "object", "properties": {
+             **_POSITION_WORDS, **{name: {"type": "array", "items": {"type": kind}} for name, kind in
+                                   (("spot_shocks", "number"), ("vol_shocks", "number"), ("days_passed", "integer"))}},
+             "required": ["legs"]}),
 )
 
 register_tools("risk", RISK_TOOLS)

@@ -12,9 +12,9 @@ from typing import Any
 
 from finenvs.tools.registry import Tool, ToolContext
 
-_BUNDLE = {"type": "string", "description": "Bundle name from resolve_filing (default: this task's filing)."}
-_CONCEPT = {"type": "string", "minLength": 3, "maxLength": 300,
-            "description": "Concept as prefix:LocalName, e.g. us-gaap:Assets."}
+#: A ``bundle`` and a ``concept`` argument (resolve_filing's description says once what they hold).
+_BUNDLE = {"type": "string"}
+_CONCEPT = {"type": "string", "minLength": 3, "maxLength": 300}
 _PERIOD = {"type": "string", "maxLength": 40,
            "description": "YYYY-MM-DD (instant) or 'YYYY-MM-DD to YYYY-MM-DD' (duration)."}
 
@@ -127,7 +127,8 @@ def get_taxonomy_calculation(ctx: ToolContext, concept: str) -> dict[str, Any]:
 AUDIT_TOOLS: tuple[Tool, ...] = (
     Tool("resolve_filing",
          "Filing bundles visible at the audit date (the task's own is marked this_task): company, ticker, form, "
-         "period end, release date, fact count.",
+         "period end, release date, fact count. The other tools take a `concept` as prefix:LocalName (e.g. "
+         "us-gaap:Assets) and a `bundle` name from here (default: this task's filing).",
          {"type": "object", "properties": {"ticker": {"type": "string", "maxLength": 12},
                                            "form": {"type": "string", "maxLength": 12}},
           "additionalProperties": False},

@@ -116,6 +116,7 @@ def audit_protocol(grading: str = "finenvs") -> AuditProtocol:
         max_chars=MAX_ANSWER_CHARS,
         hint=example,
         answer_note=note,
+        commit_note=f"Commit your answer ({first}, {second}); the episode ends.",
         grading=grading,
     )
 

@@ -17,6 +17,9 @@ wrong stage is a format error with a documented default:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from finenvs.tasks.hedging.core import ACTION_NAMES, pair_list
 from finenvs.text.protocol import TextProtocol
 
@@ -29,9 +32,20 @@ fixed for the rest of the episode. Every later decision is one of:
 - HOLD: keep whatever position is open (or stay flat),
 - CLOSE: exit to flat.
 Share counts stay fixed while a position is held. Each entry and exit costs the fee on both legs'
-notional. You are scored on the equity curve: cumulative return, Sharpe ratio and maximum drawdown.
-You see data up to the current close only; asking for later data returns nothing new and is counted
-as a look-ahead attempt."""
+notional. Scored on the equity curve: cumulative return, Sharpe ratio, maximum drawdown. Data ends at
+this close; asking for later data counts as a look-ahead attempt."""
+
+
+@dataclass(frozen=True)
+class HedgingProtocol(TextProtocol):
+    """A universe's protocol; its commit tool names the action in words (the four trading words, a pair as
+    LONG/SHORT) instead of an enum of every ordered pair (n(n-1) words, re-sent with every request). Commits are
+    read against the whole vocabulary as before, and :meth:`commit_schema` keeps the enum."""
+
+    def commit_advertised(self) -> dict[str, Any]:
+        schema = self.commit_schema()
+        schema["properties"]["action"] = {"type": "string", "description": self.hint}
+        return schema
 
 
 def hedging_protocol(symbols: tuple[str, ...] | list[str]) -> TextProtocol:
@@ -44,7 +58,7 @@ def hedging_protocol(symbols: tuple[str, ...] | list[str]) -> TextProtocol:
         actions[word] = ("pair", k)
         synonyms[f"{symbols[i]}-{symbols[j]}".upper()] = word
     example = f"{symbols[0]}/{symbols[1]}"
-    return TextProtocol(
+    return HedgingProtocol(
         task="FinHedging-v0",
         instructions=HEDGING_INSTRUCTIONS.format(example=example),
         actions=actions,
@@ -56,4 +70,4 @@ def hedging_protocol(symbols: tuple[str, ...] | list[str]) -> TextProtocol:
     )
 
 
-__all__ = ["HEDGING_INSTRUCTIONS", "hedging_protocol"]
+__all__ = ["HEDGING_INSTRUCTIONS", "HedgingProtocol", "hedging_protocol"]

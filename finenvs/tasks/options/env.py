@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -40,9 +41,10 @@ from finenvs.tasks.options.core import (
     score_answer,
     stated_answer,
 )
-from finenvs.tasks.options.instances import make_task
+from finenvs.tasks.options.instances import make_task, question_with_pointer, states_its_market
 from finenvs.tasks.validation import check_choice, check_render_mode
 from finenvs.text.protocol import AnswerProtocol, ParsedAction, PrintableText
+from finenvs.tools.options import QUOTES_TOOL
 
 SOURCES = ("real", "synthetic")
 CHAINS = ("generated", "real")
@@ -115,12 +117,27 @@ def unread_card(task: dict[str, Any], reason: str) -> ScoreCard:
 OPTIONS_INSTRUCTIONS = (
     "You answer one options task: price an option, give a position's Greeks, build a strategy for an outlook and "
     "a risk budget, attribute a P&L between two marks, or size a credit spread. The task states the market, the "
-    "contracts on offer and the numbers it asks for. Every number is checked against the pricing engine: the "
-    "score is 0-100, 25 each for P&L, Greeks, Strategy and Risk (a dimension the task does not ask is left out "
-    "and the others share its weight). Money is for the whole position (per share x multiplier x contracts); "
-    "net_premium > 0 is a net debit; delta in shares, vega per vol point, theta per calendar day; hedge.shares "
-    "is the stock trade that makes the position delta-neutral (< 0 sells). You answer once; the episode ends."
+    "contracts on offer, the numbers it asks for and their units (hedge.shares: the stock trade that makes the "
+    "position delta-neutral). Every number is checked against the pricing engine: the score is 0-100, 25 each "
+    "for P&L, Greeks, Strategy and Risk (a dimension the task does not ask is left out and the others share its "
+    "weight). You answer once; the episode ends."
 )
+
+
+#: Keywords of ``options_answer.schema.json`` the commit tool's schema (sent with every request) leaves out: its
+#: identity and title, the bounds the scorer checks itself (a strike or quantity <= 0, a malformed expiry are
+#: scored with the reason); its units paragraph is replaced by a line (each question states its units).
+_COMMIT_LEAVES_OUT = frozenset({"title", "pattern", "exclusiveMinimum"})
+
+
+def _without(schema: Any, keys: frozenset[str]) -> Any:
+    """``schema`` without ``keys`` at any depth (property names are kept)."""
+    if isinstance(schema, list):
+        return [_without(v, keys) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: ({n: _without(f, keys) for n, f in v.items()} if k == "properties" else _without(v, keys))
+            for k, v in schema.items() if k not in keys or k == "properties"}
 
 
 @dataclass(frozen=True)
@@ -145,8 +162,19 @@ class OptionsProtocol(AnswerProtocol):
         # conditional keywords are beyond some servers' schema-to-grammar converters; the description says it
         legs["items"] = {k: v for k, v in legs["items"].items() if k not in ("if", "then")}
         legs["description"] = "The position per unit; call and put legs need strike and expiry (YYYY-MM-DD)."
-        schema["properties"]["reasoning"] = {"type": "string",
-                                             "description": "Optional: how you got the numbers (not scored)."}
+        schema["properties"]["reasoning"] = {"type": "string", "description": "Optional, not scored."}
+        return schema
+
+    def commit_advertised(self) -> dict[str, Any]:
+        """:meth:`commit_schema` as the model reads it (sent with every request): without its title and the bounds
+        the scorer checks itself, its plain numbers as one rule (the question names the keys of the numbers it asks
+        for); its units paragraph is left to the question, which states its units."""
+        full = self.commit_schema()
+        schema = _without(full, _COMMIT_LEAVES_OUT)
+        numbers = [name for name, field in full["properties"].items() if field == {"type": "number"}]
+        schema["properties"] = {k: v for k, v in schema["properties"].items() if k not in numbers}
+        schema["additionalProperties"] = {"type": "number"}
+        schema["description"] = "legs, contracts and each number the task asks for, by the key it names"
         return schema
 
     def parse_commit(self, arguments: Any) -> ParsedAction:
@@ -175,10 +203,10 @@ OPTIONS_PROTOCOL = OptionsProtocol(
     max_chars=MAX_ANSWER_CHARS,
     hint='{"legs": [{"side", "type", "strike", "expiry", "quantity"}, ...], "contracts": <n>, <each number asked>}',
     answer_note=(
-        "Commit with the commit_action tool (its fields are the answer: legs, contracts and every number the task "
-        'asks for), or reply with one JSON object {"legs": [...], "contracts": <n>, ...} (a ```json block or one '
-        "object inside your text). A number asked and not given scores 0; an answer that is not such an object "
-        "scores 0 on every item; nothing is substituted."),
+        'Commit with the commit_action tool, or reply with one JSON object {"legs": [...], "contracts": <n>, ...} (a '
+        "```json block or one object in your text). A number asked and not given scores 0; an answer that is not "
+        "such an object scores 0 on every item; nothing is substituted."),
+    commit_note="Commit your answer (the episode ends): legs, contracts and every number the task asks for.",
 )
 
 
@@ -495,18 +523,26 @@ class FinOptionsEnv(gym.Env):
         except (AnswerError, PricingError) as exc:
             raise ValueError(f"cannot analyse this position: {exc}") from None
 
-    def text_state(self) -> dict[str, str]:
-        """The task as prompt lines: id and kind, market, the items asked, and the full task text."""
+    def text_state(self, tools: Collection[str] = ()) -> dict[str, str]:
+        """The task as prompt lines: id and kind, market, the items asked, and the task text (id, kind and market
+        only in the question when it opens with them, as a generated one does).
+
+        Args:
+            tools: Names of the tools offered beside the prompt. With ``get_quotes`` among them, the question
+                names the contracts on offer and points to it instead of listing them (the listing is what
+                ``get_quotes`` returns); without it (closed book, a bare text env) the question lists them.
+        """
         if self.task is None:
             raise gym.error.ResetNeeded("call reset() before text_state()")
         task, m = self.task, self.task["market"]
+        question = question_with_pointer(task, QUOTES_TOOL) if QUOTES_TOOL in tools else task["prompt"]
         names = {"pnl": "P&L", "greeks": "Greeks", "strategy": "Strategy", "risk": "Risk"}
         ask = "; ".join(f"{names[d]}: {', '.join(task['ask'][d])}" for d in DIMENSIONS if task["ask"][d])
-        return {"Task": f"{task['id']} ({task['kind']})",
-                "Market": f"{m['symbol']} at the close of {m['as_of']}: spot {m['spot']:g}, rate {m['rate']:.4%}, "
-                          f"dividend yield {m['dividend_yield']:.2%}, {m['multiplier']:g} shares per contract",
-                "Scored items": ask,
-                "Question": "\n" + task["prompt"]}
+        head = {} if states_its_market(task) else {
+            "Task": f"{task['id']} ({task['kind']})",
+            "Market": f"{m['symbol']} at the close of {m['as_of']}: spot {m['spot']:g}, rate {m['rate']:.4%}, "
+                      f"dividend yield {m['dividend_yield']:.2%}, {m['multiplier']:g} shares per contract"}
+        return {**head, "Scored items": ask, "Question": "\n" + question}
 
     def rl_answer(self, action: Any) -> dict[str, Any]:
         """The answer an RL action stands for: its legs, sized, with the engine's numbers stated."""

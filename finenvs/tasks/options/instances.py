@@ -229,6 +229,39 @@ def answer_keys(task: dict[str, Any]) -> list[str]:
     return keys
 
 
+#: The line that opens a generated question's listing of the contracts on offer (one indented line per quote).
+LISTING_HEAD = "Contracts on offer (type strike expiry days premium iv):"
+
+
+def _opening(task: dict[str, Any]) -> str:
+    return f"FinOptions task {task['id'] or ''} ({task['kind']})."
+
+
+def states_its_market(task: dict[str, Any]) -> bool:
+    """Whether the task's question opens with its id, kind and market (a generated question; a bank item's is the
+    published text)."""
+    return task["prompt"].startswith(_opening(task) + " Market at the close of ")
+
+
+def question_with_pointer(task: dict[str, Any], tool: str) -> str:
+    """The task's question with its listing of the contracts on offer replaced by one line pointing to ``tool``
+    (which returns the same contracts); a question without a listing (a bank item's, a pricing task's) as it is.
+
+    For a prompt sent beside the tools: the listing is most of a generated question, and ``tool`` gives it in full.
+    """
+    lines = task["prompt"].split("\n")
+    if LISTING_HEAD not in lines:
+        return task["prompt"]
+    at = lines.index(LISTING_HEAD)
+    end = at + 1
+    while end < len(lines) and lines[end].startswith("  "):
+        end += 1
+    expiries = sorted({str(q["expiry"]) for q in task["quotes"]})
+    pointer = (f"Contracts on offer: {len(task['quotes'])} quotes (call and put per strike) expiring "
+               f"{', '.join(expiries)}; {tool} lists them (type, strike, premium, iv per expiry).")
+    return "\n".join([*lines[:at], pointer, *lines[end:]])
+
+
 def _money(x: float) -> str:
     return f"{x:,.2f}"
 
@@ -238,7 +271,7 @@ def render_prompt(task: dict[str, Any]) -> str:
     m = task["market"]
     mult = m["multiplier"]
     lines = [
-        f"FinOptions task {task['id'] or ''} ({task['kind']}). Market at the close of {m['as_of']}: "
+        f"{_opening(task)} Market at the close of {m['as_of']}: "
         f"{m['symbol']} spot {_money(m['spot'])}, risk-free rate {m['rate']:.4%} (continuous), dividend yield "
         f"{m['dividend_yield']:.2%}. One contract = {mult:g} shares. Time in years = calendar days / 365.",
     ]
@@ -282,7 +315,7 @@ def render_prompt(task: dict[str, Any]) -> str:
             f"{leg['side']} {leg['quantity']:g} {leg['type']} {leg.get('strike', '')} {leg.get('expiry', '')}".strip()
             for leg in task["given_legs"]))
     if kind != "pricing":
-        lines.append("Contracts on offer (type strike expiry days premium iv):")
+        lines.append(LISTING_HEAD)
         for q in task["quotes"]:
             lines.append(f"  {q['type']} {q['strike']:g} {q['expiry']} {q['days']}d {q['premium']:.2f} {q['iv']:.4f}")
     lines.append(f"For probability of profit use a lognormal model at sigma {m['pop_vol']:.4f} with drift r - q. "

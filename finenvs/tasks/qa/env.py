@@ -97,6 +97,7 @@ QA_PROTOCOL = QAProtocol(
         'Commit with the commit_action tool ({"answer": ...}), or reply with JSON {"answer": ...} (a ```json '
         'block or one object in your text), or end with a line "Answer: ...". Multi-part questions take an object '
         "keyed by part name. Several different final answers, or none, score 0."),
+    commit_note="Commit your final answer; the episode ends.",
 )
 
 

@@ -155,6 +155,8 @@ REPORT_TEXT_PROTOCOL = ReportProtocol(
         "or pass it as the 'report' argument of the commit_action tool. Call get_report_template for the "
         f"skeleton. At most {MAX_REPORT_CHARS:,} characters; a report without one clear rating is traded as "
         "HOLD and counted as invalid."),
+    commit_note="Commit this week's report (the eight sections with its rating); the market then moves to the next "
+                "report date.",
 )
 
 REPORT_PROTOCOL = TextProtocol(

@@ -578,9 +578,9 @@ class FinTradingEnv(gym.Env):
             f"{window.start_day}..{window.end_day})",
             "Close": f"{market.close_values[state.t]:.2f}",
             "Position": _POSITION_NAMES[state.position],
-            "Equity": f"{state.equity:.4f} (started at 1.0000; fees paid {state.fees_paid:.4f})",
-            "Costs": f"{fee_bps:g} bps of traded notional per entry and exit; "
-            + ("trades fill at this close" if self.params.fill == "close" else "trades fill at the next open"),
+            "Equity": f"{state.equity:.4f} (from 1.0000; fees paid {state.fees_paid:.4f})",
+            "Costs": f"{fee_bps:g} bps of the notional per entry and exit, filled "
+            + ("at this close" if self.params.fill == "close" else "at the next open"),
             "Shorting": "allowed" if self.params.allow_short else "disabled (SELL goes flat)",
         }
 

@@ -6,14 +6,10 @@ from finenvs.tasks.trading.core import BUY, HOLD, SELL
 from finenvs.text.protocol import TextProtocol
 
 TRADING_INSTRUCTIONS = """\
-You manage a one-stock portfolio, one decision per trading day, taken at the close.
-Choose the position to hold until the next close:
-- BUY: long the whole equity (share count fixed while held),
-- SELL: short the whole equity (flat if shorting is disabled),
-- HOLD: flat (no position; closes any open one).
-Entering or exiting a position costs the fee on the traded notional. You are scored on the
-equity curve: cumulative return, Sharpe ratio and maximum drawdown. You see data up to the
-current close only; asking for later data returns nothing new and is counted as a look-ahead attempt."""
+One stock, one decision per trading day at the close: the position held until the next close, BUY long
+the whole equity (shares fixed while held), SELL short it (flat if shorting is disabled), HOLD flat.
+Entries and exits pay the fee on the notional traded. Scored on the equity curve: cumulative return,
+Sharpe ratio, maximum drawdown. Data ends at this close; asking for later data counts as a look-ahead attempt."""
 
 TRADING_PROTOCOL = TextProtocol(
     task="FinTrading-v0",
@@ -21,7 +17,7 @@ TRADING_PROTOCOL = TextProtocol(
     actions={"SELL": SELL, "HOLD": HOLD, "BUY": BUY},
     synonyms={"LONG": "BUY", "SHORT": "SELL", "FLAT": "HOLD"},
     default="HOLD",
-    default_reason="HOLD is flat: an unreadable reply takes no market risk",
+    default_reason="flat: no market risk",
 )
 
 __all__ = ["TRADING_INSTRUCTIONS", "TRADING_PROTOCOL"]
