@@ -20,6 +20,9 @@ import gymnasium as gym
 from finenvs.tasks.spec import TaskSpec
 from finenvs.tools.registry import TOOLSETS, register_tools
 
+#: The text variants' gymnasium entry point, a "module:attr" string on purpose (the one left in the package): a
+#: registry entry whose entry point is a string serialises (``gym.spec(id).to_json()``) and a string keeps this tier
+#: from importing the wrappers tier above it (tests/test_layers.py). TaskSpec fields stay real objects.
 TEXT_ENTRY_POINT = "finenvs.wrappers.text:make_text_env"
 
 _TASKS: dict[str, TaskSpec] = {}
