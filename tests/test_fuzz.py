@@ -218,6 +218,62 @@ def test_safe_json_check_value_measures_any_depth_without_recursion():
     assert "not a string" in safe_json.check_value({1: 2})
 
 
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**64), 10**64) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet="[]{},\"\\ab1", max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet="[]{\"k", max_size=3), inner,
+                                                                  max_size=3),
+    max_leaves=60)
+
+
+def _loads_walking(text):
+    """safe_json.loads without its text-level shortcut: the decoder, then the full walk whenever the text has more
+    brackets than MAX_DEPTH."""
+    try:
+        value = safe_json._DECODER.decode(text)
+    except safe_json.JSONLimitError as exc:
+        return ("refused", str(exc))
+    if text.count("[") + text.count("{") > safe_json.MAX_DEPTH:
+        problem = safe_json.check_value(value)
+        if problem is not None:
+            return ("refused", problem)
+    return ("read", value)
+
+
+@FAST
+@given(value=_JSON_VALUES, nest=st.integers(0, 40))
+def test_safe_json_loads_refuses_exactly_what_check_value_refuses(value, nest):
+    """loads' text-level shortcut (:func:`safe_json._text_within_limits`) only ever skips a walk that finds nothing:
+    loads reads or refuses every document as the full walk does, with the same reason."""
+    for doc in (value, [value], {"k": value}):
+        for _ in range(nest):
+            doc = [doc]
+        text = json.dumps(doc)
+        expected = _loads_walking(text)
+        if expected[0] == "read" and safe_json._text_within_limits(text, safe_json.MAX_DEPTH):
+            assert safe_json.check_value(expected[1]) is None
+        try:
+            assert ("read", safe_json.loads(text)) == expected
+        except safe_json.JSONLimitError as exc:
+            assert ("refused", str(exc)) == expected
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("[" * 32 + '"]]]]"' + "]" * 32, None),  # brackets inside a string are not nesting
+    ('["[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", ' + "[" * 32 + "]" * 32 + "]", "nested deeper"),
+    ("[" + "9" * 64 + ", " + "[]," * 40 + "0]", "out of range"),  # 64 digits: within the literal limit, too big
+    ("[" + "1" * 64 + ", " + "[]," * 40 + "0]", None),  # 64 digits under 2**212 pass
+    ("[" + "0," * 100_000 + "[]," * 40 + "0]", "more than 100000 values"),
+    ("[" + "0," * 99_900 + "[]," * 40 + "0]", None),
+])
+def test_safe_json_limits_at_their_edges(text, reason):
+    if reason is None:
+        assert safe_json.loads(text) == json.loads(text)
+    else:
+        with pytest.raises(safe_json.JSONLimitError, match=reason):
+            safe_json.loads(text)
+
+
 @pytest.mark.parametrize("limit", [100, 1_000, 8_000])
 def test_dumps_capped_never_exceeds_its_limit(limit):
     for value in ({"x": "a" * 50_000}, {"x": "\u00e9\"\\" * 20_000}, list(range(100_000)), "short"):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import accumulate
 from typing import Any
 
 # Hand-written on purpose: neither the standard json module nor the fast parsers (orjson, ujson) bound
@@ -110,6 +111,28 @@ def check_value(value: Any, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_
     return None
 
 
+_STRING_LITERAL = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+_BRACKETS = re.compile(r"[^\[\]{}]++")
+_LONG_DIGITS = re.compile(r"\d{%d}" % MAX_NUMBER_CHARS)
+_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _text_within_limits(text: str, max_depth: int) -> bool:
+    """Whether the value ``text`` (JSON the decoders above have just read) passes :func:`check_value` for certain,
+    judged from the text in C-speed passes; False means "not proven" (then :func:`check_value` walks the value).
+
+    * nodes: a document holds at most 1 + (commas) + (containers) values (a container of k values has k - 1
+      commas at its level), so a text with fewer than :data:`MAX_NODES` commas and brackets has few enough;
+    * depth: the deepest bracket nesting outside string literals, the containers' depth plus one;
+    * numbers: only an integer literal of exactly :data:`MAX_NUMBER_CHARS` digits can be 2**212 or more (the
+      decoders refuse longer literals, and non-finite floats unless they are allowed).
+    """
+    if text.count(",") + text.count("[") + text.count("{") + 1 > MAX_NODES or _LONG_DIGITS.search(text):
+        return False
+    brackets = _BRACKETS.sub("", _STRING_LITERAL.sub("", text))
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) <= max_depth
+
+
 def loads(text: str, *, max_depth: int = MAX_DEPTH, allow_non_finite: bool = False) -> Any:
     """One JSON document (surrounding whitespace allowed), within the limits.
 
@@ -131,7 +154,7 @@ def loads(text: str, *, max_depth: int = MAX_DEPTH, allow_non_finite: bool = Fal
         raise JSONLimitError(f"nested deeper than {max_depth} levels") from None
     except (ValueError, OverflowError) as exc:  # defensive: the hooks above catch what json lets through
         raise JSONLimitError(str(exc)[:80]) from None
-    if text.count("[") + text.count("{") > max_depth:  # only then can the document be too deep
+    if text.count("[") + text.count("{") > max_depth and not _text_within_limits(text, max_depth):
         problem = check_value(value, max_depth=max_depth, allow_non_finite=allow_non_finite)
         if problem is not None:
             raise JSONLimitError(problem)
