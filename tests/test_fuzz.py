@@ -226,18 +226,29 @@ _JSON_VALUES = st.recursive(
     max_leaves=60)
 
 
-def _loads_walking(text):
-    """safe_json.loads without its text-level shortcut: the decoder, then the full walk whenever the text has more
-    brackets than MAX_DEPTH."""
+def _loads_walking(text, allow_non_finite=False):
+    """safe_json.loads without its shortcuts: the decoder with its per-number hooks, then the full walk whenever the
+    text has more brackets than MAX_DEPTH. ``("read", repr(value))`` or ``("refused", reason)``."""
     try:
-        value = safe_json._DECODER.decode(text)
+        value = (safe_json._LENIENT if allow_non_finite else safe_json._DECODER).decode(text)
     except safe_json.JSONLimitError as exc:
         return ("refused", str(exc))
+    except json.JSONDecodeError as exc:
+        return ("refused", f"{exc.msg} at character {exc.pos}")
+    except RecursionError:
+        return ("refused", f"nested deeper than {safe_json.MAX_DEPTH} levels")
     if text.count("[") + text.count("{") > safe_json.MAX_DEPTH:
-        problem = safe_json.check_value(value)
+        problem = safe_json.check_value(value, allow_non_finite=allow_non_finite)
         if problem is not None:
             return ("refused", problem)
-    return ("read", value)
+    return ("read", repr(value))
+
+
+def _loads_now(text, allow_non_finite=False):
+    try:
+        return ("read", repr(safe_json.loads(text, allow_non_finite=allow_non_finite)))
+    except safe_json.JSONLimitError as exc:
+        return ("refused", str(exc))
 
 
 @FAST
@@ -250,12 +261,26 @@ def test_safe_json_loads_refuses_exactly_what_check_value_refuses(value, nest):
             doc = [doc]
         text = json.dumps(doc)
         expected = _loads_walking(text)
-        if expected[0] == "read" and safe_json._text_within_limits(text, safe_json.MAX_DEPTH):
-            assert safe_json.check_value(expected[1]) is None
-        try:
-            assert ("read", safe_json.loads(text)) == expected
-        except safe_json.JSONLimitError as exc:
-            assert ("refused", str(exc)) == expected
+        if expected[0] == "read" and safe_json._text_within_limits(text.encode(), text, safe_json.MAX_DEPTH):
+            assert safe_json.check_value(json.loads(text)) is None
+        assert _loads_now(text) == expected
+
+
+_NUMBERISH = st.text(alphabet="0123456789.eE+-[]{},: \"kNaIfinty", max_size=120)
+_NUMBERS = st.one_of(
+    st.floats(), st.integers(-(10**70), 10**70),
+    st.builds(lambda d, e: f"{d}e{e}", st.integers(-10**20, 10**20), st.integers(-400, 400)),
+    st.builds(lambda n: "9" * n, st.integers(60, 70)), st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999"]))
+
+
+@FAST
+@given(noise=_NUMBERISH, numbers=st.lists(_NUMBERS, max_size=6), allow=st.booleans())
+def test_safe_json_plain_decoder_reads_numbers_as_the_hooks_do(noise, numbers, allow):
+    """Numbers parsed without the per-number hooks (when the bytes show no hook could refuse one) read to the same
+    values, and every text a hook would refuse still gets the hook's reason."""
+    listed = "[" + ", ".join(n if isinstance(n, str) else json.dumps(n) for n in numbers) + "]"
+    for text in (noise, listed, '{"a": ' + listed + ', "b": "' + noise.replace('"', "") + '"}'):
+        assert _loads_now(text, allow) == _loads_walking(text, allow)
 
 
 @pytest.mark.parametrize(("text", "reason"), [
