@@ -56,6 +56,16 @@ def get_state(ctx: ToolContext) -> dict[str, Any]:
 PRICE_COLUMNS = ("date", "open", "high", "low", "close", "volume")
 
 
+def _price_column(bars: Any, column: str) -> list[Any]:
+    """One ``get_prices`` column as the rows carry it (only the chosen columns are built)."""
+    if column == "date":
+        return np.datetime_as_string(bars.dates, unit="D").tolist()
+    if column == "volume":
+        return [int(v) for v in bars.volume.tolist()]
+    isfinite = math.isfinite
+    return [round(x, PRICE_DECIMALS) if isfinite(x) else None for x in getattr(bars, column).tolist()]  # _round
+
+
 def get_prices(
     ctx: ToolContext,
     symbol: str | None = None,
@@ -70,15 +80,7 @@ def get_prices(
         lookback = 20
     bars = view.prices(symbol, start=start, end=end, lookback=lookback)
     chosen = [c for c in PRICE_COLUMNS if columns is None or c in columns]
-    values = {
-        "date": np.datetime_as_string(bars.dates, unit="D").tolist(),
-        "open": [_round(x) for x in bars.open.tolist()],
-        "high": [_round(x) for x in bars.high.tolist()],
-        "low": [_round(x) for x in bars.low.tolist()],
-        "close": [_round(x) for x in bars.close.tolist()],
-        "volume": [int(v) for v in bars.volume.tolist()],
-    }
-    rows = [list(row) for row in zip(*(values[c] for c in chosen), strict=True)]
+    rows = [list(row) for row in zip(*(_price_column(bars, c) for c in chosen), strict=True)]
     return {
         "symbol": symbol,
         "as_of": str(view.as_of),
