@@ -309,10 +309,12 @@ class ToolContext:
     news: NewsStore | None = None
     filings: FilingStore | None = None
     max_chars: int = DEFAULT_MAX_CHARS
+    #: The view :meth:`ToolBox.call` opened for the call in progress (same env, same decision: reused, not rebuilt).
+    call_view: AsOfView | None = field(default=None, repr=False, compare=False)
 
     def view(self) -> AsOfView:
         """The env's as-of view at the current decision time (document overrides applied)."""
-        view = self.env.as_of_view()
+        view = self.call_view if self.call_view is not None else self.env.as_of_view()
         if self.news is not None or self.filings is not None:
             view = view.with_documents(self.news, self.filings)
         return view
@@ -515,12 +517,17 @@ class ToolBox:
     def call(self, name: Any, arguments: Any = None) -> ToolResult:
         """Call a tool; never raises (see the module docstring)."""
         began = time.perf_counter()
-        try:  # one view per call: its counter is the episode's, shared with the tool's own view
-            counter = self.env.as_of_view().counter
+        try:  # one view per call, which the tool reads through (its counter is the episode's)
+            view = self.env.as_of_view()
+            counter = view.counter
         except Exception:  # no episode yet (reset not called): tools answer with an error
-            counter = None
+            view = counter = None
         before = counter.attempts if counter is not None else 0
-        result = self._call(name, arguments, has_episode=counter is not None)
+        self.context.call_view = view
+        try:
+            result = self._call(name, arguments, has_episode=counter is not None)
+        finally:
+            self.context.call_view = None
         result.max_chars = self.max_chars
         if counter is not None:
             result.look_ahead = counter.attempts - before
