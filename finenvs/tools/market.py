@@ -134,22 +134,23 @@ def get_indicators(
     view = ctx.view()
     symbol = symbol or ctx.symbol
     bars = view.prices(symbol, end=None)
-    dates = np.datetime_as_string(bars.dates, unit="D").tolist()
+    n_bars = len(bars.dates)
+    n = min(int(history), n_bars)
+    dates = np.datetime_as_string(bars.dates[n_bars - n :], unit="D").tolist()  # the rows' dates only
     params = params or {}
     out: dict[str, Any] = {}
     for name in dict.fromkeys(names):
         spec = ind.INDICATORS[name]
         chosen = {p: (params.get(name, {}).get(p, default)) for p, (_, default, _, _) in spec.items()}
         series = ind.compute(name, bars.high, bars.low, bars.close, **chosen)
-        n = min(int(history), len(dates))
         rows = []
-        for i in range(len(dates) - n, len(dates)):
-            row: dict[str, Any] = {"date": dates[i]}
+        for k, i in enumerate(range(n_bars - n, n_bars)):
+            row: dict[str, Any] = {"date": dates[k]}
             for key, values in series.items():
                 row[key] = _round(values[i], 6)
             rows.append(row)
         out[name] = {"params": chosen, "rows": rows}
-    return {"symbol": symbol, "as_of": str(view.as_of), "bars_used": len(dates), "indicators": out}
+    return {"symbol": symbol, "as_of": str(view.as_of), "bars_used": n_bars, "indicators": out}
 
 
 # ---------------------------------------------------------------------------- coverage
