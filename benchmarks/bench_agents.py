@@ -289,9 +289,15 @@ def report(results: list[FamilyTimes], *, command: str, reps: int, began: _dt.da
 
 # ---------------------------------------------------------------------------- against an instant endpoint
 #: The server process: the test chat server on a free port; prints its URL, serves until stdin closes.
+#: HTTP/1.1 with keep-alive, as model servers speak (the test server's default, HTTP/1.0, opens a connection per
+#: request; every answer has a Content-Length), and TCP_NODELAY (headers and body are two writes: with Nagle's
+#: algorithm the body would wait for the client's delayed ACK, ~40 ms).
 _SERVER = (
     "import sys; sys.path.insert(0, {tests!r}); import finenvs; from chat_server import ChatServer\n"
-    "with ChatServer() as server:\n"
+    "server = ChatServer()\n"
+    "server._httpd.RequestHandlerClass.protocol_version = 'HTTP/1.1'\n"
+    "server._httpd.RequestHandlerClass.disable_nagle_algorithm = True\n"
+    "with server:\n"
     "    print(server.base_url, flush=True); sys.stdin.read()\n"
 )
 #: Episodes per run (enough to keep 16 in flight) and decisions per episode (runs stay a few seconds).
@@ -402,7 +408,8 @@ def endpoint_report(runs: list[EndpointRun], *, command: str, began: _dt.datetim
         f"{' / '.join(f'{x:.2f}' for x in load_after)} (shared machine: expect noise)",
         f"- Python {platform.python_version()}; finenvs {finenvs.__version__}; gymnasium {gym.__version__}",
         "- Protocol: the test chat server (`tests/chat_server.py`, every family's scripted agent behind "
-        "`/v1/chat/completions`, usage counted by the server) in its own process; in this process, per family and "
+        "`/v1/chat/completions`, usage counted by the server; HTTP/1.1 keep-alive as model servers speak) in its own "
+        "process; in this process, per family and "
         "concurrency, `run_llm_async` with `OpenAIChatAgent` plays the eval plan (seeds added until it has "
         f"{ENDPOINT_EPISODES} episodes), {ENDPOINT_EPISODES} episodes of at most {ENDPOINT_DECISIONS} decisions, "
         "writing a real run folder (keyed trajectory file). One untimed run per family first (the same episodes, one decision each). "
