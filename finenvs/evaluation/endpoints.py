@@ -244,7 +244,7 @@ class OpenAIChatAgent:
         # same request (body, headers, options, reply parsing) without ``create``'s walk of every message and
         # tool schema against the SDK's type annotations, an identity on these plain-JSON bodies that cost 1-2 ms
         # a request (tests/test_llm.py checks the bytes on the wire are the same).
-        options: dict[str, Any] = {"security": {"bearer_auth": True}}
+        options: Any = {"security": {"bearer_auth": True}}  # the client's RequestOptions
         if self.extra_body:
             options["extra_json"] = self.extra_body
         try:
