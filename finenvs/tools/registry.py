@@ -257,6 +257,8 @@ class ToolResult:
     commit: ParsedAction | None = None
     #: Cap on :meth:`text` (the ToolBox's ``max_chars``).
     max_chars: int = DEFAULT_MAX_CHARS
+    #: ``data``'s compact JSON when :meth:`ToolBox.call` already wrote it (sizing the result against the cap).
+    written: str | None = field(default=None, repr=False, compare=False)
 
     def text(self) -> str:
         """The JSON the agent reads (compact, Unicode kept), at most ``max_chars`` characters.
@@ -266,7 +268,8 @@ class ToolResult:
         truncation object naming its size.
         """
         try:
-            text = json.dumps(self.data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+            text = self.written if self.written is not None else json.dumps(
+                self.data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
         except ValueError:  # NaN/inf somewhere: null them
             text = json.dumps(_finite(self.data), ensure_ascii=False, separators=(",", ":"), default=str)
         except RecursionError:
@@ -579,12 +582,26 @@ class ToolBox:
         except Exception as exc:  # a bug must not end an agent's run: record it
             return _error(name, arguments, f"internal error in {name}: {type(exc).__name__}: {_message(exc)}",
                           tool.parameters)
-        try:
-            data, truncated = cap_output(data, self.max_chars, tool.keep)
-        except ValueError as exc:
-            return _error(name, arguments, str(exc), tool.parameters)
+        written = _compact_json(data) if isinstance(data, dict) else None
+        if written is not None and len(written) <= self.max_chars:  # fits: cap_output would return it as it is
+            truncated = False
+        else:
+            written = None
+            try:
+                data, truncated = cap_output(data, self.max_chars, tool.keep)
+            except ValueError as exc:
+                return _error(name, arguments, str(exc), tool.parameters)
         truncated = truncated or (isinstance(data, dict) and "truncated" in data)
-        return ToolResult(name, arguments, True, data, truncated=truncated)
+        return ToolResult(name, arguments, True, data, truncated=truncated, written=written)
+
+
+def _compact_json(data: Any) -> str | None:
+    """``data`` as :meth:`ToolResult.text` writes it, when that is also what :func:`cap_output` measures (no NaN or
+    infinity, which the two write differently): one write serves both. None otherwise."""
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    except (ValueError, TypeError, RecursionError):
+        return None
 
 
 def _message(value: Any) -> str:
