@@ -300,9 +300,13 @@ _SERVER = (
     "with server:\n"
     "    print(server.base_url, flush=True); sys.stdin.read()\n"
 )
-#: Episodes per run (enough to keep 16 in flight) and decisions per episode (runs stay a few seconds).
+#: Episodes per run (enough to keep 16 in flight) and decisions per episode (runs stay a few seconds); a family
+#: whose episodes are shorter gets more episodes, up to :data:`ENDPOINT_MAX_EPISODES`, for at least
+#: :data:`ENDPOINT_MIN_DECISIONS` decisions.
 ENDPOINT_EPISODES = 32
 ENDPOINT_DECISIONS = 8
+ENDPOINT_MIN_DECISIONS = 128
+ENDPOINT_MAX_EPISODES = 160
 
 
 @dataclass
@@ -323,10 +327,12 @@ class EndpointRun:
 
 
 class _EnvTimer:
-    """Seconds spent in a base env class's ``reset`` and ``step`` (patched on the class; undone by :meth:`close`)."""
+    """Seconds spent in a base env class's construction, ``reset`` and ``step`` (patched on the class; undone by
+    :meth:`close`)."""
 
     def __init__(self, cls: type) -> None:
-        self.cls, self.originals, self.seconds = cls, {n: getattr(cls, n) for n in ("reset", "step")}, 0.0
+        self.cls, self.seconds = cls, 0.0
+        self.originals = {n: cls.__dict__[n] for n in ("__init__", "reset", "step") if n in cls.__dict__}
         for name, original in self.originals.items():
             setattr(cls, name, self._timed(original))
 
@@ -345,30 +351,31 @@ class _EnvTimer:
             setattr(self.cls, name, original)
 
 
-def _endpoint_config(task: TaskSpec, concurrency: int) -> Any:
-    """The run: seeds added until the eval plan has :data:`ENDPOINT_EPISODES` episodes (or 32 seeds), that many
-    episodes, at most :data:`ENDPOINT_DECISIONS` decisions each."""
+def _endpoint_config(task: TaskSpec, concurrency: int, episodes: int = ENDPOINT_EPISODES) -> Any:
+    """The run: seeds added until the eval plan has ``episodes`` episodes (or 32 seeds), that many episodes, at most
+    :data:`ENDPOINT_DECISIONS` decisions each."""
     seeds = [0]
-    while len(seeds) < 32 and len(task.plan(Selection(split="eval", seeds=tuple(seeds)))) < ENDPOINT_EPISODES:
+    while len(seeds) < 32 and len(task.plan(Selection(split="eval", seeds=tuple(seeds)))) < episodes:
         try:  # a family whose episodes are its plan's items plays one seed
             task.plan(Selection(split="eval", seeds=(*seeds, len(seeds))))
         except ValueError:
             break
         seeds.append(len(seeds))
-    return RunConfig(env_id=task.env_id, seeds=seeds, limit=ENDPOINT_EPISODES, concurrency=concurrency,
+    return RunConfig(env_id=task.env_id, seeds=seeds, limit=episodes, concurrency=concurrency,
                      max_decisions=ENDPOINT_DECISIONS, max_consecutive_endpoint_failures=None)
 
 
-def bench_endpoint(task: TaskSpec, concurrency: int, base_url: str, out_dir: Path) -> EndpointRun:
+def bench_endpoint(task: TaskSpec, concurrency: int, base_url: str, out_dir: Path,
+                   episodes: int = ENDPOINT_EPISODES) -> EndpointRun:
     from finenvs.evaluation.endpoints import OpenAIChatAgent
     from finenvs.evaluation.llm import run_llm_async
 
     run = EndpointRun(task.family, task.env_id, concurrency)
     timer = _EnvTimer(type(gym.make(task.env_id).unwrapped))
     try:
-        config = _endpoint_config(task, concurrency)
+        config = _endpoint_config(task, concurrency, episodes)
         agent = OpenAIChatAgent("scripted-router", base_url, timeout=60.0)
-        name = f"{task.family}-c{concurrency}"
+        name = f"{task.family}-c{concurrency}-e{episodes}"
         c0, t0 = time.process_time(), perf_counter()
         summary = asyncio.run(run_llm_async(config, agent, out=out_dir, name=name, progress=False))
         run.wall, run.cpu = perf_counter() - t0, time.process_time() - c0
@@ -386,12 +393,13 @@ def bench_endpoint(task: TaskSpec, concurrency: int, base_url: str, out_dir: Pat
 
 
 def _warm_endpoint(tasks_: list[TaskSpec], base_url: str, out_dir: Path) -> None:
-    """One untimed run per family first, one decision of each episode (imports, data, the server's agents)."""
+    """One untimed run per family first, one decision of each of the most episodes a timed run plays (imports,
+    data, the server's agents)."""
     from finenvs.evaluation.endpoints import OpenAIChatAgent
     from finenvs.evaluation.llm import run_llm_async
 
     for task in tasks_:
-        config = dataclasses.replace(_endpoint_config(task, 16), max_decisions=1)
+        config = dataclasses.replace(_endpoint_config(task, 16, ENDPOINT_MAX_EPISODES), max_decisions=1)
         asyncio.run(run_llm_async(config, OpenAIChatAgent("scripted-router", base_url), out=out_dir,
                                   name=f"warm-{task.family}", progress=False))
 
@@ -411,14 +419,15 @@ def endpoint_report(runs: list[EndpointRun], *, command: str, began: _dt.datetim
         "`/v1/chat/completions`, usage counted by the server; HTTP/1.1 keep-alive as model servers speak) in its own "
         "process; in this process, per family and "
         "concurrency, `run_llm_async` with `OpenAIChatAgent` plays the eval plan (seeds added until it has "
-        f"{ENDPOINT_EPISODES} episodes), {ENDPOINT_EPISODES} episodes of at most {ENDPOINT_DECISIONS} decisions, "
+        f"enough episodes), {ENDPOINT_EPISODES} episodes of at most {ENDPOINT_DECISIONS} decisions ({ENDPOINT_MAX_EPISODES} "
+        f"episodes when that gives fewer than {ENDPOINT_MIN_DECISIONS} decisions), "
         "writing a real run folder (keyed trajectory file). One untimed run per family first (the same episodes, one decision each). "
         "**CPU** is `time.process_time()` of this process over the run (runner and envs; the server's work is in "
-        "the other process); **env** is the time inside the base env class's `reset` and `step`; **runner cost** = "
-        "CPU − env. All per decision.",
+        "the other process); **env** is the time inside the base env class's construction (the run's `EnvPool` builds "
+        "one env per episode in flight), `reset` and `step`; **runner cost** = CPU − env. All per decision.",
         "",
         "| family | env | concurrency | episodes | decisions | wall ms / decision | CPU ms / decision | "
-        "env (reset + step) ms / decision | runner cost ms / decision | statuses |",
+        "env (build, reset, step) ms / decision | runner cost ms / decision | statuses |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in runs:
@@ -437,7 +446,7 @@ def endpoint_report(runs: list[EndpointRun], *, command: str, began: _dt.datetim
         cost = r.per_decision_ms(r.cpu - r.env_seconds)
         L.append(f"- {r.family} at concurrency {top}: runner cost {cost:.2f} ms per decision "
                  f"(**{'meets' if cost < ENDPOINT_TARGET_MS else 'misses'}** the {ENDPOINT_TARGET_MS:g} ms target); "
-                 f"with the env's resets and steps, {r.per_decision_ms(r.cpu):.2f} ms.")
+                 f"with the env's builds, resets and steps, {r.per_decision_ms(r.cpu):.2f} ms.")
     L.append("")
     L.append(f"Runner cost under {ENDPOINT_TARGET_MS:g} ms per decision at concurrency {top} in every measured family: "
              f"{'yes' if at_top and len(meets) == len(at_top) else 'no'} ({len(meets)}/{len(at_top)}).")
@@ -460,9 +469,14 @@ def main_endpoint(registered: list[TaskSpec], concurrencies: list[int], out: Pat
         with tempfile.TemporaryDirectory(prefix="bench-agents-endpoint-") as tmp:
             _warm_endpoint(registered, base_url, Path(tmp))
             for task in registered:
+                episodes = ENDPOINT_EPISODES
                 for c in concurrencies:
                     print(f"[bench_agents] endpoint {task.family} concurrency {c} ...", file=sys.stderr, flush=True)
-                    runs.append(bench_endpoint(task, c, base_url, Path(tmp)))
+                    run = bench_endpoint(task, c, base_url, Path(tmp), episodes)
+                    if run.error is None and run.decisions < ENDPOINT_MIN_DECISIONS and episodes < ENDPOINT_MAX_EPISODES:
+                        episodes = ENDPOINT_MAX_EPISODES  # short episodes: more of them (this family's later runs too)
+                        run = bench_endpoint(task, c, base_url, Path(tmp), episodes)
+                    runs.append(run)
     finally:
         if server.stdin is not None:
             server.stdin.close()
