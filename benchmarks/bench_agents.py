@@ -327,22 +327,25 @@ class EndpointRun:
 
 
 class _EnvTimer:
-    """Seconds spent in a base env class's construction, ``reset`` and ``step`` (patched on the class; undone by
-    :meth:`close`)."""
+    """CPU seconds (this thread's) spent in a base env class's construction, ``reset`` and ``step`` (patched on the
+    class; undone by :meth:`close`)."""
 
     def __init__(self, cls: type) -> None:
-        self.cls, self.seconds = cls, 0.0
+        self.cls, self.seconds, self.depth = cls, 0.0, 0
         self.originals = {n: cls.__dict__[n] for n in ("__init__", "reset", "step") if n in cls.__dict__}
         for name, original in self.originals.items():
             setattr(cls, name, self._timed(original))
 
     def _timed(self, original: Any) -> Any:
         def timed(env: Any, *args: Any, **kwargs: Any) -> Any:
-            t0 = perf_counter()
+            self.depth += 1
+            t0 = time.thread_time()  # CPU time, as the run's total is (wall time would count waits for the CPU)
             try:
                 return original(env, *args, **kwargs)
             finally:
-                self.seconds += perf_counter() - t0
+                self.depth -= 1
+                if not self.depth:  # the outermost call only (a reset inside a constructor is counted once)
+                    self.seconds += time.thread_time() - t0
 
         return timed
 
@@ -423,7 +426,7 @@ def endpoint_report(runs: list[EndpointRun], *, command: str, began: _dt.datetim
         f"episodes when that gives fewer than {ENDPOINT_MIN_DECISIONS} decisions), "
         "writing a real run folder (keyed trajectory file). One untimed run per family first (the same episodes, one decision each). "
         "**CPU** is `time.process_time()` of this process over the run (runner and envs; the server's work is in "
-        "the other process); **env** is the time inside the base env class's construction (the run's `EnvPool` builds "
+        "the other process); **env** is the CPU time (`time.thread_time`) inside the base env class's construction (the run's `EnvPool` builds "
         "one env per episode in flight), `reset` and `step`; **runner cost** = CPU − env. All per decision.",
         "",
         "| family | env | concurrency | episodes | decisions | wall ms / decision | CPU ms / decision | "
