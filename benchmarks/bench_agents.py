@@ -307,6 +307,8 @@ ENDPOINT_EPISODES = 32
 ENDPOINT_DECISIONS = 8
 ENDPOINT_MIN_DECISIONS = 128
 ENDPOINT_MAX_EPISODES = 160
+#: Runs of the same episodes when the plan has fewer (FinOptions-v0: 34 instances); the report sums them.
+ENDPOINT_MAX_REPEATS = 4
 
 
 @dataclass
@@ -378,15 +380,19 @@ def bench_endpoint(task: TaskSpec, concurrency: int, base_url: str, out_dir: Pat
     try:
         config = _endpoint_config(task, concurrency, episodes)
         agent = OpenAIChatAgent("scripted-router", base_url, timeout=60.0)
-        name = f"{task.family}-c{concurrency}-e{episodes}"
-        c0, t0 = time.process_time(), perf_counter()
-        summary = asyncio.run(run_llm_async(config, agent, out=out_dir, name=name, progress=False))
-        run.wall, run.cpu = perf_counter() - t0, time.process_time() - c0
+        for k in range(ENDPOINT_MAX_REPEATS):  # a plan too short for the decisions wanted is run again
+            name = f"{task.family}-c{concurrency}-e{episodes}-{k}"
+            c0, t0 = time.process_time(), perf_counter()
+            summary = asyncio.run(run_llm_async(config, agent, out=out_dir, name=name, progress=False))
+            run.wall += perf_counter() - t0
+            run.cpu += time.process_time() - c0
+            run.episodes += len(summary.outcomes)
+            run.decisions += sum(o.decisions for o in summary.outcomes)
+            for o in summary.outcomes:
+                run.statuses[o.status] = run.statuses.get(o.status, 0) + 1
+            if run.decisions >= ENDPOINT_MIN_DECISIONS or episodes < ENDPOINT_MAX_EPISODES:
+                break
         run.env_seconds = timer.seconds
-        run.episodes = len(summary.outcomes)
-        run.decisions = sum(o.decisions for o in summary.outcomes)
-        for o in summary.outcomes:
-            run.statuses[o.status] = run.statuses.get(o.status, 0) + 1
     except Exception as exc:  # one family's failure is reported, the others still run
         run.error = f"{type(exc).__name__}: {exc}"
         traceback.print_exc(file=sys.stderr)
@@ -423,7 +429,8 @@ def endpoint_report(runs: list[EndpointRun], *, command: str, began: _dt.datetim
         "process; in this process, per family and "
         "concurrency, `run_llm_async` with `OpenAIChatAgent` plays the eval plan (seeds added until it has "
         f"enough episodes), {ENDPOINT_EPISODES} episodes of at most {ENDPOINT_DECISIONS} decisions ({ENDPOINT_MAX_EPISODES} "
-        f"episodes when that gives fewer than {ENDPOINT_MIN_DECISIONS} decisions), "
+        f"episodes when that gives fewer than {ENDPOINT_MIN_DECISIONS} decisions; a shorter plan is run again, up to "
+        f"{ENDPOINT_MAX_REPEATS} runs, summed), "
         "writing a real run folder (keyed trajectory file). One untimed run per family first (the same episodes, one decision each). "
         "**CPU** is `time.process_time()` of this process over the run (runner and envs; the server's work is in "
         "the other process); **env** is the CPU time (`time.thread_time`) inside the base env class's construction (the run's `EnvPool` builds "
