@@ -218,6 +218,87 @@ def test_safe_json_check_value_measures_any_depth_without_recursion():
     assert "not a string" in safe_json.check_value({1: 2})
 
 
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**64), 10**64) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet="[]{},\"\\ab1", max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet="[]{\"k", max_size=3), inner,
+                                                                  max_size=3),
+    max_leaves=60)
+
+
+def _loads_walking(text, allow_non_finite=False):
+    """safe_json.loads without its shortcuts: the decoder with its per-number hooks, then the full walk whenever the
+    text has more brackets than MAX_DEPTH. ``("read", repr(value))`` or ``("refused", reason)``."""
+    try:
+        value = (safe_json._LENIENT if allow_non_finite else safe_json._DECODER).decode(text)
+    except safe_json.JSONLimitError as exc:
+        return ("refused", str(exc))
+    except json.JSONDecodeError as exc:
+        return ("refused", f"{exc.msg} at character {exc.pos}")
+    except RecursionError:
+        return ("refused", f"nested deeper than {safe_json.MAX_DEPTH} levels")
+    if text.count("[") + text.count("{") > safe_json.MAX_DEPTH:
+        problem = safe_json.check_value(value, allow_non_finite=allow_non_finite)
+        if problem is not None:
+            return ("refused", problem)
+    return ("read", repr(value))
+
+
+def _loads_now(text, allow_non_finite=False):
+    try:
+        return ("read", repr(safe_json.loads(text, allow_non_finite=allow_non_finite)))
+    except safe_json.JSONLimitError as exc:
+        return ("refused", str(exc))
+
+
+@FAST
+@given(value=_JSON_VALUES, nest=st.integers(0, 40))
+def test_safe_json_loads_refuses_exactly_what_check_value_refuses(value, nest):
+    """loads' text-level shortcut (:func:`safe_json._text_within_limits`) only ever skips a walk that finds nothing:
+    loads reads or refuses every document as the full walk does, with the same reason."""
+    for doc in (value, [value], {"k": value}):
+        for _ in range(nest):
+            doc = [doc]
+        text = json.dumps(doc)
+        expected = _loads_walking(text)
+        if expected[0] == "read" and safe_json._text_within_limits(text.encode(), text, safe_json.MAX_DEPTH):
+            assert safe_json.check_value(json.loads(text)) is None
+        assert _loads_now(text) == expected
+
+
+_NUMBERISH = st.text(alphabet="0123456789.eE+-[]{},: \"kNaIfinty", max_size=120)
+_NUMBERS = st.one_of(
+    st.floats(), st.integers(-(10**70), 10**70),
+    st.builds(lambda d, e: f"{d}e{e}", st.integers(-10**20, 10**20), st.integers(-400, 400)),
+    st.builds(lambda n: "9" * n, st.integers(60, 70)), st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999"]))
+
+
+@FAST
+@given(noise=_NUMBERISH, numbers=st.lists(_NUMBERS, max_size=6), allow=st.booleans())
+def test_safe_json_plain_decoder_reads_numbers_as_the_hooks_do(noise, numbers, allow):
+    """Numbers parsed without the per-number hooks (when the bytes show no hook could refuse one) read to the same
+    values, and every text a hook would refuse still gets the hook's reason."""
+    listed = "[" + ", ".join(n if isinstance(n, str) else json.dumps(n) for n in numbers) + "]"
+    for text in (noise, listed, '{"a": ' + listed + ', "b": "' + noise.replace('"', "") + '"}'):
+        assert _loads_now(text, allow) == _loads_walking(text, allow)
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("[" * 32 + '"]]]]"' + "]" * 32, None),  # brackets inside a string are not nesting
+    ('["[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", ' + "[" * 32 + "]" * 32 + "]", "nested deeper"),
+    ("[" + "9" * 64 + ", " + "[]," * 40 + "0]", "out of range"),  # 64 digits: within the literal limit, too big
+    ("[" + "1" * 64 + ", " + "[]," * 40 + "0]", None),  # 64 digits under 2**212 pass
+    ("[" + "0," * 100_000 + "[]," * 40 + "0]", "more than 100000 values"),
+    ("[" + "0," * 99_900 + "[]," * 40 + "0]", None),
+])
+def test_safe_json_limits_at_their_edges(text, reason):
+    if reason is None:
+        assert safe_json.loads(text) == json.loads(text)
+    else:
+        with pytest.raises(safe_json.JSONLimitError, match=reason):
+            safe_json.loads(text)
+
+
 @pytest.mark.parametrize("limit", [100, 1_000, 8_000])
 def test_dumps_capped_never_exceeds_its_limit(limit):
     for value in ({"x": "a" * 50_000}, {"x": "\u00e9\"\\" * 20_000}, list(range(100_000)), "short"):

@@ -266,6 +266,67 @@ def test_token_usage_and_cost_are_accounted(clean, tmp_path):
     assert eff["tool_calls_per_decision"] == pytest.approx(2.0)
 
 
+def _wire_capture():
+    """A server that records each request's path, headers and body bytes and answers one fixed completion."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[tuple[str, dict, bytes]] = []
+    reply = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Action: HOLD"}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):  # noqa: N802
+            seen.append((self.path, dict(self.headers), self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+
+
+@pytest.mark.parametrize("options", [{}, {"tool_choice": "required", "extra_body": {"top_k": 3}},
+                                     {"temperature": None, "max_tokens": None}])
+def test_the_endpoint_request_is_the_sdks_create_request_byte_for_byte(options):
+    """OpenAIChatAgent posts through the client's generic ``post`` (skipping ``create``'s per-field type walk): the
+    path, every header and the body bytes are what ``chat.completions.create`` sends, and the reply reads the same."""
+    server, url, seen = _wire_capture()
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u \u00e9 \u2028"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": '{"x": [1, 2.5, null]}'}]
+    tools = [{"type": "function", "function": {"name": "f", "description": "d", "parameters": {
+        "type": "object", "properties": {"a": {"type": "integer"}}}}}]
+    agent = OpenAIChatAgent("m", url, **options)
+    kwargs = {"model": "m", "messages": messages, "tools": tools}
+    for name in ("tool_choice", "temperature", "max_tokens"):
+        if getattr(agent, name) is not None:
+            kwargs[name] = getattr(agent, name)
+    if agent.extra_body:
+        kwargs["extra_body"] = agent.extra_body
+
+    async def both():
+        return await agent.complete(list(messages), tools), await agent._client.chat.completions.create(**kwargs)
+
+    try:
+        reply, _ = asyncio.run(both())
+    finally:
+        server.shutdown()
+    (path, headers, body), (sdk_path, sdk_headers, sdk_body) = seen
+    assert {k: (v, sdk_headers.get(k)) for k, v in headers.items() if v != sdk_headers.get(k)} == {}
+    assert (path, sorted(headers), body) == (sdk_path, sorted(sdk_headers), sdk_body)
+    assert json.loads(body)["messages"] == messages and reply.content == "Action: HOLD"
+    assert reply.usage == {"prompt_tokens": 1, "completion_tokens": 1}
+
+
 def test_unknown_prices_give_no_cost_rather_than_zero():
     assert PriceTable().cost({"prompt_tokens": 10, "completion_tokens": 5}) is None
     assert PriceTable().cost({"prompt_tokens": 0, "completion_tokens": 0}) == 0.0

@@ -565,6 +565,45 @@ def test_indicators_match_independent_pandas_computations(catalog, window):
     assert np.isnan(ind.sma(c, window)[window - 2]) and np.isfinite(ind.sma(c, window)[window - 1])
 
 
+def _per_bar_numpy(close: np.ndarray, high: np.ndarray, low: np.ndarray, window: int) -> dict[str, np.ndarray]:
+    """EMA, RSI and ATR recursions stepped one numpy scalar at a time (the indicators' earlier code)."""
+    n = close.size
+    ema = np.full(n, np.nan)
+    ema[window - 1] = prev = float(close[:window].mean())
+    for i in range(window, n):
+        prev = 2.0 / (window + 1.0) * close[i] + (1.0 - 2.0 / (window + 1.0)) * prev
+        ema[i] = prev
+    change = np.diff(close)
+    gain, loss = np.where(change > 0, change, 0.0), np.where(change < 0, -change, 0.0)
+    rsi = np.full(n, np.nan)
+    up, down = float(gain[:window].mean()), float(loss[:window].mean())
+    for i in range(window, n):
+        if i > window:
+            up = (up * (window - 1) + gain[i - 1]) / window
+            down = (down * (window - 1) + loss[i - 1]) / window
+        rsi[i] = 100.0 if down == 0.0 else 100.0 - 100.0 / (1.0 + up / down)
+    tr = np.maximum.reduce([high[1:] - low[1:], np.abs(high[1:] - close[:-1]), np.abs(low[1:] - close[:-1])])
+    atr = np.full(n, np.nan)
+    atr[window] = value = float(tr[:window].mean())
+    for i in range(window + 1, n):
+        value = (value * (window - 1) + tr[i - 1]) / window
+        atr[i] = value
+    return {"ema": ema, "rsi": rsi, "atr": atr}
+
+
+@pytest.mark.parametrize("window", [1, 2, 14, 50])
+def test_recursive_indicators_equal_the_per_bar_loop_bit_for_bit(catalog, window):
+    """The recursions run on Python floats give exactly the values of the numpy-scalar loop (the bench's scores
+    and every trajectory depend on the bits), a flat stretch (no losses) included."""
+    bars = catalog.series("AAPL")
+    close, high, low = (np.asarray(a, dtype=np.float64).copy() for a in (bars.close, bars.high, bars.low))
+    close[300:340] = close[300]
+    expected = _per_bar_numpy(close, high, low, window)
+    assert ind.ema(close, window).tobytes() == expected["ema"].tobytes()
+    assert ind.rsi(close, window).tobytes() == expected["rsi"].tobytes()
+    assert ind.atr(high, low, close, window).tobytes() == expected["atr"].tobytes()
+
+
 def test_rsi_hand_cases():
     rising, falling = np.arange(1.0, 31.0), np.arange(30.0, 0.0, -1.0)
     assert ind.rsi(rising, 14)[-1] == 100.0 and ind.rsi(falling, 14)[-1] == 0.0

@@ -720,3 +720,25 @@ def test_stable_baselines3_trains_and_predicts_on_the_registered_env():
         if term or trunc:
             break
     assert info["episode_metrics"]["standard"]["n_periods"] == 60
+
+
+@pytest.mark.parametrize("split", ["eval", "train"])
+def test_lean_info_plays_the_same_episode_with_info_only_at_its_end(split):
+    """``info="lean"`` (the RL loops' option): the same observations, rewards and ends as the default; every step's
+    info empty but the last, which is the default's in full."""
+    full, lean = FinTradingEnv(symbol="AAPL", split=split), FinTradingEnv(symbol="AAPL", split=split, info="lean")
+    (obs_f, info_f), (obs_l, info_l) = full.reset(seed=3), lean.reset(seed=3)
+    assert np.array_equal(obs_f, obs_l) and info_f == info_l
+    actions = np.random.default_rng(0).integers(0, 3, 10_000).tolist()
+    steps = 0
+    for a in actions:
+        out_f, out_l = full.step(a), lean.step(a)
+        steps += 1
+        assert np.array_equal(out_f[0], out_l[0]) and out_f[1:4] == out_l[1:4]
+        if out_f[2] or out_f[3]:
+            assert out_l[4] == out_f[4] and "equity" in out_l[4]
+            break
+        assert out_l[4] == {}
+    assert steps > 50
+    with pytest.raises(ValueError, match="info"):
+        FinTradingEnv(symbol="AAPL", split=split, info="none")

@@ -61,8 +61,13 @@ class Manifest:
     digest: str  # sha256 of the MANIFEST.json bytes: the catalog's cache key
 
     def datasets(self, kind: str = "prices") -> dict[str, ManifestEntry]:
-        """Entries of one kind keyed by dataset name."""
-        return {e.dataset: e for e in self.entries if e.kind == kind}
+        """Entries of one kind keyed by dataset name (a new dict each call; built once per kind: every as-of view
+        of an env asks)."""
+        by_kind: dict[str, dict[str, ManifestEntry]] = self.__dict__.setdefault("_by_kind", {})
+        found = by_kind.get(kind)
+        if found is None:
+            found = by_kind[kind] = {e.dataset: e for e in self.entries if e.kind == kind}
+        return dict(found)
 
 
 def load_manifest(root: Path | None = None) -> Manifest:

@@ -235,6 +235,13 @@ class RunMeta(_RunFields, total=False):
 
 def jsonable(obj: Any) -> Any:
     """``obj`` with NaN/inf floats as None and numpy scalars as Python numbers (strict JSON)."""
+    cls = obj.__class__  # the exact JSON types first (every step record is walked): the same results, sooner
+    if cls is str or cls is int or cls is bool or obj is None:
+        return obj
+    if cls is dict:
+        return {str(k): v if v.__class__ is str else jsonable(v) for k, v in obj.items()}
+    if cls is list:
+        return [v if v.__class__ is str else jsonable(v) for v in obj]
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):

@@ -40,9 +40,14 @@ TOKENIZER_FILE_ENV = "FINENVS_TOKENIZER_FILE"
 MESSAGE_OVERHEAD = 4
 #: Tokens that open the assistant's reply in every request.
 REPLY_PRIMING = 3
-#: Texts of at least this many characters are remembered once counted (tool schemas, prompts, tool results).
+#: Texts of at least this many characters are remembered once counted (tool schemas, prompts, tool results), by
+#: every counter of the process that uses the same encoding: the tool schemas and the system prompt, the same in
+#: every episode of a family, are then counted once per run, not once per episode. A count is a function of the text
+#: alone (the key is the whole text), so the memo can neither change a count nor carry anything between episodes.
 _MEMO_MIN_CHARS = 64
-_MEMO_MAX = 4_096
+#: The memo is emptied when it holds this many texts or this many characters in all.
+_MEMO_MAX = 16_384
+_MEMO_MAX_CHARS = 32_000_000
 
 _ENCODER: Any = None
 _STATUS: str | None = None
@@ -107,25 +112,52 @@ def _reset_for_tests(enc: Any = None, status: str | None = None) -> None:
     """Replace the loaded encoding (tests: a stand-in, or none with a reason)."""
     global _ENCODER, _STATUS
     _ENCODER, _STATUS = enc, status if status is not None else ("ok" if enc is not None else None)
+    _MEMOS.clear()
+
+
+class _Memo:
+    """Counts of long texts under one encoding (see :data:`_MEMO_MIN_CHARS`), bounded in texts and characters."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.chars = 0
+
+    def add(self, text: str, n: int) -> None:
+        if len(self.counts) >= _MEMO_MAX or self.chars + len(text) > _MEMO_MAX_CHARS:
+            self.counts.clear()
+            self.chars = 0
+        self.counts[text] = n
+        self.chars += len(text)
+
+
+#: One memo per encoding object (held here with it, so its id is never reused while the memo lives).
+_MEMOS: dict[int, tuple[Any, _Memo]] = {}
+
+
+def _memo_for(enc: Any) -> _Memo:
+    held = _MEMOS.get(id(enc))
+    if held is None or held[0] is not enc:
+        held = _MEMOS[id(enc)] = (enc, _Memo())
+    return held[1]
 
 
 class TokenCounter:
-    """Counts texts, messages and requests with one encoding, remembering long texts it has counted."""
+    """Counts texts, messages and requests with one encoding, remembering long texts counted (by any counter of
+    the process with that encoding)."""
 
     def __init__(self, enc: Any) -> None:
         self.enc = enc
-        self._memo: dict[str, int] = {}
+        self._memo = _memo_for(enc)
 
     def text(self, text: str) -> int:
         if not text:
             return 0
         if len(text) < _MEMO_MIN_CHARS:
             return len(self.enc.encode_ordinary(text))
-        n = self._memo.get(text)
+        n = self._memo.counts.get(text)
         if n is None:
-            if len(self._memo) >= _MEMO_MAX:
-                self._memo.clear()
-            n = self._memo[text] = len(self.enc.encode_ordinary(text))
+            n = len(self.enc.encode_ordinary(text))
+            self._memo.add(text, n)
         return n
 
 

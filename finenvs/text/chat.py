@@ -206,6 +206,13 @@ class ScriptedChatAgent:
         return names, tool_results(turn), sum(1 for m in turn if m.get("role") == "assistant")
 
     @staticmethod
+    def _offered(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> tuple[set[Any], int]:
+        """``(tool names offered, assistant turns so far)``: :meth:`_turn` without parsing the tool results (for
+        agents that read them with :func:`call_results`)."""
+        names = {t.get("function", {}).get("name") for t in tools or []}
+        return names, sum(1 for m in current_turn(messages) if m.get("role") == "assistant")
+
+    @staticmethod
     def _calls(round_no: int, *calls: tuple[str, dict[str, Any]]) -> ChatReply:
         """A turn that calls ``(tool, arguments)`` pairs."""
         return ChatReply(None, [ToolCall(f"call_{round_no}_{k}", name, json.dumps(args))

@@ -26,6 +26,8 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
 # Hand-written on purpose: neither the standard json module nor the fast parsers (orjson, ujson) bound
 # nesting depth, number length and node count to set limits before building the value, with one error type.
 #: Deepest nesting of arrays/objects accepted.
@@ -71,6 +73,17 @@ _DECODER = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float, pars
 # NaN, Infinity and 1e999 read as floats: for callers whose own checks give the better reason (a scorer
 # saying which field is not finite) or whose data uses them
 _LENIENT = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float_lenient)
+# The same without the per-number hooks (numbers parsed in C, to the same values), for a text whose bytes show that
+# no hook could refuse a number in it (see loads): a Python call per number is most of the cost of a numeric table.
+_PLAIN = json.JSONDecoder(parse_constant=_parse_constant)
+_PLAIN_LENIENT = json.JSONDecoder()
+#: Bytes of a number literal (digits, sign, point, exponent) -> "0", others -> space: a run longer than
+#: MAX_NUMBER_CHARS of them is the only place a literal the hooks refuse for its length can be.
+_NUMBER_BYTES = bytes(48 if byte in b"0123456789+-.eE" else 32 for byte in range(256))
+_LONG_NUMBER = b"0" * (MAX_NUMBER_CHARS + 1)
+#: Digits -> "0", e/E -> "e", others -> space: a float literal of at most MAX_NUMBER_CHARS characters overflows
+#: only with an exponent, which follows a digit ("0e").
+_EXPONENT_BYTES = bytes(48 if byte in b"0123456789" else 101 if byte in b"eE" else 32 for byte in range(256))
 
 
 def check_value(value: Any, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
@@ -110,6 +123,36 @@ def check_value(value: Any, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_
     return None
 
 
+_STRING_LITERAL = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+_DIGITS_ONLY = bytes(48 if byte in b"0123456789" else 32 for byte in range(256))  # digit -> "0", else space
+_LONG_INTEGER = b"0" * MAX_NUMBER_CHARS
+_DEPTH_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 / -1 as int8
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+
+
+def _text_within_limits(raw: bytes, text: str, max_depth: int) -> bool:
+    """Whether the value ``text`` (JSON the decoders above have just read) passes :func:`check_value` for certain,
+    judged from the text in a few C-speed passes over its bytes (``raw``: its UTF-8, surrogates passed); False
+    means "not proven" (then :func:`check_value` walks the value).
+
+    * nodes: a document holds at most 1 + (commas) + (containers) values (a container of k values has k - 1
+      commas at its level), so a text with at most :data:`MAX_NODES` - 1 commas and brackets has few enough;
+    * numbers: only an integer literal of exactly :data:`MAX_NUMBER_CHARS` digits can be 2**212 or more (the
+      decoders refuse longer literals, and non-finite floats unless they are allowed), and such a literal is a
+      run of that many ASCII digits;
+    * depth: the deepest bracket nesting outside string literals is the containers' depth plus one (UTF-8 never
+      puts a quote or backslash byte inside a multi-byte character).
+    """
+    if text.count(",") + text.count("[") + text.count("{") + 1 > MAX_NODES:
+        return False
+    if _LONG_INTEGER in raw.translate(_DIGITS_ONLY):
+        return False
+    if b'"' in raw:
+        raw = _STRING_LITERAL.sub(b"", raw)
+    steps = np.frombuffer(raw.translate(_DEPTH_STEPS, _NOT_BRACKETS), dtype=np.int8)
+    return steps.size == 0 or int(steps.cumsum(dtype=np.int64).max()) <= max_depth
+
+
 def loads(text: str, *, max_depth: int = MAX_DEPTH, allow_non_finite: bool = False) -> Any:
     """One JSON document (surrounding whitespace allowed), within the limits.
 
@@ -121,8 +164,15 @@ def loads(text: str, *, max_depth: int = MAX_DEPTH, allow_non_finite: bool = Fal
     """
     if not isinstance(text, str):
         raise JSONLimitError(f"a {type(text).__name__} is not JSON text")
+    raw = text.encode("utf-8", "surrogatepass")
+    hooked = _LONG_NUMBER in raw.translate(_NUMBER_BYTES) or (
+        not allow_non_finite and b"0e" in raw.translate(_EXPONENT_BYTES))
+    if hooked:
+        decoder = _LENIENT if allow_non_finite else _DECODER
+    else:
+        decoder = _PLAIN_LENIENT if allow_non_finite else _PLAIN
     try:
-        value = (_LENIENT if allow_non_finite else _DECODER).decode(text)
+        value = decoder.decode(text)
     except JSONLimitError:
         raise
     except json.JSONDecodeError as exc:
@@ -131,7 +181,7 @@ def loads(text: str, *, max_depth: int = MAX_DEPTH, allow_non_finite: bool = Fal
         raise JSONLimitError(f"nested deeper than {max_depth} levels") from None
     except (ValueError, OverflowError) as exc:  # defensive: the hooks above catch what json lets through
         raise JSONLimitError(str(exc)[:80]) from None
-    if text.count("[") + text.count("{") > max_depth:  # only then can the document be too deep
+    if text.count("[") + text.count("{") > max_depth and not _text_within_limits(raw, text, max_depth):
         problem = check_value(value, max_depth=max_depth, allow_non_finite=allow_non_finite)
         if problem is not None:
             raise JSONLimitError(problem)

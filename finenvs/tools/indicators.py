@@ -39,14 +39,19 @@ def sma(close: np.ndarray, window: int = 20) -> np.ndarray:
     return out
 
 
+# The recursions below run on Python floats (``tolist``), not numpy scalars: the same IEEE double operations in the
+# same order, so the same values, at a fraction of the cost per bar.
 def _recursive(values: np.ndarray, alpha: float, seed_index: int, seed: float) -> np.ndarray:
     out = _nan(values.size)
     if seed_index >= values.size:
         return out
-    out[seed_index] = prev = seed
-    for i in range(seed_index + 1, values.size):
-        prev = alpha * values[i] + (1.0 - alpha) * prev
-        out[i] = prev
+    prev = seed
+    beta = 1.0 - alpha
+    path = [seed]
+    for x in values[seed_index + 1 :].tolist():
+        prev = alpha * x + beta * prev
+        path.append(prev)
+    out[seed_index:] = path
     return out
 
 
@@ -75,11 +80,12 @@ def rsi(close: np.ndarray, window: int = 14) -> np.ndarray:
     loss = np.where(change < 0, -change, 0.0)
     avg_gain = float(gain[:window].mean())
     avg_loss = float(loss[:window].mean())
-    for i in range(window, close.size):
-        if i > window:
-            avg_gain = (avg_gain * (window - 1) + gain[i - 1]) / window
-            avg_loss = (avg_loss * (window - 1) + loss[i - 1]) / window
-        out[i] = 100.0 if avg_loss == 0.0 else 100.0 - 100.0 / (1.0 + avg_gain / avg_loss)
+    values = [100.0 if avg_loss == 0.0 else 100.0 - 100.0 / (1.0 + avg_gain / avg_loss)]
+    for g, lo in zip(gain[window:].tolist(), loss[window:].tolist(), strict=True):  # bars window+1 ..
+        avg_gain = (avg_gain * (window - 1) + g) / window
+        avg_loss = (avg_loss * (window - 1) + lo) / window
+        values.append(100.0 if avg_loss == 0.0 else 100.0 - 100.0 / (1.0 + avg_gain / avg_loss))
+    out[window:] = values
     return out
 
 
@@ -115,10 +121,11 @@ def atr(high: np.ndarray, low: np.ndarray, close: np.ndarray, window: int = 14) 
     prev = close[:-1]
     tr = np.maximum.reduce([high[1:] - low[1:], np.abs(high[1:] - prev), np.abs(low[1:] - prev)])
     value = float(tr[:window].mean())
-    out[window] = value
-    for i in range(window + 1, close.size):
-        value = (value * (window - 1) + tr[i - 1]) / window
-        out[i] = value
+    values = [value]
+    for t in tr[window:].tolist():  # bars window+1 ..
+        value = (value * (window - 1) + t) / window
+        values.append(value)
+    out[window:] = values
     return out
 
 

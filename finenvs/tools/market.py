@@ -60,6 +60,16 @@ def get_state(ctx: ToolContext) -> dict[str, Any]:
 PRICE_COLUMNS = ("date", "open", "high", "low", "close", "volume")
 
 
+def _price_column(bars: Any, column: str) -> list[Any]:
+    """One ``get_prices`` column as the rows carry it (only the chosen columns are built)."""
+    if column == "date":
+        return np.datetime_as_string(bars.dates, unit="D").tolist()
+    if column == "volume":
+        return [int(v) for v in bars.volume.tolist()]
+    isfinite = math.isfinite
+    return [round(x, PRICE_DECIMALS) if isfinite(x) else None for x in getattr(bars, column).tolist()]  # _round
+
+
 def get_prices(
     ctx: ToolContext,
     symbol: str | None = None,
@@ -74,15 +84,7 @@ def get_prices(
         lookback = 20
     bars = view.prices(symbol, start=start, end=end, lookback=lookback)
     chosen = [c for c in PRICE_COLUMNS if columns is None or c in columns]
-    values = {
-        "date": np.datetime_as_string(bars.dates, unit="D").tolist(),
-        "open": [_round(x) for x in bars.open.tolist()],
-        "high": [_round(x) for x in bars.high.tolist()],
-        "low": [_round(x) for x in bars.low.tolist()],
-        "close": [_round(x) for x in bars.close.tolist()],
-        "volume": [int(v) for v in bars.volume.tolist()],
-    }
-    rows = [list(row) for row in zip(*(values[c] for c in chosen), strict=True)]
+    rows = [list(row) for row in zip(*(_price_column(bars, c) for c in chosen), strict=True)]
     return {
         "symbol": symbol,
         "as_of": str(view.as_of),
@@ -142,22 +144,23 @@ def get_indicators(
     view = ctx.view()
     symbol = symbol or ctx.symbol
     bars = view.prices(symbol, end=None)
-    dates = np.datetime_as_string(bars.dates, unit="D").tolist()
+    n_bars = len(bars.dates)
+    n = min(int(history), n_bars)
+    dates = np.datetime_as_string(bars.dates[n_bars - n :], unit="D").tolist()  # the rows' dates only
     params = params or {}
     out: dict[str, Any] = {}
     for name in dict.fromkeys(names):
         spec = ind.INDICATORS[name]
         chosen = {p: (params.get(name, {}).get(p, default)) for p, (_, default, _, _) in spec.items()}
         series = ind.compute(name, bars.high, bars.low, bars.close, **chosen)
-        n = min(int(history), len(dates))
         rows = []
-        for i in range(len(dates) - n, len(dates)):
-            row: dict[str, Any] = {"date": dates[i]}
+        for k, i in enumerate(range(n_bars - n, n_bars)):
+            row: dict[str, Any] = {"date": dates[k]}
             for key, values in series.items():
                 row[key] = _round(values[i], 6)
             rows.append(row)
         out[name] = {"params": chosen, "rows": rows}
-    return {"symbol": symbol, "as_of": str(view.as_of), "bars_used": len(dates), "indicators": out}
+    return {"symbol": symbol, "as_of": str(view.as_of), "bars_used": n_bars, "indicators": out}
 
 
 # ---------------------------------------------------------------------------- coverage

@@ -257,6 +257,8 @@ class ToolResult:
     commit: ParsedAction | None = None
     #: Cap on :meth:`text` (the ToolBox's ``max_chars``).
     max_chars: int = DEFAULT_MAX_CHARS
+    #: ``data``'s compact JSON when :meth:`ToolBox.call` already wrote it (sizing the result against the cap).
+    written: str | None = field(default=None, repr=False, compare=False)
 
     def text(self) -> str:
         """The JSON the agent reads (compact, Unicode kept), at most ``max_chars`` characters.
@@ -266,7 +268,8 @@ class ToolResult:
         truncation object naming its size.
         """
         try:
-            text = json.dumps(self.data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+            text = self.written if self.written is not None else json.dumps(
+                self.data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
         except ValueError:  # NaN/inf somewhere: null them
             text = json.dumps(_finite(self.data), ensure_ascii=False, separators=(",", ":"), default=str)
         except RecursionError:
@@ -309,10 +312,12 @@ class ToolContext:
     news: NewsStore | None = None
     filings: FilingStore | None = None
     max_chars: int = DEFAULT_MAX_CHARS
+    #: The view :meth:`ToolBox.call` opened for the call in progress (same env, same decision: reused, not rebuilt).
+    call_view: AsOfView | None = field(default=None, repr=False, compare=False)
 
     def view(self) -> AsOfView:
         """The env's as-of view at the current decision time (document overrides applied)."""
-        view = self.env.as_of_view()
+        view = self.call_view if self.call_view is not None else self.env.as_of_view()
         if self.news is not None or self.filings is not None:
             view = view.with_documents(self.news, self.filings)
         return view
@@ -516,12 +521,17 @@ class ToolBox:
     def call(self, name: Any, arguments: Any = None) -> ToolResult:
         """Call a tool; never raises (see the module docstring)."""
         began = time.perf_counter()
-        try:  # one view per call: its counter is the episode's, shared with the tool's own view
-            counter = self.env.as_of_view().counter
+        try:  # one view per call, which the tool reads through (its counter is the episode's)
+            view = self.env.as_of_view()
+            counter = view.counter
         except Exception:  # no episode yet (reset not called): tools answer with an error
-            counter = None
+            view = counter = None
         before = counter.attempts if counter is not None else 0
-        result = self._call(name, arguments, has_episode=counter is not None)
+        self.context.call_view = view
+        try:
+            result = self._call(name, arguments, has_episode=counter is not None)
+        finally:
+            self.context.call_view = None
         result.max_chars = self.max_chars
         if counter is not None:
             result.look_ahead = counter.attempts - before
@@ -573,12 +583,26 @@ class ToolBox:
         except Exception as exc:  # a bug must not end an agent's run: record it
             return _error(name, arguments, f"internal error in {name}: {type(exc).__name__}: {_message(exc)}",
                           tool.parameters)
-        try:
-            data, truncated = cap_output(data, self.max_chars, tool.keep)
-        except ValueError as exc:
-            return _error(name, arguments, str(exc), tool.parameters)
+        written = _compact_json(data) if isinstance(data, dict) else None
+        if written is not None and len(written) <= self.max_chars:  # fits: cap_output would return it as it is
+            truncated = False
+        else:
+            written = None
+            try:
+                data, truncated = cap_output(data, self.max_chars, tool.keep)
+            except ValueError as exc:
+                return _error(name, arguments, str(exc), tool.parameters)
         truncated = truncated or (isinstance(data, dict) and "truncated" in data)
-        return ToolResult(name, arguments, True, data, truncated=truncated)
+        return ToolResult(name, arguments, True, data, truncated=truncated, written=written)
+
+
+def _compact_json(data: Any) -> str | None:
+    """``data`` as :meth:`ToolResult.text` writes it, when that is also what :func:`cap_output` measures (no NaN or
+    infinity, which the two write differently): one write serves both. None otherwise."""
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    except (ValueError, TypeError, RecursionError):
+        return None
 
 
 def _message(value: Any) -> str:

@@ -385,7 +385,7 @@ class ScriptedAuditAgent(ScriptedChatAgent):
 
     def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
         """The next assistant turn for this conversation (pure function of its inputs)."""
-        names, _, round_no = self._turn(messages, tools)
+        names, round_no = self._offered(messages, tools)
         schema = _commit_schema(tools, first_prompt(messages))
         if not {"get_facts", "get_calculation", "get_concept", "commit_action"} <= names:
             return ChatReply("I cannot read the filing without tools.\n" + _answer(schema[0], None, None),

@@ -328,7 +328,7 @@ class ScriptedOptionsAgent(ScriptedChatAgent):
 
     def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
         """The next assistant turn for this conversation (pure function of its inputs)."""
-        names, _, round_no = self._turn(messages, tools)
+        names, round_no = self._offered(messages, tools)
         if not {"get_task", "get_quotes", "commit_action"} <= names:
             return ChatReply("I cannot read the task's data without the options tools, so I give no answer.",
                              usage=NO_USAGE)

@@ -310,7 +310,7 @@ class ScriptedQAChatAgent(ScriptedChatAgent):
 
     def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
         """The next assistant turn for this conversation (pure function of its inputs)."""
-        names, _, round_no = self._turn(messages, tools)
+        names, round_no = self._offered(messages, tools)
         if not {"calculate", "commit_action"} <= names:
             return ChatReply("I cannot read data or compute without tools, so I give no answer.", usage=NO_USAGE)
         state = prompt_state(first_prompt(messages))

@@ -369,7 +369,7 @@ class ScriptedReportAgent(ScriptedChatAgent):
 
     def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
         """The next assistant turn for this conversation (pure function of its inputs)."""
-        names, _, round_no = self._turn(messages, tools)
+        names, round_no = self._offered(messages, tools)
         if not {name for name, _ in REPORT_CALLS} <= names:
             return self._fallback(messages, "the report tools are not offered")
         log = call_results(messages)

@@ -54,6 +54,10 @@ _POSITION_NAMES = {-1: "SHORT", 0: "FLAT", 1: "LONG"}
 _AT_LAST_BAR = "at the data's last bar"
 
 
+#: ``info=`` values: every step's info in full, or only the episode's last step's (see the class docstring).
+INFO_MODES = ("full", "lean")
+
+
 class FinTradingEnv(gym.Env):
     """Trade one asset daily: each close, choose the position for the next day.
 
@@ -156,6 +160,10 @@ class FinTradingEnv(gym.Env):
       covers, e.g. centuries of daily bars; the counts then do show a series that stops or misses a day).
       Synthetic paths count their own simulated days (every day a session).
     * ``render_mode``: None, ``"ansi"`` or ``"rgb_array"`` (needs ``finenvs[plot]``).
+    * ``info``: ``"full"`` (default) or ``"lean"``: ``step`` returns an empty info dict except on the episode's
+      last step (terminated or truncated), which carries the full info. For RL loops that read only
+      observations and rewards (more steps/s: ``benchmarks/RESULTS.md``); the text interface, the runner and the
+      bench use the default.
     * ``open_end``: a window still open at the data's newest bar (``end="latest"`` or an end after the data)
       truncates there with the position still held: no close-out, no exit fee, reset info ``open_end`` True.
       ``finenvs llm --live`` sets it, so a run rolled forward over more data steps on with the same rewards
@@ -200,6 +208,7 @@ class FinTradingEnv(gym.Env):
         open_end: bool = False,
         calendar: str | None = DEFAULT_CALENDAR,
         short_exit_fee: str = "shares",
+        info: str = "full",
     ) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata)
@@ -211,6 +220,9 @@ class FinTradingEnv(gym.Env):
         check_choice("fill", fill, FILLS)
         check_choice("reward", reward, REWARDS)
         check_choice("short_exit_fee", short_exit_fee, SHORT_EXIT_FEES)
+        check_choice("info", info, INFO_MODES)
+        self.info_mode = info
+        self._lean_info = info == "lean"
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
             raise ValueError(f"window={window!r} must be an integer >= 1")
         fee = fee_fraction(fee_bps)
@@ -467,16 +479,19 @@ class FinTradingEnv(gym.Env):
             self._equity_hist.append(state[6])
             self._held_hist.append(held)
         equity = state[6]
-        info = {
-            "date": ep.date_strings[t],
-            "price": ep.close_values[t],
-            "position": held,
-            "equity": equity,
-            "equity_at_decision": equity_at_decision,
-            "fee": fee,
-            "fees": state[8],
-            "look_ahead_attempts": self._lookahead.attempts,
-        }
+        if self._lean_info and not (terminated or truncated):  # info="lean": nothing until the episode's last step
+            info = {}
+        else:
+            info = {
+                "date": ep.date_strings[t],
+                "price": ep.close_values[t],
+                "position": held,
+                "equity": equity,
+                "equity_at_decision": equity_at_decision,
+                "fee": fee,
+                "fees": state[8],
+                "look_ahead_attempts": self._lookahead.attempts,
+            }
         # observe(ep, state), written out for the step loop (the call and its general checks are ~10% of a step).
         # Same result as trading_core.observe (tests/test_trading_env.py checks every step against it).
         obs = ep.obs_rows[t - ep.start].copy()
