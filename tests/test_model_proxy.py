@@ -8,9 +8,9 @@ import json
 
 import gymnasium as gym
 import pytest
+from chat_server import ChatServer
 
 import finenvs  # noqa: F401
-from chat_server import ChatServer
 from finenvs.evaluation.model_proxy import ModelProxy, ProxyError, sse_body, sse_events
 
 openai = pytest.importorskip("openai")
