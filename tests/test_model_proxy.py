@@ -98,14 +98,21 @@ def test_the_stream_says_what_the_upstream_said(proxy, upstream, trading_request
     assert text == "Thinking...\nAction: SELL"
 
 
-def test_tool_choice_is_configurable_and_a_clients_own_is_kept(upstream, trading_request):
+def test_tool_choice_is_configurable_and_a_clients_own_is_kept(proxy, upstream, trading_request):
+    """The proxy's choice replaces none or "auto" (opencode sends "auto"); "none" or a named function is kept."""
     messages, tools = trading_request
+    openai.OpenAI(base_url=proxy.base_url, api_key="x", max_retries=0).chat.completions.create(
+        model="scripted", messages=messages, tools=tools, tool_choice="auto")
+    assert upstream.requests[-1]["tool_choice"] == "required"
     with ModelProxy(upstream.base_url, tool_choice="auto") as proxy:
         client = openai.OpenAI(base_url=proxy.base_url, api_key="x", max_retries=0)
         client.chat.completions.create(model="scripted", messages=messages, tools=tools)
         assert upstream.requests[-1]["tool_choice"] == "auto"
         client.chat.completions.create(model="scripted", messages=messages, tools=tools, tool_choice="none")
         assert upstream.requests[-1]["tool_choice"] == "none"
+        named = {"type": "function", "function": {"name": "commit_action"}}
+        client.chat.completions.create(model="scripted", messages=messages, tools=tools, tool_choice=named)
+        assert upstream.requests[-1]["tool_choice"] == named
         client.chat.completions.create(model="scripted", messages=messages)  # no tools: no tool choice
         assert "tool_choice" not in upstream.requests[-1]
     with pytest.raises(ProxyError, match="tool_choice"):
@@ -176,3 +183,32 @@ def test_upstream_failures_are_502_504_or_its_own_status(upstream, trading_reque
     with ModelProxy("http://127.0.0.1:9/v1", timeout=5) as unreachable:
         got, payload = _raw(unreachable, "POST", "/v1/chat/completions", body, headers)
         assert got == 502 and "cannot be reached" in payload["error"]["message"]
+
+
+def test_the_harness_serves_the_proxy_to_the_agent_program(tmp_path, upstream):
+    """``--model-proxy``: the program gets the proxy as ``{model_url}`` and ``FINENVS_MODEL_URL`` (and the MCP server
+    as ``FINENVS_MCP_URL``); the run records the upstream; ``{model_url}`` without a proxy is refused."""
+    pytest.importorskip("mcp")
+    pytest.importorskip("uvicorn")
+    import shlex
+    import sys
+
+    from finenvs.evaluation.confine import probe_bwrap
+    from finenvs.evaluation.harness import HarnessAgent, HarnessError, run_harness
+    from finenvs.evaluation.llm import RunConfig
+
+    with pytest.raises(HarnessError, match="model-proxy"):
+        HarnessAgent("agent {model_url} {prompt_file}")
+    script = ("import json, os, sys, urllib.request\n"
+              "url = sys.argv[1]\n"
+              "assert url == os.environ['FINENVS_MODEL_URL'] and os.environ['FINENVS_MCP_URL'].endswith('/mcp')\n"
+              "models = json.load(urllib.request.urlopen(url + '/models'))\n"
+              "print('models', [m['id'] for m in models['data']], flush=True)\n")
+    agent = HarnessAgent(f"{sys.executable} -c {shlex.quote(script)} {{model_url}} {{prompt_file}}", timeout=60,
+                         unconfined=probe_bwrap()[0] is None, model_proxy=upstream.base_url, model_tool_choice="auto")
+    config = RunConfig(env_id="FinQA-v0", split="eval", instances=[0], failure_rule="default")
+    summary = run_harness(config, agent, out=tmp_path, name="h", progress=False)
+    (attempt,) = [json.loads(p.read_text()) for p in (summary.run_dir / "harness").glob("*/attempt.json")]
+    assert attempt["exit_code"] == 0 and "models ['scripted']" in attempt["stdout_tail"], attempt["stderr_tail"]
+    recorded = json.loads((summary.run_dir / "run.json").read_text())["agent"]["model_proxy"]
+    assert recorded == {"upstream": upstream.base_url, "tool_choice": "auto"}

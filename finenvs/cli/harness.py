@@ -62,11 +62,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          "across attempts); default: an empty private home per attempt")
     harness.add_argument("--model-proxy", metavar="UPSTREAM_URL",
                          help="serve this chat-completions endpoint to the agent program through finenvs' model proxy "
-                         "on 127.0.0.1, for agent CLIs that stream and send no tool_choice (opencode): requests go "
+                         "on 127.0.0.1, for agent CLIs that stream (opencode): requests go "
                          "upstream non-streaming with tool_choice set, replies come back as the stream the program "
                          "asked for. The program gets the proxy's URL as {model_url} and FINENVS_MODEL_URL")
     harness.add_argument("--model-tool-choice", choices=("required", "auto"), default=None,
-                         help="the tool_choice the model proxy sets on requests with tools and none of their own "
+                         help="the tool_choice the model proxy sets on requests with tools whose own is absent or auto "
                          "(default: required; a decision is a commit_action call)")
     harness.add_argument("--quiet", action="store_true",
                          help="no progress bar and no tables: only the last line (where the results are) and any problems")

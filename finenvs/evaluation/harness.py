@@ -38,8 +38,8 @@ scratch folder, removed after it), ``{env_id}``, ``{episode}``, ``{step}``, and 
 proxy ``FINENVS_MODEL_URL``), for agent CLIs whose config file reads variables.
 
 With ``model_proxy=UPSTREAM_URL`` (``--model-proxy``) the run serves the model endpoint through
-:class:`finenvs.evaluation.model_proxy.ModelProxy` for agent CLIs that stream and send no ``tool_choice`` (opencode):
-the program talks to ``{model_url}``, the proxy to the upstream, non-streaming, with ``tool_choice`` set.
+:class:`finenvs.evaluation.model_proxy.ModelProxy` for agent CLIs that stream (opencode): the program talks to
+``{model_url}``, the proxy to the upstream, non-streaming, with ``tool_choice`` set.
 
 The command runs in the directory the harness was started from, so a relative program (``./agent.sh``) or script
 (``python agent.py``) resolves as it would when typed there.
@@ -318,7 +318,8 @@ class HarnessAgent:
         model_proxy: An upstream chat-completions URL: the run serves it through a
             :class:`~finenvs.evaluation.model_proxy.ModelProxy` on 127.0.0.1 (non-streamed upstream, ``tool_choice``
             set, replies re-streamed), whose URL the program gets as ``{model_url}`` and ``FINENVS_MODEL_URL``.
-        model_tool_choice: The ``tool_choice`` the proxy sets on requests with tools and none of their own.
+        model_tool_choice: The ``tool_choice`` the proxy sets on requests with tools whose own is absent or
+            ``"auto"``.
     """
 
     command: str

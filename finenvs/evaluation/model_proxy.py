@@ -1,11 +1,12 @@
 """A small OpenAI-compatible proxy in front of a chat-completions endpoint, for agent programs that stream.
 
-Agent CLIs such as opencode send every chat request with ``stream: true`` and without ``tool_choice``. A plain
-local server (llama-cpp-python's, for one) then offers the model no tools, or cannot stream a tool call. The proxy
-sits between the program and the model server:
+Agent CLIs such as opencode send every chat request with ``stream: true``, and with no ``tool_choice`` or
+``"auto"``. A plain local server (llama-cpp-python's, for one) then offers the model no tools, lets a small model
+answer in prose, or cannot stream a tool call. The proxy sits between the program and the model server:
 
 * ``POST .../chat/completions`` goes to the upstream endpoint **non-streaming**; when the request carries tools
-  and no ``tool_choice``, the proxy sets one (``"required"`` by default, or ``"auto"``).
+  and its ``tool_choice`` is absent or ``"auto"``, the proxy sets its own (``"required"`` by default, or
+  ``"auto"``); a client's ``"none"`` or named function is kept.
 * When the client asked for ``stream: true``, the upstream's one reply is re-emitted as a valid server-sent event
   stream: a role chunk, the content, each tool call (id, name, arguments), the finish reason, the usage (when the
   client asked ``stream_options.include_usage``), then ``data: [DONE]``.
@@ -42,7 +43,7 @@ MAX_BODY_BYTES = 16 * 2**20
 MAX_REPLY_BYTES = 16 * 2**20
 #: Characters of an upstream error's message passed on to the client.
 ERROR_CHARS = 500
-#: The ``tool_choice`` values the proxy can set on a request with tools and none of its own.
+#: The ``tool_choice`` values the proxy can set on a request with tools (in place of none or ``"auto"``).
 TOOL_CHOICES = ("required", "auto")
 
 
@@ -52,6 +53,14 @@ class ProxyError(FinEnvsError):
 
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> tuple[int, dict[str, Any]]:
     return status, {"error": {"message": message, "type": kind, "code": status}}
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def sse_events(reply: dict[str, Any], include_usage: bool = False) -> list[dict[str, Any]]:
@@ -64,13 +73,12 @@ def sse_events(reply: dict[str, Any], include_usage: bool = False) -> list[dict[
     head = {"id": str(reply.get("id") or "chatcmpl-proxy"), "object": "chat.completion.chunk",
             "created": reply.get("created") if isinstance(reply.get("created"), int) else int(time.time()),
             "model": str(reply.get("model") or "")}
-    choices = reply.get("choices") if isinstance(reply.get("choices"), list) else []
     chunks: list[dict[str, Any]] = []
-    for position, choice in enumerate(choices):
+    for position, choice in enumerate(_list(reply.get("choices"))):
         if not isinstance(choice, dict):
             continue
-        index = choice.get("index") if isinstance(choice.get("index"), int) else position
-        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        index = choice["index"] if isinstance(choice.get("index"), int) else position
+        message = _dict(choice.get("message"))
 
         def chunk(delta: dict[str, Any], finish: str | None = None, index: int = index) -> dict[str, Any]:
             return {**head, "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}]}
@@ -80,9 +88,9 @@ def sse_events(reply: dict[str, Any], include_usage: bool = False) -> list[dict[
             text = message.get(field)
             if isinstance(text, str) and text:
                 chunks.append(chunk({field: text}))
-        calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
+        calls = _list(message.get("tool_calls"))
         for n, call in enumerate(c for c in calls if isinstance(c, dict)):
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            function = _dict(call.get("function"))
             arguments = function.get("arguments")
             if not isinstance(arguments, str):  # some servers send the arguments as an object
                 arguments = json.dumps(arguments if arguments is not None else {})
@@ -110,8 +118,9 @@ class ModelProxy:
     Args:
         upstream: The upstream endpoint's base URL (``http://127.0.0.1:8080/v1``); ``/chat/completions`` and
             ``/models`` are appended.
-        tool_choice: Set on a request that has tools and no ``tool_choice`` of its own: ``"required"`` (the model
-            must call a tool: an agent program's decision is a ``commit_action`` call) or ``"auto"``.
+        tool_choice: Set on a request that has tools and a ``tool_choice`` that is absent or ``"auto"``:
+            ``"required"`` (the model must call a tool: an agent program's decision is a ``commit_action`` call) or
+            ``"auto"``. A client's ``"none"`` or named function is kept.
         api_key: Sent upstream as ``Authorization: Bearer ...`` when the client sends no ``Authorization`` of its own.
         timeout: Seconds one upstream request may take.
         max_body_bytes: Largest request body read from a client (413 beyond).
@@ -162,7 +171,7 @@ class ModelProxy:
 
         self._httpd = ThreadingHTTPServer((host, int(port)), Handler)
         self._httpd.daemon_threads = True
-        self.host, self.port = self._httpd.server_address[:2]
+        self.host, self.port = str(self._httpd.server_address[0]), int(self._httpd.server_address[1])
         self.base_url = f"http://{self.host}:{self.port}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True, name="finenvs-model-proxy")
         self._started = False
@@ -199,6 +208,7 @@ class ModelProxy:
 
     def _handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         path = handler.path.split("?", 1)[0].rstrip("/")
+        payload: dict[str, Any] | bytes
         try:
             if path.endswith("/chat/completions"):
                 if method != "POST":
@@ -326,7 +336,7 @@ class ModelProxy:
         options = body.pop("stream_options", None)
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         body["stream"] = False
-        if tools and "tool_choice" not in body:
+        if tools and body.get("tool_choice", "auto") == "auto":
             body["tool_choice"] = self.tool_choice
         _, reply, error = self._upstream(handler, "/chat/completions", json.dumps(body).encode("utf-8"))
         if error is not None or reply is None:
