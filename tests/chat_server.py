@@ -24,6 +24,10 @@ names), and ``GET /v1/models``. Faults are injected per request from a queue
 | ``"endless"`` | HTTP 200 with no ``Content-Length``, then a JSON body that never ends (written until the client hangs up or 64 MiB; ``server.sent`` counts the bytes) |
 
 Token usage is reported as characters / 4 of the request and the reply.
+
+``ChatServer(AgentCliRouter())`` is the same "model" for an agent CLI (opencode) playing through ``finenvs
+harness``: see :class:`AgentCliRouter`. ``python tests/chat_server.py [--agent-cli] [--port N]`` serves either
+until interrupted.
 """
 
 from __future__ import annotations
@@ -40,10 +44,81 @@ from finenvs.evaluation.agents import ScriptedRouter
 from finenvs.text.chat import ToolCall
 
 
+def _text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of content parts."""
+    if isinstance(content, list):
+        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return content if isinstance(content, str) else ""
+
+
+class AgentCliRouter:
+    """The scripted router as the model behind an agent CLI that plays through ``finenvs harness`` (opencode).
+
+    The CLI sends its own system prompt and tools, prefixes the MCP server's tools with the server's name
+    (``finenvs_commit_action``), passes the harness's prompt file after a note, and asks for session titles in
+    requests of its own. This router finds the env's prompt (the line ``# <env id>``) in the user messages, shows
+    the family's scripted agent only the finenvs tools under their own names, maps its calls back to the names the
+    CLI offered, commits a text reply through ``commit_action`` (as ``tests/harness_agent.py`` does), and after the
+    commit answers in text so that the CLI ends its turn. A request with no env prompt (a title) gets a short text.
+    """
+
+    name = "agent-cli-router"
+
+    def __init__(self, server_name: str = "finenvs") -> None:
+        self.prefix = server_name + "_"
+        self.router = ScriptedRouter()
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.name}
+
+    def _bare(self, name: str) -> str:
+        return name[len(self.prefix):] if name.startswith(self.prefix) else name
+
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        from finenvs.text.chat import NO_USAGE, ChatReply
+
+        offered = {self._bare(t["function"]["name"]): t for t in tools or [] if t.get("function", {}).get("name")}
+        start = prompt = None
+        for k, m in enumerate(messages):
+            text = _text(m.get("content")) if m.get("role") == "user" else ""
+            at = text.find("\n# Fin") + 1 if not text.startswith("# Fin") else 0
+            if text.startswith("# Fin") or at > 0:
+                start, prompt = k, text[at:]
+                break
+        if prompt is None or "commit_action" not in offered:  # a title request, or no finenvs tools
+            return ChatReply("finenvs decision", usage=dict(NO_USAGE))
+        conversation: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+        for m in messages[start + 1:]:
+            if m.get("role") == "assistant":
+                calls = [{**c, "function": {**c["function"], "name": self._bare(c["function"]["name"])}}
+                         for c in m.get("tool_calls") or []]
+                if any(c["function"]["name"] == "commit_action" for c in calls):
+                    return ChatReply("Committed.", usage=dict(NO_USAGE))  # the decision is made: end the turn
+                conversation.append({**m, "content": _text(m.get("content")), "tool_calls": calls} if calls
+                                    else {**m, "content": _text(m.get("content"))})
+            elif m.get("role") == "tool":
+                conversation.append({**m, "content": _text(m.get("content"))})
+        prefixed = any(t["function"]["name"].startswith(self.prefix) for t in offered.values())
+        own = [{"type": "function", "function": {**t["function"], "name": bare}} for bare, t in offered.items()
+               if bare != "get_observation" and (t["function"]["name"] != bare or not prefixed)]
+        reply = self.router.reply(conversation, own)
+        calls = list(reply.tool_calls)
+        if not calls:  # a text reply is committed under the commit schema's one text field
+            schema = offered["commit_action"]["function"].get("parameters") or {}
+            field = next((k for k in ("report", "answer", "action") if k in schema.get("properties", {})), "action")
+            calls = [ToolCall("call_text_commit", "commit_action", json.dumps({field: reply.content or ""}))]
+        names = {bare: t["function"]["name"] for bare, t in offered.items()}
+        return ChatReply(None, [ToolCall(c.id, names.get(c.name, c.name), c.arguments) for c in calls],
+                         usage=dict(NO_USAGE))
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        return self.reply(messages, tools)
+
+
 class ChatServer:
     """Start with ``with ChatServer() as server: server.base_url``."""
 
-    def __init__(self, agent: Any = None) -> None:
+    def __init__(self, agent: Any = None, port: int = 0) -> None:
         self.agent = agent or ScriptedRouter()
         self.faults: deque[str] = deque()
         self.requests: list[dict[str, Any]] = []
@@ -99,7 +174,7 @@ class ChatServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -163,3 +238,24 @@ class ChatServer:
         if fault and fault.startswith("gzip:"):
             return 200, gzip.compress(json.dumps(payload).encode()), {"Content-Encoding": "gzip"}
         return 200, json.dumps(payload).encode(), {}
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="serve the scripted model on 127.0.0.1 until interrupted")
+    parser.add_argument("--agent-cli", action="store_true", help="the model for an agent CLI (AgentCliRouter)")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    server = ChatServer(AgentCliRouter() if args.agent_cli else None, port=args.port)
+    with server:
+        print(server.base_url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

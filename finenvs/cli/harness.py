@@ -26,7 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "harness)",
         description="Run the family's episodes (as finenvs llm selects them) by invoking --agent-cmd once per "
         "decision. Placeholders in the command: {prompt_file} (the decision's prompt), {mcp_config} (an "
-        "mcpServers JSON naming the episode's MCP server over HTTP), {url}, {workdir}, {env_id}, {episode}, {step}. "
+        "mcpServers JSON naming the episode's MCP server over HTTP), {url}, {workdir}, {env_id}, {episode}, {step}, "
+        "{model_url} (with --model-proxy). "
         "The decision is what the program commits through the server's commit_action; no commit within --timeout "
         "is HERCULEAN's failure (five attempts, then the episode fails) unless --default-action is given. The program "
         "runs confined (bubblewrap): the file system read-only, the data, caches, run key and run folders hidden, "
@@ -59,6 +60,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     harness.add_argument("--agent-home", type=Path, metavar="DIR",
                          help="a folder bound writable as the confined program's HOME (its settings and state "
                          "across attempts); default: an empty private home per attempt")
+    harness.add_argument("--model-proxy", metavar="UPSTREAM_URL",
+                         help="serve this chat-completions endpoint to the agent program through finenvs' model proxy "
+                         "on 127.0.0.1, for agent CLIs that stream (opencode): requests go "
+                         "upstream non-streaming with tool_choice set, replies come back as the stream the program "
+                         "asked for. The program gets the proxy's URL as {model_url} and FINENVS_MODEL_URL")
+    harness.add_argument("--model-tool-choice", choices=("required", "auto"), default=None,
+                         help="the tool_choice the model proxy sets on requests with tools whose own is absent or auto "
+                         "(default: required; a decision is a commit_action call)")
     harness.add_argument("--quiet", action="store_true",
                          help="no progress bar and no tables: only the last line (where the results are) and any problems")
     harness.set_defaults(handler=handle, interrupted=run_folder_interrupted,
@@ -92,6 +101,9 @@ def handle(args: argparse.Namespace) -> int:
         if args.live and not config.live:
             raise ValueError(f"{args.resume} is not a live run; resume it without --live")
         command = args.agent_cmd or recorded["command"]
+        proxy = recorded.get("model_proxy") or {}
+        model_proxy = args.model_proxy or proxy.get("upstream")
+        tool_choice = args.model_tool_choice or proxy.get("tool_choice") or "required"
         timeout = float(recorded.get("timeout", args.timeout))
         grace = float(recorded.get("commit_grace", COMMIT_GRACE_SECONDS) if args.commit_grace is None
                       else args.commit_grace)
@@ -113,11 +125,13 @@ def handle(args: argparse.Namespace) -> int:
         check_env_kwargs(task, config.env_kwargs)
         check_episodes(task, config.episodes())  # before any folder is written
         command, timeout = args.agent_cmd, args.timeout
+        model_proxy, tool_choice = args.model_proxy, args.model_tool_choice or "required"
         grace = COMMIT_GRACE_SECONDS if args.commit_grace is None else args.commit_grace
     if not (grace >= 0 and grace <= timeout):
         raise ValueError(f"--commit-grace {grace:g} must be between 0 and --timeout ({timeout:g} s)")
     agent = HarnessAgent(command, timeout=timeout, unconfined=args.unconfined, mask=tuple(args.mask),
-                         home=args.agent_home, commit_grace=grace)
+                         home=args.agent_home, commit_grace=grace, model_proxy=model_proxy,
+                         model_tool_choice=tool_choice)
     summary = run_harness(config, agent, out=args.out, name=args.name, resume=args.resume, progress=not args.quiet)
     report = terminal_report(score_run(summary.run_dir))  # scored (score.json written) whether shown or not
     if not args.quiet:

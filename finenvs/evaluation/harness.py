@@ -33,10 +33,16 @@ drives the episodes; the harness is its agent), so ``finenvs score``, ``bench``
 and ``--resume`` treat it like any run. Episodes run one at a time: an agent
 program is one process at a time. Placeholders: ``{prompt_file}``,
 ``{mcp_config}``, ``{url}`` (the MCP endpoint), ``{workdir}`` (the attempt's
-scratch folder, removed after it), ``{env_id}``, ``{episode}``, ``{step}``; paths are
-absolute. The command runs in the directory the harness was started from, so a
-relative program (``./agent.sh``) or script (``python agent.py``) resolves as it
-would when typed there.
+scratch folder, removed after it), ``{env_id}``, ``{episode}``, ``{step}``, and with a model proxy
+``{model_url}``; paths are absolute. The program's environment also holds ``FINENVS_MCP_URL`` (and with a model
+proxy ``FINENVS_MODEL_URL``), for agent CLIs whose config file reads variables.
+
+With ``model_proxy=UPSTREAM_URL`` (``--model-proxy``) the run serves the model endpoint through
+:class:`finenvs.evaluation.model_proxy.ModelProxy` for agent CLIs that stream (opencode): the program talks to
+``{model_url}``, the proxy to the upstream, non-streaming, with ``tool_choice`` set.
+
+The command runs in the directory the harness was started from, so a relative program (``./agent.sh``) or script
+(``python agent.py``) resolves as it would when typed there.
 
 Requires the ``mcp`` extra (the ``mcp`` SDK and ``uvicorn``).
 """
@@ -65,7 +71,8 @@ from finenvs.evaluation.confine import Sandbox, make_sandbox, protected_paths
 from finenvs.evaluation.endpoints import EndpointError
 from finenvs.text.chat import ChatReply, ToolCall
 
-PLACEHOLDERS = ("{prompt_file}", "{mcp_config}", "{url}", "{workdir}", "{env_id}", "{episode}", "{step}")
+PLACEHOLDERS = ("{prompt_file}", "{mcp_config}", "{url}", "{workdir}", "{env_id}", "{episode}", "{step}",
+                "{model_url}")
 #: Characters of an attempt's stdout and stderr kept in its attempt.json.
 LOG_TAIL_CHARS = 4_000
 #: Bytes of each of an attempt's stdout and stderr written to its log files (the rest is counted, not kept).
@@ -308,6 +315,11 @@ class HarnessAgent:
             is taken at the commit, whatever the program does after).
         output_cap: Bytes of each of stdout and stderr written to the attempt's log files; the rest is counted,
             and the last :data:`LOG_TAIL_CHARS` characters are kept for ``attempt.json``.
+        model_proxy: An upstream chat-completions URL: the run serves it through a
+            :class:`~finenvs.evaluation.model_proxy.ModelProxy` on 127.0.0.1 (non-streamed upstream, ``tool_choice``
+            set, replies re-streamed), whose URL the program gets as ``{model_url}`` and ``FINENVS_MODEL_URL``.
+        model_tool_choice: The ``tool_choice`` the proxy sets on requests with tools whose own is absent or
+            ``"auto"``.
     """
 
     command: str
@@ -321,9 +333,14 @@ class HarnessAgent:
     home: Path | None = None
     commit_grace: float = COMMIT_GRACE_SECONDS
     output_cap: int = OUTPUT_CAP_BYTES
+    model_proxy: str | None = None
+    model_tool_choice: str = "required"
 
     def __post_init__(self) -> None:
         self.args = check_command(self.command)
+        if self.model_proxy is None and any("{model_url}" in a for a in self.args):
+            raise HarnessError("--agent-cmd names {model_url}, which only --model-proxy UPSTREAM_URL serves")
+        self._proxy: Any = None
         self.gate = DecisionGate(self.tool_max_chars)
         self.sandbox: Sandbox | None = None
         #: the run folder and the folder of runs it sits in (set by :func:`run_harness`; both are masked)
@@ -341,6 +358,9 @@ class HarnessAgent:
                                      "timeout": self.timeout, "commit_grace": self.commit_grace}
         if self.sandbox is not None:
             described["confinement"] = self.sandbox.describe()
+        if self.model_proxy is not None:
+            described["model_proxy"] = {"upstream": self.model_proxy.split("?", 1)[0],
+                                        "tool_choice": self.model_tool_choice}
         return described
 
     # ------------------------------------------------------------------ lifecycle
@@ -364,8 +384,16 @@ class HarnessAgent:
         if self._server is None:
             self._server = _Server(self.gate)
             self._server.start()
+        if self.model_proxy is not None and self._proxy is None:
+            from finenvs.evaluation.model_proxy import ModelProxy
+
+            self._proxy = ModelProxy(self.model_proxy, tool_choice=self.model_tool_choice,
+                                     timeout=self.timeout).start()
 
     def stop(self) -> None:
+        if self._proxy is not None:
+            self._proxy.stop()
+            self._proxy = None
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -398,15 +426,19 @@ class HarnessAgent:
             (folder / "mcp.json").write_text(config)
         values = {"{prompt_file}": str(work / "prompt.md"), "{mcp_config}": str(work / "mcp.json"),
                   "{url}": self._server.url, "{workdir}": str(work), "{env_id}": session.spec.env_id,
-                  "{episode}": str(session.spec.index), "{step}": str(session.step_index)}
+                  "{episode}": str(session.spec.index), "{step}": str(session.step_index),
+                  "{model_url}": self._proxy.base_url if self._proxy is not None else ""}
         argv = substitute(self.args, values)
+        # the addresses also as variables: an agent CLI's own config file can name them ({env:FINENVS_MCP_URL})
+        variables = {"FINENVS_MCP_URL": self._server.url, **({"FINENVS_MODEL_URL": values["{model_url}"]}
+                                                             if self._proxy is not None else {})}
         loop = asyncio.get_running_loop()
         committed_now, over_budget = asyncio.Event(), asyncio.Event()
         self.gate.open(session, on_commit=lambda: loop.call_soon_threadsafe(committed_now.set),
                        on_over=lambda: loop.call_soon_threadsafe(over_budget.set))
         try:
             attempt = await _run(self.sandbox.command(argv, workdir=work), self._cwd, self.timeout,
-                                 {**os.environ, **(self.env or {})}, log_dir, committed_now,
+                                 {**os.environ, **(self.env or {}), **variables}, log_dir, committed_now,
                                  grace=self.commit_grace, cap=self.output_cap, over_budget=over_budget)
         finally:
             committed = self.gate.close()

@@ -1,0 +1,214 @@
+"""The model proxy (``finenvs.evaluation.model_proxy``): agent CLIs that stream and send no ``tool_choice`` get tool
+calls from a plain chat-completions server, as a valid stream; hostile requests get short 4xx answers."""
+
+from __future__ import annotations
+
+import http.client
+import json
+
+import gymnasium as gym
+import pytest
+from chat_server import ChatServer
+
+import finenvs  # noqa: F401
+from finenvs.evaluation.model_proxy import ModelProxy, ProxyError, sse_body, sse_events
+
+openai = pytest.importorskip("openai")
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    with ChatServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def proxy(upstream):
+    with ModelProxy(upstream.base_url, timeout=30) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def trading_request():
+    """The first request an agent would send for one FinTrading decision: the prompt and the env's tools."""
+    env = gym.make("FinTrading-text-v0", symbol="TSLA", split="eval")
+    prompt, _ = env.reset(seed=0)
+    tools = env.unwrapped.tool_specs() if hasattr(env.unwrapped, "tool_specs") else env.tool_specs()
+    env.close()
+    return [{"role": "user", "content": prompt}], tools
+
+
+def _raw(proxy: ModelProxy, method: str, path: str, body: bytes | None = None,
+         headers: dict[str, str] | None = None) -> tuple[int, dict]:
+    conn = http.client.HTTPConnection(proxy.host, proxy.port, timeout=30)
+    try:
+        conn.putrequest(method, path)
+        for key, value in (headers or {}).items():
+            conn.putheader(key, value)
+        conn.endheaders()
+        if body:
+            conn.send(body)
+        response = conn.getresponse()
+        raw = response.read()
+        return response.status, json.loads(raw)
+    finally:
+        conn.close()
+
+
+def test_a_streamed_tool_call_reaches_the_openai_client_in_stream_mode(proxy, upstream, trading_request):
+    messages, tools = trading_request
+    client = openai.OpenAI(base_url=proxy.base_url, api_key="x", max_retries=0)
+    before = len(upstream.requests)
+    stream = client.chat.completions.create(model="scripted", messages=messages, tools=tools, stream=True,
+                                            stream_options={"include_usage": True})
+    calls: dict[int, dict] = {}
+    roles, finish, usage = [], [], None
+    for chunk in stream:
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for choice in chunk.choices:
+            roles += [choice.delta.role] if choice.delta.role else []
+            finish += [choice.finish_reason] if choice.finish_reason else []
+            for delta in choice.delta.tool_calls or []:
+                call = calls.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
+                call["id"] += delta.id or ""
+                call["name"] += delta.function.name or ""
+                call["arguments"] += delta.function.arguments or ""
+    names = {t["function"]["name"] for t in tools}
+    assert roles == ["assistant"] and finish == ["tool_calls"]
+    assert calls and all(c["name"] in names and c["id"] for c in calls.values())
+    assert all(isinstance(json.loads(c["arguments"]), dict) for c in calls.values())
+    assert usage is not None and usage.prompt_tokens > 0
+    sent = upstream.requests[before]  # upstream saw one non-streamed request with the tool choice set
+    assert len(upstream.requests) == before + 1
+    assert sent["stream"] is False and "stream_options" not in sent and sent["tool_choice"] == "required"
+
+
+def test_the_stream_says_what_the_upstream_said(proxy, upstream, trading_request):
+    """Streamed and non-streamed replies carry the same content and tool calls as the upstream's own reply."""
+    messages, tools = trading_request
+    client = openai.OpenAI(base_url=proxy.base_url, api_key="x", max_retries=0)
+    plain = client.chat.completions.create(model="scripted", messages=messages, tools=tools)
+    direct = openai.OpenAI(base_url=upstream.base_url, api_key="x", max_retries=0).chat.completions.create(
+        model="scripted", messages=messages, tools=tools)
+    assert plain.choices[0].message.tool_calls == direct.choices[0].message.tool_calls
+    upstream.faults.append("text:SELL")  # a text reply, streamed: the content in order, finish "stop"
+    text = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
+        model="scripted", messages=messages, stream=True) if c.choices)
+    assert text == "Thinking...\nAction: SELL"
+
+
+def test_tool_choice_is_configurable_and_a_clients_own_is_kept(proxy, upstream, trading_request):
+    """The proxy's choice replaces none or "auto" (opencode sends "auto"); "none" or a named function is kept."""
+    messages, tools = trading_request
+    openai.OpenAI(base_url=proxy.base_url, api_key="x", max_retries=0).chat.completions.create(
+        model="scripted", messages=messages, tools=tools, tool_choice="auto")
+    assert upstream.requests[-1]["tool_choice"] == "required"
+    with ModelProxy(upstream.base_url, tool_choice="auto") as proxy:
+        client = openai.OpenAI(base_url=proxy.base_url, api_key="x", max_retries=0)
+        client.chat.completions.create(model="scripted", messages=messages, tools=tools)
+        assert upstream.requests[-1]["tool_choice"] == "auto"
+        client.chat.completions.create(model="scripted", messages=messages, tools=tools, tool_choice="none")
+        assert upstream.requests[-1]["tool_choice"] == "none"
+        named = {"type": "function", "function": {"name": "commit_action"}}
+        client.chat.completions.create(model="scripted", messages=messages, tools=tools, tool_choice=named)
+        assert upstream.requests[-1]["tool_choice"] == named
+        client.chat.completions.create(model="scripted", messages=messages)  # no tools: no tool choice
+        assert "tool_choice" not in upstream.requests[-1]
+    with pytest.raises(ProxyError, match="tool_choice"):
+        ModelProxy(upstream.base_url, tool_choice="always")
+    with pytest.raises(ProxyError, match="http"):
+        ModelProxy("file:///etc/passwd")
+
+
+def test_models_pass_through(proxy):
+    client = openai.OpenAI(base_url=proxy.base_url, api_key="x", max_retries=0)
+    assert [m.id for m in client.models.list()] == ["scripted"]
+
+
+def test_sse_events_from_odd_replies():
+    """Arguments sent as an object become a JSON string; a missing finish reason is inferred; no choices: no chunks
+    but [DONE]."""
+    reply = {"id": "r", "model": "m", "choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "function": {"name": "commit_action", "arguments": {"action": "BUY"}}}]}}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
+    events = sse_events(reply, include_usage=True)
+    assert events[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    call = events[1]["choices"][0]["delta"]["tool_calls"][0]
+    assert call["function"] == {"name": "commit_action", "arguments": '{"action": "BUY"}'} and call["index"] == 0
+    assert events[2]["choices"][0]["finish_reason"] == "tool_calls" and events[3]["usage"]["total_tokens"] == 5
+    assert sse_body({"choices": "nope"}) == b"data: [DONE]\n\n"
+
+
+LONG = "A" * 100_000
+
+
+@pytest.mark.parametrize("method, path, body, headers, status", [
+    ("POST", "/v1/chat/completions", b'{"messages": []}', {}, 411),                        # no Content-Length
+    ("POST", "/v1/chat/completions", b"", {"Content-Length": "99999999999"}, 413),          # over the cap
+    ("POST", "/v1/chat/completions", b"x", {"Content-Length": "-1"}, 400),
+    ("POST", "/v1/chat/completions", LONG.encode(), None, 400),                             # not JSON
+    ("POST", "/v1/chat/completions", b"[1, 2]", None, 400),                                 # not an object
+    ("POST", "/v1/chat/completions", b"[" * 100_000 + b"]" * 100_000, None, 400),           # nesting
+    ("POST", "/v1/chat/completions", b"\xff\xfe{}", None, 400),                             # not UTF-8
+    ("POST", "/v1/chat/completions", b'{"tools": "' + LONG.encode() + b'"}', None, 400),
+    ("GET", "/v1/chat/completions", None, None, 405),
+    ("GET", "/v1/" + LONG[:4000], None, None, 404),
+    ("DELETE", "/v1/models", None, None, 404),
+])
+def test_hostile_requests_get_short_errors(proxy, method, path, body, headers, status):
+    if headers is None:
+        headers = {"Content-Length": str(len(body or b""))}
+    got, payload = _raw(proxy, method, path, body, headers)
+    assert got == status, payload
+    message = payload["error"]["message"]
+    assert len(message) < 200 and "AAAA" not in message
+
+
+def test_upstream_failures_are_502_504_or_its_own_status(upstream, trading_request):
+    messages, _ = trading_request
+    body = json.dumps({"model": "scripted", "messages": messages, "stream": True}).encode()
+    headers = {"Content-Length": str(len(body))}
+    with ModelProxy(upstream.base_url, timeout=0.5) as proxy:
+        for fault, status in (("status:500", 500), ("status:429", 429), ("malformed", 502), ("sleep:2", 504)):
+            upstream.faults.append(fault)
+            got, payload = _raw(proxy, "POST", "/v1/chat/completions", body, headers)
+            assert got == status and payload["error"]["type"] == "upstream_error", (fault, payload)
+        upstream.faults.append("huge:40000")
+        small = ModelProxy(upstream.base_url, max_reply_bytes=10_000)
+        with small:
+            got, payload = _raw(small, "POST", "/v1/chat/completions", body, headers)
+            assert got == 502 and "10,000" in payload["error"]["message"]
+        assert proxy.counts["upstream_error"] == 4
+    with ModelProxy("http://127.0.0.1:9/v1", timeout=5) as unreachable:
+        got, payload = _raw(unreachable, "POST", "/v1/chat/completions", body, headers)
+        assert got == 502 and "cannot be reached" in payload["error"]["message"]
+
+
+def test_the_harness_serves_the_proxy_to_the_agent_program(tmp_path, upstream):
+    """``--model-proxy``: the program gets the proxy as ``{model_url}`` and ``FINENVS_MODEL_URL`` (and the MCP server
+    as ``FINENVS_MCP_URL``); the run records the upstream; ``{model_url}`` without a proxy is refused."""
+    pytest.importorskip("mcp")
+    pytest.importorskip("uvicorn")
+    import shlex
+    import sys
+
+    from finenvs.evaluation.confine import probe_bwrap
+    from finenvs.evaluation.harness import HarnessAgent, HarnessError, run_harness
+    from finenvs.evaluation.llm import RunConfig
+
+    with pytest.raises(HarnessError, match="model-proxy"):
+        HarnessAgent("agent {model_url} {prompt_file}")
+    script = ("import json, os, sys, urllib.request\n"
+              "url = sys.argv[1]\n"
+              "assert url == os.environ['FINENVS_MODEL_URL'] and os.environ['FINENVS_MCP_URL'].endswith('/mcp')\n"
+              "models = json.load(urllib.request.urlopen(url + '/models'))\n"
+              "print('models', [m['id'] for m in models['data']], flush=True)\n")
+    agent = HarnessAgent(f"{sys.executable} -c {shlex.quote(script)} {{model_url}} {{prompt_file}}", timeout=60,
+                         unconfined=probe_bwrap()[0] is None, model_proxy=upstream.base_url, model_tool_choice="auto")
+    config = RunConfig(env_id="FinQA-v0", split="eval", instances=[0], failure_rule="default")
+    summary = run_harness(config, agent, out=tmp_path, name="h", progress=False)
+    (attempt,) = [json.loads(p.read_text()) for p in (summary.run_dir / "harness").glob("*/attempt.json")]
+    assert attempt["exit_code"] == 0 and "models ['scripted']" in attempt["stdout_tail"], attempt["stderr_tail"]
+    recorded = json.loads((summary.run_dir / "run.json").read_text())["agent"]["model_proxy"]
+    assert recorded == {"upstream": upstream.base_url, "tool_choice": "auto"}
