@@ -61,7 +61,8 @@ def test_the_check_asks_once_and_any_answer_counts(tmp_path):
 def test_bench_with_an_unreachable_endpoint_reports_the_cause_and_gives_the_model_no_score(tmp_path):
     card = run_bench(BenchConfig(envs=["FinQA-v0"], base_url=DEAD, model="foo", out=tmp_path, run_name="dead",
                                  plots=False, html=False, progress=False, agents=False,
-                                 instances={"qa": (0,), "qa/fab_public": ()}, endpoint={"timeout": 1.0}))
+                                 instances={"qa": (0,), "qa/fab_public": ()}, endpoint={"timeout": 1.0},
+                                 retries=0))  # refused at once: the failure is the point, not the backoff
     assert card.errors and all(e["policy"] == "foo" for e in card.errors)
     assert any(f"cannot reach {DEAD}" in e["error"] and "did not finish" in e["error"] for e in card.errors)
     foo = card.aggregate["profiles"]["foo"]

@@ -52,6 +52,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--agent-limit", type=int,
                        help="episodes per family for the model (default: each family's whole plan)")
     bench.add_argument("--concurrency", type=int, default=4, help="an agent's episodes in flight (default: 4)")
+    bench.add_argument("--retries", type=int, default=4,
+                       help="the model's retries of a transient endpoint failure per request, as in finenvs llm "
+                       "(default: 4)")
     bench.add_argument("--herculean-rule", action="store_true",
                        help="run the model under HERCULEAN's rule (five attempts, then the episode fails: —)")
     bench.add_argument("--herculean-published", nargs="+", type=Path, default=[],
@@ -92,7 +95,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 #: The flags that only a model's runs play (``--base-url/--model`` or ``--a2a-url``).
-MODEL_FLAGS = ("agent_limit", "herculean_rule", "price_in", "price_out", "prices")
+MODEL_FLAGS = ("agent_limit", "herculean_rule", "price_in", "price_out", "prices", "retries")
 
 
 def _check_flags(args: argparse.Namespace) -> None:
@@ -112,6 +115,8 @@ def _check_flags(args: argparse.Namespace) -> None:
     for flag, value in (("--agent-limit", args.agent_limit), ("--concurrency", args.concurrency)):
         if value is not None and value < 1:
             raise ValueError(f"{flag} {value}: an integer >= 1")
+    if args.retries < 0:
+        raise ValueError(f"--retries {args.retries}: an integer >= 0")
     if args.alpha_cost_floor is not None and not (math.isfinite(args.alpha_cost_floor) and args.alpha_cost_floor > 0):
         raise ValueError(f"--alpha-cost-floor {args.alpha_cost_floor}: a dollar floor > 0")
     if args.after is not None and args.windows is None:
@@ -250,6 +255,7 @@ def handle(args: argparse.Namespace) -> int:
             endpoint=endpoint,
             agent_limit=args.agent_limit,
             concurrency=args.concurrency,
+            retries=args.retries,
             resume=args.resume,
             herculean_rule=args.herculean_rule,
             published=args.herculean_published,

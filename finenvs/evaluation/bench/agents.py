@@ -133,7 +133,10 @@ def run_agents(agents: list[BenchAgent], specs: list[TaskSpec], config: BenchCon
                 if config.progress:
                     print(f"finenvs bench: agent {agent.name} on {task.env_id} ({split})", flush=True)
                 try:
-                    extra = {"failure_rule": "herculean"} if agent.model and config.herculean_rule else {}
+                    extra: dict[str, Any] = {"failure_rule": "herculean"} if agent.model and config.herculean_rule \
+                        else {}
+                    if agent.model:
+                        extra["max_retries"] = config.retries
                     selection = agent_selection(task, split, config, agent.model, catalog, dict(agent.env_kwargs))
                     if selection is None:  # --windows symbols with long histories only, or a --config that
                         # selected none of this split's tasks: nothing to play

@@ -51,6 +51,7 @@ class BenchConfig:
             ``timeout``, ``temperature``, ``max_tokens``, ``tool_choice``, ``extra_body``).
         agent_limit: Episodes per family for the model (None: the family's whole plan).
         concurrency: Episodes of an agent in flight at once.
+        retries: The model's retries of a transient endpoint failure per request (``RunConfig.max_retries``).
         resume: A bench run folder to continue: agent runs that finished are reused, the rest continue.
         herculean_rule: Run the model under HERCULEAN's rule (five attempts, then the episode fails, "—").
         published: HERCULEAN's published-results files (its Table 2 and Table 3 as JSON) whose rows join the
@@ -102,6 +103,7 @@ class BenchConfig:
     endpoint: dict[str, Any] = field(default_factory=dict)
     agent_limit: int | None = None
     concurrency: int = 4
+    retries: int = 4
     resume: Path | None = None
     herculean_rule: bool = False
     published: list[Path] = field(default_factory=list)
@@ -176,7 +178,7 @@ def config_record(config: BenchConfig, specs: list[TaskSpec]) -> dict[str, Any]:
     return {"split": config.split, "seed": config.seed, "suite": config.suite, "envs": [t.env_id for t in specs],
             "symbols": config.symbols, "universe": config.universe, "env_kwargs": config.env_kwargs,
             "agents": config.agents, "model": config.model, "base_url": config.base_url, "a2a_url": config.a2a_url,
-            "agent_limit": config.agent_limit, "herculean_rule": config.herculean_rule,
+            "agent_limit": config.agent_limit, "retries": config.retries, "herculean_rule": config.herculean_rule,
             "alpha_cost_floor": config.alpha_cost_floor,
             "prices": {"price_in": config.price_in, "price_out": config.price_out,
                        "file": None if config.prices is None else str(config.prices)}, "debate": config.debate, "windows": config.windows,
