@@ -171,6 +171,8 @@ CONFLICTS = [
     (BENCH + ["--env-kwargs", json.dumps({"symbols": ["AAPL", "MSFT"]})], ["which --symbols or --universe sets"]),
     (BENCH + ["--after", "2020-01-01"], ["--after", "goes with --windows"]),
     (BENCH + ["--agent-limit", "3"], ["--agent-limit: only a model's runs play them"]),
+    (BENCH + ["--retries", "2"], ["--retries: only a model's runs play them"]),
+    (BENCH + ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--retries", "-1"], ["--retries -1"]),
     (BENCH + ["--herculean-rule"], ["--herculean-rule: only a model's runs play them"]),
     (BENCH + ["--temperature", "0.3"], ["--temperature: only a model endpoint's requests take them"]),
     (BENCH + ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--agent-limit", "0"], ["--agent-limit 0"]),
