@@ -112,6 +112,25 @@ def test_openai_client_against_local_server_gives_the_same_actions_and_scores(in
     assert score_run(summary.run_dir).reproduced
 
 
+def test_the_endpoint_check_then_runs_reuse_no_connection_of_a_finished_event_loop(in_process_run, tmp_path):
+    """Model servers keep connections alive (HTTP/1.1). The check before a run (`check_endpoint`: its own event loop)
+    and each run (another loop) must not share a pooled connection: reused from a closed loop, the run's first
+    request failed ("Event loop is closed") and its decision took the default action."""
+    from finenvs.cli.common import check_endpoint
+
+    with ChatServer() as keep_alive:
+        keep_alive._httpd.RequestHandlerClass.protocol_version = "HTTP/1.1"
+        agent = endpoint_agent(keep_alive)
+        check_endpoint(agent)
+        config = RunConfig(symbols=["AAPL"], split="eval", max_retries=0)
+        for name in ("first", "second"):  # one agent, two runs: two more event loops
+            summary = run_llm(config, agent, out=tmp_path, name=name, progress=False)
+            assert summary.status == "complete"
+            steps = steps_of(summary.run_dir)
+            assert not any(s.get("endpoint_failed") or s["errors"] for s in steps), [s["errors"] for s in steps][:3]
+            assert [s["action"] for s in steps] == [s["action"] for s in steps_of(in_process_run)]
+
+
 def test_mcp_client_session_gives_the_same_actions_and_scores(in_process_run, tmp_path):
     from mcp import Client
 

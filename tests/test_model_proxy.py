@@ -212,3 +212,47 @@ def test_the_harness_serves_the_proxy_to_the_agent_program(tmp_path, upstream):
     assert attempt["exit_code"] == 0 and "models ['scripted']" in attempt["stdout_tail"], attempt["stderr_tail"]
     recorded = json.loads((summary.run_dir / "run.json").read_text())["agent"]["model_proxy"]
     assert recorded == {"upstream": upstream.base_url, "tool_choice": "auto"}
+
+
+def test_schema_mode_asks_for_a_tool_call_as_constrained_json_and_returns_it_as_the_call(upstream, trading_request):
+    """``tool_choice="schema"``: for a server that parses no tool call from a small model (llama.cpp's with
+    SmolLM2), the request goes up without tools, with a JSON schema of the tools (a grammar there), and the JSON the
+    model wrote comes back as a tool call, streamed or not; a reply that is not a call of an offered tool stays text."""
+    messages, tools = trading_request
+    names = {t["function"]["name"] for t in tools}
+
+    class Constrained(ChatServer):
+        answer = '{"name": "commit_action", "arguments": {"action": "SELL", "reasoning": "r"}}'
+
+        def respond(self, body, fault):
+            self.requests.append(body)
+            reply = {"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": Constrained.answer}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
+            return 200, json.dumps(reply).encode(), {}
+
+    with Constrained() as server, ModelProxy(server.base_url, tool_choice="schema") as proxy:
+        server.requests.clear()
+        client = openai.OpenAI(base_url=proxy.base_url, api_key="x", max_retries=0)
+        done = client.chat.completions.create(model="m", messages=messages, tools=tools, tool_choice="auto")
+        sent = server.requests[-1]
+        assert "tools" not in sent and "tool_choice" not in sent
+        options = sent["response_format"]["json_schema"]["schema"]["anyOf"]
+        assert {o["properties"]["name"]["const"] for o in options} == names
+        commit = next(o for o in options if o["properties"]["name"]["const"] == "commit_action")
+        assert commit["properties"]["arguments"] == next(
+            t["function"]["parameters"] for t in tools if t["function"]["name"] == "commit_action")
+        [call] = done.choices[0].message.tool_calls
+        assert call.function.name == "commit_action" and json.loads(call.function.arguments)["action"] == "SELL"
+        assert done.choices[0].finish_reason == "tool_calls" and done.choices[0].message.content is None
+        stream = client.chat.completions.create(model="m", messages=messages, tools=tools, stream=True)
+        parts = [c.choices[0].delta for c in stream if c.choices]
+        assert "".join(d.tool_calls[0].function.arguments or "" for d in parts if d.tool_calls) == call.function.arguments
+        for text in ('{"name": "get_weather", "arguments": {}}', "I would sell.", '{"name": "commit_action"'):
+            Constrained.answer = text  # not a call of an offered tool: the text as the model wrote it
+            got = client.chat.completions.create(model="m", messages=messages, tools=tools)
+            assert got.choices[0].message.content == text and not got.choices[0].message.tool_calls
+        client.chat.completions.create(model="m", messages=messages)  # no tools: the request as sent
+        assert "response_format" not in server.requests[-1]
+        client.chat.completions.create(model="m", messages=messages, tools=tools, tool_choice="none")
+        assert server.requests[-1]["tool_choice"] == "none" and "response_format" not in server.requests[-1]

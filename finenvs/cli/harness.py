@@ -65,9 +65,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          "on 127.0.0.1, for agent CLIs that stream (opencode): requests go "
                          "upstream non-streaming with tool_choice set, replies come back as the stream the program "
                          "asked for. The program gets the proxy's URL as {model_url} and FINENVS_MODEL_URL")
-    harness.add_argument("--model-tool-choice", choices=("required", "auto"), default=None,
+    harness.add_argument("--model-tool-choice", choices=("required", "auto", "schema"), default=None,
                          help="the tool_choice the model proxy sets on requests with tools whose own is absent or auto "
-                         "(default: required; a decision is a commit_action call)")
+                         "(default: required; a decision is a commit_action call); schema: ask the model server for "
+                         "one JSON object naming a tool and its arguments and pass it on as that tool call (a server "
+                         "that parses no tool call from a small model)")
     harness.add_argument("--quiet", action="store_true",
                          help="no progress bar and no tables: only the last line (where the results are) and any problems")
     harness.set_defaults(handler=handle, interrupted=run_folder_interrupted,

@@ -207,17 +207,35 @@ class OpenAIChatAgent:
             raise ValueError(f"tool_choice={tool_choice!r}; valid: None, 'auto', 'required', 'none'")
         self.tool_choice = tool_choice
         self.extra_body = dict(extra_body or {})
-        key = os.environ.get(api_key_env) or "not-needed"
+        self._key = os.environ.get(api_key_env) or "not-needed"
         self.key_from_env = api_key_env in os.environ
-        import httpx2  # openai's own HTTP client (3.x)
-
-        http = openai.DefaultAsyncHttpx2Client(timeout=self.timeout, verify=tls_context(httpx2),
-                                               event_hooks={"response": [body_limit_hook(httpx2)]})
-        self._client = openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0,
-                                          http_client=http)
+        self._clients: dict[int, tuple[Any, Any]] = {}  # id(event loop) -> (the loop, its client)
         from openai.types.chat import ChatCompletion
 
         self._completion_type = ChatCompletion
+
+    @property
+    def _client(self) -> Any:
+        """The OpenAI client of the running event loop. An HTTP client's pooled (keep-alive) connections belong to
+        the loop that opened them: reused from another loop (the endpoint check before a run, then the run; one
+        run after another) a request fails with "Event loop is closed", so each loop gets a client of its own."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        held = self._clients.get(id(loop))
+        if held is None or held[0] is not loop:
+            import httpx2  # openai's own HTTP client (3.x)
+
+            openai = self._openai
+            for old_loop, _client in list(self._clients.values()):  # clients of finished loops: dropped
+                if old_loop.is_closed():
+                    self._clients.pop(id(old_loop), None)
+            http = openai.DefaultAsyncHttpx2Client(timeout=self.timeout, verify=tls_context(httpx2),
+                                                   event_hooks={"response": [body_limit_hook(httpx2)]})
+            held = (loop, openai.AsyncOpenAI(api_key=self._key, base_url=self.base_url, timeout=self.timeout,
+                                             max_retries=0, http_client=http))
+            self._clients[id(loop)] = held
+        return held[1]
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -288,9 +306,9 @@ async def check_reachable(agent: Any, timeout: float = 10.0) -> None:
         EndpointError: Not reached or no answer within ``timeout`` (``transient``), or the key refused (401/403).
     """
     base_url = getattr(agent, "base_url", None)
-    client = getattr(agent, "_client", None)
-    if not base_url or client is None:
+    if not base_url or not hasattr(agent, "_openai"):
         return
+    client = agent._client
     openai = agent._openai
     try:
         await client.with_options(timeout=timeout, max_retries=0).models.list()

@@ -43,8 +43,54 @@ MAX_BODY_BYTES = 16 * 2**20
 MAX_REPLY_BYTES = 16 * 2**20
 #: Characters of an upstream error's message passed on to the client.
 ERROR_CHARS = 500
-#: The ``tool_choice`` values the proxy can set on a request with tools (in place of none or ``"auto"``).
-TOOL_CHOICES = ("required", "auto")
+#: The ``tool_choice`` values the proxy can set on a request with tools (in place of none or ``"auto"``); ``"schema"``
+#: asks the upstream for one JSON object of a schema made from the tools instead (:func:`schema_request`).
+TOOL_CHOICES = ("required", "auto", "schema")
+
+
+def schema_request(body: dict[str, Any]) -> dict[str, Any] | None:
+    """``body`` asking for a tool call as constrained JSON, for servers that parse no tool call from a small model.
+
+    The tools and ``tool_choice`` are taken out and ``response_format`` asks for one object ``{"name": <a tool's
+    name>, "arguments": <that tool's parameters>}`` (JSON schema ``anyOf`` over the tools), which llama.cpp's server
+    and others turn into a grammar: the reply can only be a call of an offered tool. None when no tool has a name.
+    """
+    options = []
+    for tool in body.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(function, dict):
+            continue
+        name, params = function.get("name"), function.get("parameters")
+        if not isinstance(name, str) or not name:
+            continue
+        params = params if isinstance(params, dict) and params.get("properties") else {"type": "object"}
+        options.append({"type": "object", "properties": {"name": {"const": name}, "arguments": params},
+                        "required": ["name", "arguments"]})
+    if not options:
+        return None
+    out = {k: v for k, v in body.items() if k not in ("tools", "tool_choice", "parallel_tool_calls")}
+    out["response_format"] = {"type": "json_schema",
+                              "json_schema": {"name": "tool_call", "schema": {"anyOf": options}}}
+    return out
+
+
+def tool_call_reply(reply: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    """A reply to :func:`schema_request` with each choice whose content is ``{"name", "arguments"}`` of a tool in
+    ``names`` made a ``tool_calls`` message (finish reason ``tool_calls``); any other content stays text."""
+    for k, choice in enumerate(_list(reply.get("choices"))):
+        message = _dict(choice.get("message")) if isinstance(choice, dict) else {}
+        content = message.get("content")
+        try:
+            call = json.loads(content) if isinstance(content, str) else None
+        except ValueError:
+            continue
+        if not (isinstance(call, dict) and call.get("name") in names and isinstance(call.get("arguments"), dict)):
+            continue
+        choice["message"] = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{k}_{int(time.time() * 1000) % 10**9}", "type": "function",
+             "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}]}
+        choice["finish_reason"] = "tool_calls"
+    return reply
 
 
 class ProxyError(FinEnvsError):
@@ -120,7 +166,9 @@ class ModelProxy:
             ``/models`` are appended.
         tool_choice: Set on a request that has tools and a ``tool_choice`` that is absent or ``"auto"``:
             ``"required"`` (the model must call a tool: an agent program's decision is a ``commit_action`` call) or
-            ``"auto"``. A client's ``"none"`` or named function is kept.
+            ``"auto"``; or ``"schema"``: such a request asks the upstream for one JSON object naming a tool and its
+            arguments (:func:`schema_request`), and the reply comes back as that tool call (for a server that
+            parses no tool call from a small model). A client's ``"none"`` or named function is kept.
         api_key: Sent upstream as ``Authorization: Bearer ...`` when the client sends no ``Authorization`` of its own.
         timeout: Seconds one upstream request may take.
         max_body_bytes: Largest request body read from a client (413 beyond).
@@ -336,13 +384,22 @@ class ModelProxy:
         options = body.pop("stream_options", None)
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         body["stream"] = False
+        names: set[str] | None = None
         if tools and body.get("tool_choice", "auto") == "auto":
-            body["tool_choice"] = self.tool_choice
+            constrained = schema_request(body) if self.tool_choice == "schema" else None
+            if constrained is not None:
+                names = {o["properties"]["name"]["const"]
+                         for o in constrained["response_format"]["json_schema"]["schema"]["anyOf"]}
+                body = constrained
+            else:
+                body["tool_choice"] = "required" if self.tool_choice == "schema" else self.tool_choice
         _, reply, error = self._upstream(handler, "/chat/completions", json.dumps(body).encode("utf-8"))
         if error is not None or reply is None:
             return *(error or _error(502, "no reply", "upstream_error")), None
         if not isinstance(reply.get("choices"), list):
             return *_error(502, "the upstream reply has no choices", "upstream_error"), None
+        if names is not None:
+            reply = tool_call_reply(reply, names)
         if stream:
             self._count("streamed")
             return 200, sse_body(reply, include_usage), "text/event-stream"
@@ -358,4 +415,5 @@ class ModelProxy:
         return status, reply
 
 
-__all__ = ["MAX_BODY_BYTES", "MAX_REPLY_BYTES", "TOOL_CHOICES", "ModelProxy", "ProxyError", "sse_body", "sse_events"]
+__all__ = ["MAX_BODY_BYTES", "MAX_REPLY_BYTES", "TOOL_CHOICES", "ModelProxy", "ProxyError", "schema_request",
+           "sse_body", "sse_events", "tool_call_reply"]
