@@ -221,10 +221,11 @@ def _ms(x: float) -> str:
     return f"{x * 1e3:.3f}" if x < 0.1 else f"{x * 1e3:,.1f}"
 
 
-def report(results: list[FamilyTimes], *, command: str, reps: int, began: _dt.datetime, wall: float,
-           load_before: tuple[float, ...], load_after: tuple[float, ...]) -> str:
-    L = [
-        "# Scripted-agent decision latency, every task family",
+def _header(title: str, command: str, began: _dt.datetime, wall: float, load_before: tuple[float, ...],
+            load_after: tuple[float, ...]) -> list[str]:
+    """A report's title and the lines every run records: command, date, machine, load, versions."""
+    return [
+        f"# {title}",
         "",
         f"- Command: `{command}` (from the repository root)",
         f"- Date: {began:%Y-%m-%d %H:%M:%S %Z}; script wall time {wall:.0f} s",
@@ -232,6 +233,13 @@ def report(results: list[FamilyTimes], *, command: str, reps: int, began: _dt.da
         f"- Load average (1/5/15 min) before: {' / '.join(f'{x:.2f}' for x in load_before)}; after: "
         f"{' / '.join(f'{x:.2f}' for x in load_after)} (shared machine: expect noise)",
         f"- Python {platform.python_version()}; finenvs {finenvs.__version__}; gymnasium {gym.__version__}",
+    ]
+
+
+def report(results: list[FamilyTimes], *, command: str, reps: int, began: _dt.datetime, wall: float,
+           load_before: tuple[float, ...], load_after: tuple[float, ...]) -> str:
+    L = [
+        *_header("Scripted-agent decision latency, every task family", command, began, wall, load_before, load_after),
         f"- Protocol: per family, the scripted agent (`task.make_scripted_agent()`) plays the eval plan "
         f"(`task.plan(Selection(split=\"eval\"))`) from its first episode until {reps} decisions are timed (the plan "
         "restarts from its first episode if it runs out), each episode in an in-memory `EpisodeSession` on a text env "
@@ -416,14 +424,8 @@ def _warm_endpoint(tasks_: list[TaskSpec], base_url: str, out_dir: Path) -> None
 def endpoint_report(runs: list[EndpointRun], *, command: str, began: _dt.datetime, wall: float,
                     load_before: tuple[float, ...], load_after: tuple[float, ...]) -> str:
     L = [
-        "# The runner against an instant endpoint, every task family",
-        "",
-        f"- Command: `{command}` (from the repository root)",
-        f"- Date: {began:%Y-%m-%d %H:%M:%S %Z}; script wall time {wall:.0f} s",
-        f"- Machine: {cpu_name()}; {os.cpu_count()} logical CPUs; {platform.system()} {platform.release()}",
-        f"- Load average (1/5/15 min) before: {' / '.join(f'{x:.2f}' for x in load_before)}; after: "
-        f"{' / '.join(f'{x:.2f}' for x in load_after)} (shared machine: expect noise)",
-        f"- Python {platform.python_version()}; finenvs {finenvs.__version__}; gymnasium {gym.__version__}",
+        *_header("The runner against an instant endpoint, every task family", command, began, wall, load_before,
+                 load_after),
         "- Protocol: the test chat server (`tests/chat_server.py`, every family's scripted agent behind "
         "`/v1/chat/completions`, usage counted by the server; HTTP/1.1 keep-alive as model servers speak) in its own "
         "process; in this process, per family and "
