@@ -3,8 +3,8 @@
 The tests that run code need the runtime (``pip install deno`` and ``finenvs sandbox setup``) and skip
 with the reason from :func:`sandbox_status` when it is missing; the rest (input checks, the Deno command
 line, setup's hash check, the module's imports) always run. Each ``run`` starts a Deno process and loads
-Pyodide (about 2-3 s on 2 idle cores), so the escape checks are batched: one run tries many things, each
-inside its own ``try``, and the host checks every outcome.
+Pyodide from its start-up memory snapshot (about 0.5 s of CPU; 3 s without the snapshot), so the escape checks
+are batched: one run tries many things, each inside its own ``try``, and the host checks every outcome.
 """
 
 from __future__ import annotations
@@ -82,6 +82,10 @@ def test_deno_command_grants_read_of_the_pyodide_dir_only(tmp_path):
     for flag in ("--no-remote", "--no-npm", "--cached-only", "--no-config", "--no-lock", "--no-prompt"):
         assert flag in cmd
     assert "--v8-flags=--max-old-space-size=128,--wasm-max-mem-pages=2048" in cmd
+    snapshot = pyo / sb._snapshot_name()
+    with_snapshot = box._command("/usr/bin/deno", tmp_path / "runner.mjs", pyo, snapshot)
+    assert with_snapshot == [*cmd, str(snapshot)]  # one more argument, read under the same permission
+    assert sb._is_snapshot_name(snapshot.name) and snapshot.parent == pyo
     env = sb._base_env(str(tmp_path))
     assert set(env) == {"DENO_NO_UPDATE_CHECK", "DENO_NO_PROMPT", "NO_COLOR", "LANG", "DENO_DIR", "HOME"}
 
@@ -139,6 +143,25 @@ def test_an_extra_entry_in_the_pyodide_dir_makes_it_unavailable(tmp_path, monkey
     (pyo / "host").symlink_to("/")
     status = sandbox_status(tmp_path)
     assert status["available"] is False and "unexpected entries" in status["reason"] and "host" in status["reason"]
+
+
+@pytest.mark.parametrize("name, link", [("memory-0123456789abcdef.snapshot", True), ("memory-x.snapshot", False),
+                                         ("memory-0123456789abcdeg.snapshot", False)])
+def test_only_a_regular_file_with_a_snapshot_name_may_join_the_pyodide_files(tmp_path, monkeypatch, name, link):
+    monkeypatch.setattr(sb, "find_deno", lambda: None)
+    pyo = sb.pyodide_dir(tmp_path)
+    pyo.mkdir(parents=True)
+    for member in sb.PYODIDE_FILES:
+        (pyo / member).write_bytes(b"")
+    (pyo / sb._MARKER).write_text("{}")
+    (pyo / sb._snapshot_name()).write_bytes(b"")
+    assert "unexpected entries" not in (sandbox_status(tmp_path)["reason"] or "")  # the snapshot is expected
+    if link:
+        (pyo / name).symlink_to("/etc/passwd")
+    else:
+        (pyo / name).write_bytes(b"")
+    status = sandbox_status(tmp_path)
+    assert "unexpected entries" in status["reason"] and name in status["reason"]
 
 
 def test_setup_without_npm_names_the_fix(tmp_path, monkeypatch):
@@ -300,6 +323,29 @@ out
     assert got["storage_globals"] == "SUCCEEDED: 'undefined undefined'"
     assert "denied: Error: Failed to create cache storage" in got["worker_cache"]
     assert 'denied: NotCapable: Requires read access to "/etc/passwd"' in got["worker_read"]
+
+
+@needs_runtime
+def test_runs_start_from_the_snapshot_and_share_no_random_state(box):
+    first, second = (box.run("import random, uuid\n(random.random(), uuid.uuid4().hex)") for _ in range(2))
+    assert first["ok"] and second["ok"] and first["result"] != second["result"]
+    status = box.status(refresh=True)
+    assert status["snapshot"] is True and sb.make_snapshot() == Path(status["pyodide_dir"]) / sb._snapshot_name()
+
+
+@needs_runtime
+@pytest.mark.slow
+def test_a_snapshot_that_does_not_load_falls_back_to_a_full_start(tmp_path):
+    import shutil
+
+    pyo = sb.pyodide_dir(tmp_path)
+    shutil.copytree(_STATUS["pyodide_dir"], pyo, ignore=shutil.ignore_patterns("memory-*.snapshot"))
+    (pyo / sb._snapshot_name()).write_bytes(b"not a snapshot" * 1000)
+    result = PythonSandbox(tmp_path).run("6 * 7")
+    assert result["ok"] and result["result"] == "42"
+    (pyo / sb._snapshot_name()).unlink()
+    assert sb.make_snapshot(tmp_path) == pyo / sb._snapshot_name()  # made afresh, and then used
+    assert PythonSandbox(tmp_path).run("6 * 7")["result"] == "42"
 
 
 @needs_runtime
