@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -29,7 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SKIP = re.compile(r"<!--\s*skip-snippet:\s*(.+?)\s*-->")
 FENCE = re.compile(r"^```(\w+)\s*$")
-COMMAND_TIMEOUT = SUBPROCESS_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -84,11 +81,6 @@ PYTHON = [s for s in ALL if s.lang == "python"]
 BASH = [s for s in ALL if s.lang in ("bash", "sh", "shell") and finenvs_commands(s.code)]
 
 
-def _finenvs_executable() -> str:
-    beside = Path(sys.executable).with_name("finenvs")
-    return str(beside) if beside.exists() else (shutil.which("finenvs") or "finenvs")
-
-
 @pytest.fixture
 def snippet_env(tmp_path, monkeypatch):
     """A temporary working directory and user data layer (``finenvs data add`` writes there)."""
@@ -116,7 +108,12 @@ def test_python_snippet_runs(snippet, snippet_env):
 
 
 @pytest.mark.parametrize("snippet", BASH, ids=[s.id for s in BASH])
-def test_finenvs_snippet_runs(snippet, snippet_env):
+def test_finenvs_snippet_runs(snippet, snippet_env, capsys):
+    """Each ``finenvs`` line of the docs' shell blocks, run by the CLI's ``main`` in this process (the console
+    script itself is run by tests/test_packaging.py and tests/test_cli.py; a process per line cost 0.5 s of
+    start-up each)."""
+    from finenvs.cli import main
+
     if snippet.skip:
         pytest.skip(f"{snippet.id}: {snippet.skip}")
     for words in finenvs_commands(snippet.code):
@@ -124,11 +121,15 @@ def test_finenvs_snippet_runs(snippet, snippet_env):
         if ">" in words:  # `finenvs ... > FILE`: stdout to the file, as the shell would
             at = words.index(">")
             words, redirect = words[:at], words[at + 1]
-        proc = subprocess.run([_finenvs_executable(), *words[1:]], capture_output=True, text=True,
-                              timeout=COMMAND_TIMEOUT, cwd=snippet_env, env=dict(os.environ))
-        assert proc.returncode == 0, f"{snippet.id}: {shlex.join(words)} exited {proc.returncode}\n{proc.stderr[-2000:]}"
+        capsys.readouterr()
+        try:
+            code = main(words[1:])
+        except SystemExit as exc:  # argparse's own exits
+            code = exc.code
+        out, err = capsys.readouterr()
+        assert code == 0, f"{snippet.id}: {shlex.join(words)} exited {code}\n{err[-2000:]}"
         if redirect:
-            (snippet_env / redirect).write_text(proc.stdout)
+            (snippet_env / redirect).write_text(out)
 
 
 def test_own_agent_loop_example_runs_offline(tmp_path):
