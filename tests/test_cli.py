@@ -29,6 +29,21 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.fixture
+def cli(capsys):
+    """``finenvs`` run by the CLI's ``main`` in this process, its exit code and output as a finished process's
+    (``run_cli`` runs a fresh process where the process itself is what is checked: exit codes, tracebacks)."""
+    def run(*args: str) -> subprocess.CompletedProcess:
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's own exits
+            code = exc.code if isinstance(exc.code, int) else 2
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["finenvs", *args], code, out, err)
+    return run
+
+
 def test_list_shows_every_env_with_its_baselines(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
@@ -99,34 +114,34 @@ def test_bad_input_is_one_line_exit_2_no_traceback(args, match):
     assert len(errors) == 1 and match in errors[0], proc.stderr
 
 
-def test_data_verify_shipped_data_passes():
-    proc = run_cli("data", "verify")
+def test_data_verify_shipped_data_passes(cli):
+    proc = cli("data", "verify")
     assert proc.returncode == 0, proc.stderr
     listed = len(json.loads((shipped_data_dir() / "MANIFEST.json").read_text())["files"])
     assert listed >= 9 and f"all {listed} files verified" in proc.stdout
 
 
-def test_data_verify_fails_naming_file_and_row(tmp_path):
+def test_data_verify_fails_naming_file_and_row(tmp_path, cli):
     data = tmp_path / "envs_data"
     shutil.copytree(shipped_data_dir(), data, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     target = data / "rates/fred_dgs10.parquet"
     target.write_bytes(target.read_bytes()[:-10] + b"0123456789")
-    proc = run_cli("data", "verify", "--data-dir", str(data))
+    proc = cli("data", "verify", "--data-dir", str(data))
     assert proc.returncode == 1
     assert "FAILED rates/fred_dgs10.parquet: sha256" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
-def test_data_verify_user_file(tmp_path, aapl_frame):
+def test_data_verify_user_file(tmp_path, aapl_frame, cli):
     good = tmp_path / "good.csv"
     aapl_frame.head(40).to_csv(good, index=False)
-    proc = run_cli("data", "verify", "--file", str(good))
+    proc = cli("data", "verify", "--file", str(good))
     assert proc.returncode == 0 and "AAPL: ok (40 rows" in proc.stdout
     bad = tmp_path / "bad.csv"
     frame = aapl_frame.head(40).copy()
     frame.loc[9, "close"] = 0.0
     frame.to_csv(bad, index=False)
-    proc = run_cli("data", "verify", "--file", str(bad))
+    proc = cli("data", "verify", "--file", str(bad))
     assert proc.returncode == 1
     assert "bad.csv: row 10 (AAPL 2024-01-16): close=0.0 is not a positive finite price" in proc.stderr
 
@@ -269,14 +284,14 @@ def test_full_bench_on_shipped_data(tmp_path):
     check_every_section(card, md, proc.stdout, symbols=10, checks=8, reports=260)  # Trading, Market Insights
 
 
-def test_bench_on_the_live_split_checks_table_3_and_shows_only_its_published_rows(tmp_path):
+def test_bench_on_the_live_split_checks_table_3_and_shows_only_its_published_rows(tmp_path, cli):
     """``--split live`` is HERCULEAN's Table 3 window: the reproduction check compares Buy&Hold with Table 3 (Market
     Insights publishes CR and MDD only), and the HERCULEAN tables are titled Table 3 and hold the live published
     rows, never Table 2's (MSFT -21.59 is the eval quarter's)."""
     from finenvs.tasks.report.spec import HERCULEAN_PUBLISHED_BUY_AND_HOLD
     from finenvs.tasks.trading.spec import HERCULEAN_PUBLISHED_LIVE_BUY_AND_HOLD
 
-    proc = run_cli("bench", "--split", "live", "--suite", "herculean", "--envs", "FinReport-v0", "FinTrading-v0",
+    proc = cli("bench", "--split", "live", "--suite", "herculean", "--envs", "FinReport-v0", "FinTrading-v0",
                    "--symbols", "MSFT", "TSLA", "AAPL", "NVDA", "--out", str(tmp_path), "--name", "live",
                    "--no-plots", "--no-html")
     assert proc.returncode == 0, proc.stderr
@@ -296,8 +311,8 @@ def test_bench_on_the_live_split_checks_table_3_and_shows_only_its_published_row
     assert "-21.59" not in md
 
 
-def test_bench_suites_select_their_sections(tmp_path):
-    proc = run_cli("bench", "--suite", "fabpp", "--out", str(tmp_path), "--name", "f", "--no-plots",
+def test_bench_suites_select_their_sections(tmp_path, cli):
+    proc = cli("bench", "--suite", "fabpp", "--out", str(tmp_path), "--name", "f", "--no-plots",
                    "--no-agents", "--weights", "knowledge=1,analysis=1,options=0")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "f" / "scorecard.json").read_text())
@@ -308,7 +323,7 @@ def test_bench_suites_select_their_sections(tmp_path):
     assert agg["profiles"]["reference"]["sections"]["options"]["effective_weight"] == 0.0
     html = (tmp_path / "f" / "scorecard.html").read_text()
     assert "<h2 id=\"section-aggregate-fab\">" in html and "FinTrading-v0" not in html
-    proc = run_cli("bench", "--suite", "herculean", "--symbols", "SPY", "--out", str(tmp_path), "--name", "h",
+    proc = cli("bench", "--suite", "herculean", "--symbols", "SPY", "--out", str(tmp_path), "--name", "h",
                    "--no-plots", "--quiet", "--no-agents", "--no-html")
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "h" / "scorecard.json").read_text())
@@ -319,19 +334,19 @@ def test_bench_suites_select_their_sections(tmp_path):
     assert len(card["rows"]) == 6 + 5 + 4 and "scripted_agent" not in {r["policy"] for r in card["rows"]}
     assert card["agents"] == []
     assert {r["symbol"] for r in card["rows"] if r["env"] == "FinTrading-v0"} == {"SPY"}
-    bad = run_cli("bench", "--weights", "knowledge=-1", "--out", str(tmp_path), "--quiet")
+    bad = cli("bench", "--weights", "knowledge=-1", "--out", str(tmp_path), "--quiet")
     assert bad.returncode != 0 and "knowledge" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_run_finqa_prints_part_verdicts():
-    proc = run_cli("run", "--env", "FinQA-v0", "--policy", "scripted_agent", "--topic", "bull_spread", "--json")
+def test_run_finqa_prints_part_verdicts(cli):
+    proc = cli("run", "--env", "FinQA-v0", "--policy", "scripted_agent", "--topic", "bull_spread", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["score"] == 1.0 and out["truth"] == {"max_profit": 5.0, "max_loss": 5.0, "breakeven": 105.0}
-    proc = run_cli("run", "--env", "FinQA-v0", "--policy", "first_number", "--instance", "0")
+    proc = cli("run", "--env", "FinQA-v0", "--policy", "first_number", "--instance", "0")
     assert proc.returncode == 0, proc.stderr
     assert "score 0.000" in proc.stdout and "wrong" in proc.stdout
-    bad = run_cli("run", "--env", "FinQA-v0", "--policy", "scripted_agent", "--topic", "nope")
+    bad = cli("run", "--env", "FinQA-v0", "--policy", "scripted_agent", "--topic", "nope")
     assert bad.returncode != 0 and "unknown topic" in bad.stderr
 
 
@@ -343,24 +358,24 @@ def _has_matplotlib() -> bool:
     return True
 
 
-def test_run_options_envs_print_score_and_hedging_error():
-    proc = run_cli("run", "--env", "FinOptions-v0", "--policy", "engine_reference", "--seed", "2", "--json")
+def test_run_options_envs_print_score_and_hedging_error(cli):
+    proc = cli("run", "--env", "FinOptions-v0", "--policy", "engine_reference", "--seed", "2", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["score"] == 100.0 and all(item["credit"] == 1.0 for item in out["items"])
-    proc = run_cli("run", "--env", "FinOptions-v0", "--policy", "keyword_stuffer", "--seed", "2", "--json")
+    proc = cli("run", "--env", "FinOptions-v0", "--policy", "keyword_stuffer", "--seed", "2", "--json")
     assert json.loads(proc.stdout)["score"] == 0.0
-    proc = run_cli("run", "--env", "FinDeltaHedge-v0", "--policy", "bs_delta", "--json")
+    proc = cli("run", "--env", "FinDeltaHedge-v0", "--policy", "bs_delta", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["steps"] == 30 and abs(out["hedging_error"]) < 2.0
-    proc = run_cli("run", "--env", "FinDeltaHedge-v0", "--policy", "bs_delta", "--fee-bps", "3")
+    proc = cli("run", "--env", "FinDeltaHedge-v0", "--policy", "bs_delta", "--fee-bps", "3")
     assert proc.returncode == 2 and "--fee-bps is not an option of FinDeltaHedge-v0" in proc.stderr
 
 
-def test_llm_tools_none_runs_closed_book_and_records_the_mode(tmp_path):
+def test_llm_tools_none_runs_closed_book_and_records_the_mode(tmp_path, cli):
     """`finenvs llm --tools none`: only the commit tool; the mode is in every episode record and run.json."""
-    proc = run_cli("llm", "--env", "FinOptions-v0", "--tools", "none", "--limit", "1", "--out", str(tmp_path))
+    proc = cli("llm", "--env", "FinOptions-v0", "--tools", "none", "--limit", "1", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     meta = json.loads((run / "run.json").read_text())
