@@ -94,9 +94,10 @@ def _run_small_bench(shared: Path) -> None:
     outcome = shared / "outcome.json"
     with FileLock(str(shared / "lock")):
         if not outcome.is_file():
-            proc = subprocess.run([sys.executable, "-m", "finenvs.cli", "bench", *SMALL_BENCH_ARGS, "--out",
-                                   str(shared), "--name", "t"], capture_output=True, text=True,
-                                  env=dict(os.environ), timeout=SUBPROCESS_TIMEOUT)
+            proc = subprocess.run([sys.executable, str(Path(__file__).with_name("cli_keeping_the_card.py")),
+                                   str(shared / "card.pickle"), "bench", *SMALL_BENCH_ARGS, "--out", str(shared),
+                                   "--name", "t"], capture_output=True, text=True, env=dict(os.environ),
+                                  timeout=SUBPROCESS_TIMEOUT)
             outcome.write_text(json.dumps({"returncode": proc.returncode, "stdout": proc.stdout,
                                            "stderr": proc.stderr}))
 
@@ -119,7 +120,8 @@ def pytest_collection_finish(session):
 def small_bench(tmp_path_factory):
     """``finenvs bench --symbols MSFT AAPL`` run once per test run, as a user runs it (a fresh process), for
     every test that reads a scorecard: ``dir`` (the run folder; read it, never write it), ``card``
-    (scorecard.json), ``md`` (scorecard.md), ``stdout``, ``stderr``.
+    (scorecard.json), ``md`` (scorecard.md), ``stdout``, ``stderr``, and ``pickled_card``, the
+    :class:`~finenvs.evaluation.bench.Scorecard` the bench returned (tests/cli_keeping_the_card.py runs the CLI).
 
     Once per test run, not once per worker: started when collection finds a test that reads it, by the first
     pytest-xdist worker to take the folder's file lock, which records the outcome there; the other worker waits on
@@ -134,4 +136,4 @@ def small_bench(tmp_path_factory):
     run = shared / "t"
     return types.SimpleNamespace(dir=run, card=json.loads((run / "scorecard.json").read_text()),
                                  md=(run / "scorecard.md").read_text(), stdout=done["stdout"],
-                                 stderr=done["stderr"])
+                                 stderr=done["stderr"], pickled_card=shared / "card.pickle")
