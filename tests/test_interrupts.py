@@ -63,9 +63,10 @@ def test_ctrl_c_on_finenvs_llm_is_one_line_exit_130_and_resume_completes(tmp_pat
         saved = [r for r in read_trajectories(run_dir / "trajectories.jsonl")[0] if r["type"] == "step"]
         assert 1 <= len(saved) < 10
 
-        done = finenvs("llm", "--resume", str(run_dir), "--quiet")
+        done = finenvs("llm", "--resume", str(run_dir))
         out, err = done.communicate(timeout=SUBPROCESS_TIMEOUT)
     assert done.returncode == 0, err
+    assert "the live scores exactly" in out  # the resumed run is re-scored from its records
     records, dropped = read_trajectories(run_dir / "trajectories.jsonl")
     steps = [r["step"] for r in records if r["type"] == "step"]
     assert dropped == 0 and steps == list(range(len(steps))) and len(steps) == 10  # the window's 10 trading days, each once

@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -535,31 +533,6 @@ def test_a_new_run_never_overwrites_an_existing_folder(in_process_run):
     with pytest.raises(FileExistsError, match="--resume"):
         run_llm(RunConfig(symbols=["AAPL"]), ScriptedTradingAgent(), out=in_process_run.parent, name="inproc",
                 progress=False)
-
-
-def test_ctrl_c_on_the_cli_leaves_a_resumable_run(clean, tmp_path):
-    clean.faults.extend(["sleep:0.05"] * 400)  # slow the endpoint so the interrupt lands mid-run
-    env = dict(os.environ)
-    cmd = [sys.executable, "-m", "finenvs.cli", "llm", "--base-url", clean.base_url, "--model", "scripted",
-           "--symbols", "AAPL", "--out", str(tmp_path), "--name", "sigint", "--quiet"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal sends it
-    trajectory = tmp_path / "sigint" / "trajectories.jsonl"
-    deadline = time.monotonic() + SUBPROCESS_TIMEOUT
-    while time.monotonic() < deadline and (not trajectory.exists() or trajectory.read_text().count("\n") < 5):
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=SUBPROCESS_TIMEOUT)
-    assert proc.returncode != 0
-    records, dropped = read_trajectories(trajectory)
-    assert 5 <= len(records) < 61 and dropped == 0
-    assert json.loads((tmp_path / "sigint" / "run.json").read_text())["status"] == "interrupted"
-    clean.faults.clear()
-    done = subprocess.run([sys.executable, "-m", "finenvs.cli", "llm", "--resume", str(tmp_path / "sigint")],
-                          env=env, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
-    assert done.returncode == 0, done.stderr
-    assert "the live scores exactly" in done.stdout
-    assert len(steps_of(tmp_path / "sigint")) == 60
 
 
 # ---------------------------------------------------------------------------- the CLI
