@@ -477,7 +477,9 @@ def setup_sandbox(dest: Path | str | None = None, *, quiet: bool = False, tarbal
     root = _root(dest)
     final = pyodide_dir(dest)
     if not force and _read_marker(final) is not None and all((final / n).is_file() for n in PYODIDE_FILES):
-        _say(quiet, f"Pyodide {PYODIDE_VERSION} is already set up in {final}")
+        made = make_snapshot(dest)  # a setup from before the snapshot existed gets one now
+        _say(quiet, f"Pyodide {PYODIDE_VERSION} is already set up in {final}"
+             + ("" if made is not None else " (no start-up snapshot could be made: every run starts Pyodide in full)"))
         return final
     root.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
