@@ -98,8 +98,8 @@ class FakeModel:
         last = messages[-1]
         if last["role"] != "tool":
             return _response(None, [_tool_call(f"call_{self._calls}", "get_indicators", {"names": ["rsi"]})])
-        rows = json.loads(last["content"]).get("indicators", {}).get("rsi", {}).get("rows", [])
-        rsi = rows[-1]["value"] if rows and rows[-1]["value"] is not None else 50.0
+        values = json.loads(last["content"]).get("indicators", {}).get("rsi", {}).get("value", [])
+        rsi = values[-1] if values and values[-1] is not None else 50.0
         action = "BUY" if rsi < 50 else "SELL"
         return _response(None, [_tool_call(f"call_{self._calls}", "commit_action",
                                            {"action": action, "reasoning": f"RSI(14) is {rsi:.1f}"})])

@@ -154,15 +154,15 @@ def test_news_coverage_counts_the_items_public_by_the_close():
     friday = _coverage("2025-03-07", list_news, symbol="AAA", lookback_days=0)
     assert (friday["count"], friday["first_published_at"], friday["latest_published_at"]) == (
         2, "2025-03-03T12:00:00Z", "2025-03-07T21:00:00Z")
-    assert friday["days_since_latest"] == 0 and "does not cover" not in friday["note"]
+    assert friday["days_since_latest"] == 0 and "not covered" not in friday["note"]
     monday = _coverage("2025-03-10", list_news, symbol="AAA")  # a3 is a second after Monday's close
-    assert monday["count"] == 2 and monday["days_since_latest"] == 3 and "does not cover" not in monday["note"]
+    assert monday["count"] == 2 and monday["days_since_latest"] == 3 and "not covered" not in monday["note"]
     tuesday = _coverage("2025-03-11", list_news, symbol="AAA")
     assert tuesday["count"] == 3 and tuesday["latest_published_at"] == "2025-03-10T20:00:01Z"
     stale = _coverage("2025-03-17", list_news, symbol="BBB")
     assert stale["days_since_latest"] == 5
     assert "the newest item held is 5 day(s) old" in stale["note"]
-    assert "does not cover the days after it" in stale["note"] and "not proof" in stale["note"]
+    assert "later days are not covered" in stale["note"] and "not proof" in stale["note"]
 
 
 def test_a_symbol_without_visible_news_is_told_which_symbols_have_some():
@@ -257,7 +257,7 @@ def test_shipped_answers_on_the_eval_window_ignore_rows_after_the_clock(catalog)
     assert checked > 0
     tsla = box_a.call("list_news", {"lookback_days": 7}).data  # a day after the cut: the same coverage
     assert tsla["count"] == 0 and tsla["coverage"]["latest_published_at"].startswith("2025-11-16")
-    assert "does not cover the days after it" in tsla["coverage"]["note"]
+    assert "later days are not covered" in tsla["coverage"]["note"]
     # the perturbation is real: after the cut the answers differ
     assert box_a.call("list_news", {"symbol": "ADBE"}).text() != box_b.call("list_news", {"symbol": "ADBE"}).text()
 

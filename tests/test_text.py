@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import finenvs
 from finenvs.tasks.trading.core import BUY, HOLD, SELL
 from finenvs.tasks.trading.protocol import TRADING_PROTOCOL as P
-from finenvs.text.protocol import MAX_ACTION_CHARS, MAX_PROMPT_CHARS
+from finenvs.text.protocol import MAX_ACTION_CHARS, MAX_PROMPT_CHARS, trimmed
 from finenvs.wrappers import PrintableText, TextInterface
 
 ACTIONS = {SELL, HOLD, BUY}
@@ -208,7 +208,7 @@ def test_invalid_text_holds_counts_and_shows_in_the_next_prompt(text_env):
 def test_prompt_has_instructions_state_tools_and_answer_format(text_env):
     prompt, info = text_env.reset(seed=0)
     for needle in ("# FinTrading-v0", "Symbol: MSFT", f"Date: {info['date']}", "Position: FLAT",
-                   "Action: <SELL|HOLD|BUY>", "HOLD is taken"):
+                   "Action: <SELL|HOLD|BUY>", "else HOLD (flat: no market risk)"):
         assert needle in prompt
     assert "## Tools" not in prompt and "get_prices" not in prompt  # the tool schemas go beside the prompt
     assert len(prompt) <= MAX_PROMPT_CHARS
@@ -218,14 +218,18 @@ def test_prompts_of_an_episode_share_their_beginning_and_change_at_the_end(text_
     """What stays the same over an episode (instructions, tools, answer format) comes first, so providers' prompt
     caches reuse it; the recent decisions and the state at the clock come last."""
     first, _ = text_env.reset(seed=0)
-    second, *_ = text_env.step("Action: BUY")
-    third, *_ = text_env.step("Action: HOLD")
+    second, r1, *_, i1 = text_env.step("Action: BUY")
+    third, r2, *_, i2 = text_env.step("Action: HOLD")
     static = first.split("\n## Now\n", 1)[0]
-    assert second.startswith(static) and third.startswith(second.split("\n## Your recent decisions", 1)[0])
-    assert second.index("## Answer") < second.index("## Your recent decisions") < second.index("## Now")
-    heading = "## Your recent decisions (oldest first: date, action, reward, equity)\n"
+    assert second.startswith(static) and third.startswith(second.split("\n## Recent decisions", 1)[0])
+    assert second.index("## Answer") < second.index("## Recent decisions") < second.index("## Now")
+    heading = "## Recent decisions (oldest first: date, action, reward, equity)\n"
     rows = third.split(heading, 1)[1].split("\n\n", 1)[0].split("\n")  # one compact row per decision
-    assert len(rows) == 2 and all(re.fullmatch(r"- \d{4}-\d\d-\d\d (BUY|HOLD) [+-]\d\.\d{5} \d+\.\d{4}", r) for r in rows)
+    number = r"[+-]?\d+(\.\d*[1-9])?"  # fixed-point digits without trailing zeros
+    assert len(rows) == 2 and all(re.fullmatch(rf"\d{{4}}-\d\d-\d\d (BUY|HOLD) {number} {number}", r) for r in rows)
+    for row, reward, info in zip(rows, (r1, r2), (i1, i2), strict=True):  # the same digits as .5f / .4f
+        assert row.split()[2:] == [trimmed(f"{reward:+.5f}"), trimmed(f"{info['equity']:.4f}")]
+        assert float(row.split()[2]) == round(reward, 5) and float(row.split()[3]) == round(info["equity"], 4)
     assert second.split("\n## Now\n", 1)[1] != first.split("\n## Now\n", 1)[1]  # the date moved on
 
 
@@ -295,3 +299,10 @@ def test_a_text_interface_built_directly_offers_its_familys_tools():
     env = TextInterface(gym.make("FinTrading-v0", symbol="TSLA", split="eval"))
     env.reset(seed=0)
     assert env.toolbox.names[:-1] == [t.name for t in task_of("FinTrading-v0").tools]
+
+
+@pytest.mark.parametrize(("written", "short"), [("+0.00000", "+0"), ("-0.00000", "-0"), ("+0.01200", "+0.012"),
+                                                ("1.0000", "1"), ("0.9988", "0.9988"), ("10.0500", "10.05"),
+                                                ("100", "100"), ("-3.10", "-3.1")])
+def test_trimmed_drops_only_trailing_zeros(written, short):
+    assert trimmed(written) == short and float(trimmed(written)) == float(written)

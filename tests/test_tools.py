@@ -629,9 +629,10 @@ def test_get_indicators_reports_the_functions_latest_values(aapl_frame):
                     assert block["params"] == chosen
                     expected = ind.compute(name, h, lo, c, **chosen)
                     full = ind.compute(name, bars.high, bars.low, bars.close, **chosen)
-                    assert [row["date"] for row in block["rows"]][-1] == info["date"]
+                    assert result.data["dates"][-1] == info["date"] and len(result.data["dates"]) == 3
+                    assert set(block) == {"params", *expected}  # one column per output, beside the shared dates
                     for key, values in expected.items():
-                        got = [row[key] for row in block["rows"]]
+                        got = block[key]
                         want = [None if not np.isfinite(v) else round(float(v), 6) for v in values[-3:]]
                         assert got == want, (name, key, info["date"])
                         # the value at a date does not depend on later bars

@@ -53,6 +53,7 @@ from finenvs.text.protocol import (
     PrintableText,
     TextProtocol,
     render_prompt,
+    trimmed,
 )
 from finenvs.tools import CLOSED_BOOK_TOOLSET
 from finenvs.tools.registry import COMMIT_TOOL, DEFAULT_MAX_CHARS, ToolBox, ToolResult
@@ -272,8 +273,8 @@ class TextInterface(gym.Wrapper):
         self._challenge = None
         equity = info.get("equity")
         self._decisions.append(  # the columns of render_prompt's "recent decisions" heading
-            f"- {info.get('date', len(self._decisions) + 1)} {parsed.name}{note} {reward:+.5f}"
-            + (f" {equity:.4f}" if isinstance(equity, (int, float)) else "")
+            f"{info.get('date', len(self._decisions) + 1)} {parsed.name}{note} {trimmed(f'{reward:+.5f}')}"
+            + (f" {trimmed(f'{equity:.4f}')}" if isinstance(equity, (int, float)) else "")
         )
         return self.prompt(), float(reward), terminated, truncated, info
 

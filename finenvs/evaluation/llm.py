@@ -86,8 +86,8 @@ FAILURE_RULES = ("default", "herculean")
 #: HERCULEAN's attempts per decision before it counts as a failure.
 HERCULEAN_ATTEMPTS = 5
 
-SYSTEM_PROMPT = ("Read data with the tools (they see nothing after the decision time; asking for later data counts "
-                 "as a look-ahead attempt), then commit one decision with the commit_action tool.")
+SYSTEM_PROMPT = ("Read data with the tools (nothing after the decision time: asking for it counts as a look-ahead "
+                 "attempt), then commit once with commit_action.")
 
 
 @dataclass(frozen=True)

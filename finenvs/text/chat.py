@@ -215,7 +215,7 @@ class ScriptedChatAgent:
     @staticmethod
     def _calls(round_no: int, *calls: tuple[str, dict[str, Any]]) -> ChatReply:
         """A turn that calls ``(tool, arguments)`` pairs."""
-        return ChatReply(None, [ToolCall(f"call_{round_no}_{k}", name, json.dumps(args))
+        return ChatReply(None, [ToolCall(f"call_{round_no}_{k}", name, json.dumps(args, separators=(",", ":")))
                                 for k, (name, args) in enumerate(calls)], usage=NO_USAGE)
 
 

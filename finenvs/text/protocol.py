@@ -256,7 +256,7 @@ class TextProtocol:
                 "action": {"type": "string", "enum": self.action_words},
                 # no maxLength here: llama.cpp turns long string bounds into grammars it cannot
                 # load; parse_commit cuts reasoning to max_chars instead
-                "reasoning": {"type": "string", "description": "Optional: why."},
+                "reasoning": {"type": "string"},  # optional (not required); its name says what it is
             },
             "required": ["action"],
             "additionalProperties": False,
@@ -329,6 +329,12 @@ class TextProtocol:
 
 
 
+def trimmed(number: str) -> str:
+    """A fixed-point number as written, without its trailing zeros (``+0.01200`` -> ``+0.012``, ``1.0000`` -> ``1``,
+    ``-0.00000`` -> ``-0``): the same digits in fewer tokens, for prompt lines re-sent with every request."""
+    return number.rstrip("0").rstrip(".") if "." in number else number
+
+
 def render_prompt(
     protocol: TextProtocol,
     state: dict[str, Any],
@@ -356,11 +362,11 @@ def render_prompt(
         lines += [
             "",
             "## Answer",
-            f"Commit with commit_action, or end your reply with a line 'Action: <{protocol.answer_format}>'. Without a "
-            f"clear action, {protocol.default} is taken ({protocol.default_reason}) and a format error counted.",
+            f"Commit with commit_action or end with a line 'Action: <{protocol.answer_format}>'; else {protocol.default} "
+            f"({protocol.default_reason}), counted as a format error.",
         ]
     if history:
-        lines += ["", "## Your recent decisions (oldest first: date, action, reward, equity)", *history]
+        lines += ["", "## Recent decisions (oldest first: date, action, reward, equity)", *history]
     lines += ["", "## Now"]
     lines += [f"{label}: {value}" for label, value in state.items()]
     text = "\n".join(lines)
@@ -448,4 +454,5 @@ class AnswerProtocol(TextProtocol):
 
 
 __all__ = ["MAX_ACTION_CHARS", "MAX_ARGUMENT_CHARS", "MAX_PROMPT_CHARS", "MAX_REPLY_CHARS", "SAMPLE_CHARSET", "AnswerProtocol", "ParsedAction", "PrintableText",
-           "TextProtocol", "is_printable_text", "render_prompt", "reply_problem"]
+           "TextProtocol", "is_printable_text", "render_prompt", "reply_problem",
+           "trimmed"]

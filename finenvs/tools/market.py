@@ -128,7 +128,7 @@ def _indicator_advertised(schema: dict[str, Any]) -> dict[str, Any]:
               for n, spec in ind.INDICATORS.items() if set(spec) - {"window"}]
     line = "; ".join([f"window {usual} (" + ", ".join(f"{n} {w}" for n, w in windows.items() if w != usual) + ")",
                       *others])
-    params = {"type": "object", "description": f"e.g. {{\"sma\": {{\"window\": 50}}}}; defaults: {line}"}
+    params = {"type": "object", "description": f"e.g. {{\"sma\":{{\"window\":50}}}}; defaults: {line}"}
     return {"type": "object", "properties": {
         "names": {"type": "array", "items": {"enum": list(ind.INDICATORS)}}, "symbol": _ANY_SYMBOL, "params": params,
         "history": {"type": "integer", "default": 1}}, "required": ["names"]}
@@ -146,21 +146,18 @@ def get_indicators(
     bars = view.prices(symbol, end=None)
     n_bars = len(bars.dates)
     n = min(int(history), n_bars)
-    dates = np.datetime_as_string(bars.dates[n_bars - n :], unit="D").tolist()  # the rows' dates only
+    dates = np.datetime_as_string(bars.dates[n_bars - n :], unit="D").tolist()  # the returned values' dates only
     params = params or {}
     out: dict[str, Any] = {}
     for name in dict.fromkeys(names):
         spec = ind.INDICATORS[name]
         chosen = {p: (params.get(name, {}).get(p, default)) for p, (_, default, _, _) in spec.items()}
         series = ind.compute(name, bars.high, bars.low, bars.close, **chosen)
-        rows = []
-        for k, i in enumerate(range(n_bars - n, n_bars)):
-            row: dict[str, Any] = {"date": dates[k]}
-            for key, values in series.items():
-                row[key] = _round(values[i], 6)
-            rows.append(row)
-        out[name] = {"params": chosen, "rows": rows}
-    return {"symbol": symbol, "as_of": str(view.as_of), "bars_used": n_bars, "indicators": out}
+        block: dict[str, Any] = {"params": chosen}
+        for key, values in series.items():  # columns: one list per output, aligned with ``dates``
+            block[key] = [_round(v, 6) for v in values[n_bars - n :].tolist()]
+        out[name] = block
+    return {"symbol": symbol, "as_of": str(view.as_of), "bars_used": n_bars, "dates": dates, "indicators": out}
 
 
 # ---------------------------------------------------------------------------- coverage
@@ -191,7 +188,7 @@ def news_coverage(view: AsOfView, symbol: str) -> dict[str, Any]:
         gap = cov["days_since_latest"] = _days_between(latest, as_of)
         note = f"the newest item held is {gap} day(s) old"
         if gap > STALE_NEWS_DAYS:
-            note += ": the news data does not cover the days after it; an empty answer is not proof that nothing happened"
+            note += ": later days are not covered, so an empty answer is not proof that nothing happened"
     else:
         held = _listed(cov, "symbols_with_news")
         note = f"the news data holds no item for {symbol} up to this close; an empty answer is not proof that nothing happened"
@@ -241,9 +238,7 @@ def list_news(
         "coverage": news_coverage(view, symbol),
         "items": items[: int(limit)],
     }
-    if not items:
-        out["note"] = "none in this window; see coverage"
-    elif len(items) > limit:
+    if len(items) > limit:  # an empty answer: coverage's note says what it can mean
         out["note"] = f"showing the newest {limit} of {len(items)}; raise limit or narrow the window"
     return out
 
@@ -338,7 +333,7 @@ _INDICATOR_ARGS: dict[str, Any] = {
 MARKET_TOOLS: tuple[Tool, ...] = (
     Tool(
         "get_state",
-        "Portfolio, clock, costs and the symbols whose prices you can read.",
+        "Portfolio, clock, costs and the symbols you can read.",
         {"type": "object", "properties": {}, "additionalProperties": False},
         get_state,
         summary="portfolio, date and readable symbols",
@@ -346,7 +341,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     Tool(
         "get_prices",
         "Daily adjusted OHLCV bars of `symbol` (default: the episode's) up to this close, oldest first: the last "
-        "`lookback` (default 20) or start..end (YYYY-MM-DD); `columns` (default all).",
+        "`lookback` (default 20) or start..end (YYYY-MM-DD).",
         {
             "type": "object",
             "properties": {
@@ -368,8 +363,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "get_indicators",
-        "Indicators of `symbol` (default: the episode's) at this close, the last `history` values (rsi: Wilder's; "
-        "realized_vol: annualised).",
+        "Indicators of `symbol` (default: the episode's) at this close, the last `history` values (rsi: Wilder's; realized_vol: annualised).",
         _INDICATOR_ARGS,
         get_indicators,
         keep="tail",
@@ -379,8 +373,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     Tool(
         "list_news",
         "Headlines on `symbol` (default: the episode's) published by this close (16:00 New York), newest first, "
-        "over lookback_days or start..end (YYYY-MM-DD): id, UTC time, title, publisher; `coverage` tells 'nothing "
-        "published' from 'not covered'.",
+        "over lookback_days or start..end (YYYY-MM-DD), with the data's `coverage`.",
         {
             "type": "object",
             "properties": {
@@ -400,7 +393,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "get_news",
-        "One news item in full (summary, URL, publisher, provider sentiment if given), with `coverage`.",
+        "One news item in full (summary, URL, provider sentiment if given), with `coverage`.",
         {
             "type": "object",
             "properties": {"id": {"type": "string", "minLength": 1, "maxLength": 200}},
@@ -413,7 +406,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     Tool(
         "list_filings",
         "10-K/10-Q filings of `symbol` (default: the episode's) usable by this close (from the day after "
-        "filing), their sections, and `coverage`.",
+        "filing), with their sections and `coverage`.",
         {
             "type": "object",
             "properties": {"symbol": _SYMBOL, "form": {"type": "string", "enum": ["10-K", "10-Q"]}},
@@ -445,7 +438,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "get_rate",
-        "The latest Treasury rate published by this close (percent a year), with its date.",
+        "Latest Treasury rate (percent a year) published by this close, with its date.",
         {
             "type": "object",
             "properties": {"series": {"type": "string", "enum": list(RATE_SERIES), "default": "DTB3"}},

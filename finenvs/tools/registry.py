@@ -493,7 +493,7 @@ class ToolBox:
             name=COMMIT_TOOL,
             description=(
                 protocol.commit_note or protocol.answer_note
-                or "Commit today's decision; the market then moves to the next trading day."
+                or "Commit today's decision (it ends the day)."
             ),
             parameters=protocol.commit_schema(),
             advertised=protocol.commit_advertised(),

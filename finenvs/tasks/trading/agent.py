@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent
+from finenvs.tools import indicators as ind
 
 
 @dataclass
@@ -48,9 +49,10 @@ class ScriptedTradingAgent(ScriptedChatAgent):
         if not {"get_indicators", "commit_action"} <= names:
             return ChatReply("I cannot read market data without tools, so I stay flat.\nAction: HOLD", usage=NO_USAGE)
         if "get_indicators" not in results:
+            windows = {"ema": self.fast, "sma": self.slow}  # a window the tool defaults to is not sent
             calls: list[tuple[str, dict[str, Any]]] = [("get_indicators", {
                 "names": ["ema", "sma", "rsi", "realized_vol"],
-                "params": {"ema": {"window": self.fast}, "sma": {"window": self.slow}},
+                "params": {k: {"window": w} for k, w in windows.items() if w != ind.INDICATORS[k]["window"][1]},
             })]
             if "list_news" in names:
                 calls.append(("list_news", {"lookback_days": self.news_days}))
@@ -70,8 +72,8 @@ class ScriptedTradingAgent(ScriptedChatAgent):
             return "HOLD", f"indicators unavailable ({error}); staying flat"
 
         def last(name: str) -> float | None:
-            rows = (indicators.get(name) or {}).get("rows") or []
-            value = rows[-1].get("value") if rows else None
+            values = (indicators.get(name) or {}).get("value") or []
+            value = values[-1] if isinstance(values, list) and values else None
             return float(value) if isinstance(value, (int, float)) else None
 
         fast, slow, rsi, vol = last("ema"), last("sma"), last("rsi"), last("realized_vol")

@@ -44,6 +44,7 @@ from finenvs.tasks.trading.core import (
 from finenvs.tasks.trading.features import FEATURE_BOUND, FEATURE_NAMES, WARMUP
 from finenvs.tasks.trading.protocol import TRADING_PROTOCOL
 from finenvs.tasks.validation import check_choice, check_render_mode, fee_fraction
+from finenvs.text.protocol import trimmed
 
 SOURCES = ("real", "synthetic")
 RESET_OPTIONS = ("symbol", "start", "end")
@@ -593,7 +594,7 @@ class FinTradingEnv(gym.Env):
             f"{window.start_day}..{window.end_day})",
             "Close": f"{market.close_values[state.t]:.2f}",
             "Position": _POSITION_NAMES[state.position],
-            "Equity": f"{state.equity:.4f} (from 1.0000; fees paid {state.fees_paid:.4f})",
+            "Equity": f"{trimmed(f'{state.equity:.4f}')} (fees paid {trimmed(f'{state.fees_paid:.4f}')})",
             "Costs": f"{fee_bps:g} bps of the notional per entry and exit, filled "
             + ("at this close" if self.params.fill == "close" else "at the next open"),
             "Shorting": "allowed" if self.params.allow_short else "disabled (SELL goes flat)",

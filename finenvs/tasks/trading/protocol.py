@@ -6,10 +6,9 @@ from finenvs.tasks.trading.core import BUY, HOLD, SELL
 from finenvs.text.protocol import TextProtocol
 
 TRADING_INSTRUCTIONS = """\
-One stock, one decision per trading day at the close: the position held until the next close, BUY long
-the whole equity (shares fixed while held), SELL short it (flat if shorting is disabled), HOLD flat.
-Entries and exits pay the fee on the notional traded. Scored on the equity curve: cumulative return,
-Sharpe ratio, maximum drawdown. Data ends at this close; asking for later data counts as a look-ahead attempt."""
+One stock, one decision per trading day at the close, held until the next close: BUY long the whole equity
+(shares fixed while held), SELL short it, HOLD flat. Scored on the equity curve: cumulative return, Sharpe ratio,
+maximum drawdown."""
 
 TRADING_PROTOCOL = TextProtocol(
     task="FinTrading-v0",
