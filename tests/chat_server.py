@@ -127,6 +127,10 @@ class ChatServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            # headers and body go out in separate writes: on a kept-alive (HTTP/1.1) connection Nagle's algorithm
+            # then holds the body for the client's delayed ACK, 40 ms a request
+            disable_nagle_algorithm = True
+
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
