@@ -394,3 +394,27 @@ def test_finenvs_llm_proxy_flags_that_conflict_fail_before_any_work(flags, says,
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("finenvs: error:") and says in err, err
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("choice, pairs", [("schema", 56), ("required", None)])
+def test_finenvs_harness_gives_its_proxy_the_constrained_schemas_in_schema_mode(choice, pairs, monkeypatch, capsys):
+    """``finenvs harness --model-proxy URL --model-tool-choice schema``: the agent program's proxy forces the same
+    constrained commit schema as ``finenvs llm``'s (FinHedging's pair enum); in the other modes it forces none."""
+    import finenvs.evaluation.harness as harness
+    from finenvs.cli import main
+
+    seen = []
+
+    def capture(config, agent, **kwargs):
+        seen.append(agent)
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(harness, "run_harness", capture)
+    main(["harness", "--env", "FinHedging-v0", "--agent-cmd", "agent {prompt_file}", "--model-proxy",
+          "http://127.0.0.1:9/v1", "--model-tool-choice", choice, "--quiet"])
+    [agent] = seen
+    if pairs is None:
+        assert agent.model_constrained is None
+    else:
+        words = agent.model_constrained["commit_action"]["properties"]["action"]["enum"]
+        assert sum("/" in w for w in words) == pairs
