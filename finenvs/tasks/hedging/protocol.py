@@ -40,12 +40,17 @@ this close; asking for later data counts as a look-ahead attempt."""
 class HedgingProtocol(TextProtocol):
     """A universe's protocol; its commit tool names the action in words (the four trading words, a pair as
     LONG/SHORT) instead of an enum of every ordered pair (n(n-1) words, re-sent with every request). Commits are
-    read against the whole vocabulary as before, and :meth:`commit_schema` keeps the enum."""
+    read against the whole vocabulary as before, and :meth:`commit_schema` keeps the enum; so does the schema a
+    grammar-constraining server forces (:meth:`commit_constrained`), where the enum costs no prompt tokens and
+    makes every commit a word of the vocabulary."""
 
     def commit_advertised(self) -> dict[str, Any]:
         schema = self.commit_schema()
         schema["properties"]["action"] = {"type": "string", "description": self.hint}
         return schema
+
+    def commit_constrained(self) -> dict[str, Any]:
+        return self.commit_schema()
 
 
 def hedging_protocol(symbols: tuple[str, ...] | list[str]) -> TextProtocol:
