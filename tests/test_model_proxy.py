@@ -240,8 +240,11 @@ def test_schema_mode_asks_for_a_tool_call_as_constrained_json_and_returns_it_as_
         options = sent["response_format"]["json_schema"]["schema"]["anyOf"]
         assert {o["properties"]["name"]["const"] for o in options} == names
         commit = next(o for o in options if o["properties"]["name"]["const"] == "commit_action")
-        assert commit["properties"]["arguments"] == next(
-            t["function"]["parameters"] for t in tools if t["function"]["name"] == "commit_action")
+        advertised = next(t["function"]["parameters"] for t in tools if t["function"]["name"] == "commit_action")
+        forced = commit["properties"]["arguments"]
+        assert "reasoning" in advertised["properties"] and "reasoning" not in advertised.get("required", [])
+        assert forced == {**advertised, "properties": {k: v for k, v in advertised["properties"].items()
+                                                       if k != "reasoning"}}  # optional free text: not in the grammar
         [call] = done.choices[0].message.tool_calls
         assert call.function.name == "commit_action" and json.loads(call.function.arguments)["action"] == "SELL"
         assert done.choices[0].finish_reason == "tool_calls" and done.choices[0].message.content is None
@@ -296,6 +299,20 @@ def test_finenvs_llm_plays_through_the_proxy_and_resumes_through_a_new_one(upstr
     assert len(_steps(tmp_path / "p")) == 3
 
 
+def test_the_grammar_leaves_out_only_optional_free_text():
+    from finenvs.evaluation.model_proxy import grammar_parameters
+
+    params = {"type": "object", "additionalProperties": False, "required": ["answer", "action"], "properties": {
+        "answer": {"type": "string"}, "action": {"type": "string", "enum": ["A", "B"]},
+        "note": {"type": "string"}, "size": {"type": "number"}, "kind": {"type": "string", "const": "x"},
+        "legs": {"type": "array", "items": {"type": "object"}}}}
+    assert set(grammar_parameters(params)["properties"]) == {"answer", "action", "size", "kind", "legs"}
+    assert grammar_parameters(params)["required"] == ["answer", "action"] and params["properties"]["note"]
+    only_text = {"type": "object", "properties": {"note": {"type": "string"}}}
+    assert grammar_parameters(only_text) == only_text  # never an empty object where the tool takes one field
+    assert grammar_parameters({"type": "object"}) == {"type": "object"}
+
+
 def test_finenvs_llm_schema_mode_forces_the_hedging_pair_enum(tmp_path, capsys):
     """FinHedging-v0's commit tool advertises the pair rule without the 56-pair enum (tokens); in schema mode the
     proxy's grammar request carries the family's whole vocabulary again, so a constrained model's first commit is a
@@ -348,7 +365,12 @@ def test_constrained_schemas_come_from_the_episodes_own_protocols():
     """The constrained map: the commit tool of a family whose constrained schema differs from the advertised one,
     matched under an agent CLI's MCP prefix too; nothing for a family that advertises its whole schema, nor when the
     run's episodes disagree."""
-    from finenvs.evaluation.model_proxy import constrained_for, constrained_tools, schema_request
+    from finenvs.evaluation.model_proxy import (
+        constrained_for,
+        constrained_tools,
+        grammar_parameters,
+        schema_request,
+    )
     from finenvs.tasks import EpisodeSpec
 
     hedging = [EpisodeSpec(0, "FinHedging-v0", {"symbols": ["AAPL", "MSFT", "NVDA"], "split": "eval"}, seed=0),
@@ -367,7 +389,8 @@ def test_constrained_schemas_come_from_the_episodes_own_protocols():
                                                                        "parameters": {"type": "object"}}},
                                       {"type": "function", "function": {"name": "get_prices", "parameters": own}}]}
     options = schema_request(body, forced)["response_format"]["json_schema"]["schema"]["anyOf"]
-    assert [o["properties"]["arguments"] for o in options] == [forced["commit_action"], own]
+    assert [o["properties"]["arguments"] for o in options] == [grammar_parameters(forced["commit_action"]), own]
+    assert "reasoning" in forced["commit_action"]["properties"]  # kept in what the env is told; out of the grammar
 
 
 @pytest.mark.parametrize("flags, says", [

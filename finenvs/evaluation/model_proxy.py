@@ -61,6 +61,23 @@ def constrained_for(name: str, constrained: Mapping[str, dict[str, Any]] | None)
     return next((schema for key, schema in constrained.items() if name.endswith("_" + key)), None)
 
 
+def _free_text(schema: Any) -> bool:
+    return isinstance(schema, dict) and schema.get("type") == "string" and "enum" not in schema \
+        and "const" not in schema
+
+
+def grammar_parameters(params: dict[str, Any]) -> dict[str, Any]:
+    """A tool's parameters as schema mode forces them: its optional free-text fields left out (a small model spends
+    its whole ``max_tokens`` inside one, such as a commit's ``reasoning``, and JSON cut off there is no call at
+    all); required fields, enums, numbers and nested objects as the tool says."""
+    props, required = params.get("properties"), params.get("required")
+    if not isinstance(props, dict):
+        return params
+    needed = set(required) if isinstance(required, list) else set()
+    kept = {k: v for k, v in props.items() if k in needed or not _free_text(v)}
+    return {**params, "properties": kept} if kept and len(kept) < len(props) else params
+
+
 def schema_request(body: dict[str, Any], constrained: Mapping[str, dict[str, Any]] | None = None
                    ) -> dict[str, Any] | None:
     """``body`` asking for a tool call as constrained JSON, for servers that parse no tool call from a small model.
@@ -69,7 +86,8 @@ def schema_request(body: dict[str, Any], constrained: Mapping[str, dict[str, Any
     name>, "arguments": <that tool's parameters>}`` (JSON schema ``anyOf`` over the tools), which llama.cpp's server
     and others turn into a grammar: the reply can only be a call of an offered tool. ``constrained`` gives, per tool
     name, the parameters to force instead of the ones the tool advertises (:func:`constrained_tools`: an enum the
-    prompt leaves out to save tokens costs none in a grammar). None when no tool has a name.
+    prompt leaves out to save tokens costs none in a grammar); optional free text is left out
+    (:func:`grammar_parameters`). None when no tool has a name.
     """
     options = []
     for tool in body.get("tools") or []:
@@ -82,7 +100,8 @@ def schema_request(body: dict[str, Any], constrained: Mapping[str, dict[str, Any
         forced = constrained_for(name, constrained)
         if forced is not None:
             params = forced
-        params = params if isinstance(params, dict) and params.get("properties") else {"type": "object"}
+        params = grammar_parameters(params) if isinstance(params, dict) and params.get("properties") else {
+            "type": "object"}
         options.append({"type": "object", "properties": {"name": {"const": name}, "arguments": params},
                         "required": ["name", "arguments"]})
     if not options:
