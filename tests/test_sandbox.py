@@ -133,13 +133,19 @@ def test_setup_checks_the_tarball_hash(tmp_path):
     assert not sb.pyodide_dir(tmp_path / "root").exists()
 
 
-def test_an_extra_entry_in_the_pyodide_dir_makes_it_unavailable(tmp_path, monkeypatch):
+def _empty_pyodide_dir(tmp_path: Path, monkeypatch) -> Path:
+    """A set-up-looking Pyodide folder of empty files (no Deno): enough for the status check's entry rules."""
     monkeypatch.setattr(sb, "find_deno", lambda: None)
     pyo = sb.pyodide_dir(tmp_path)
     pyo.mkdir(parents=True)
     for name in sb.PYODIDE_FILES:
         (pyo / name).write_bytes(b"")
     (pyo / sb._MARKER).write_text("{}")
+    return pyo
+
+
+def test_an_extra_entry_in_the_pyodide_dir_makes_it_unavailable(tmp_path, monkeypatch):
+    pyo = _empty_pyodide_dir(tmp_path, monkeypatch)
     (pyo / "host").symlink_to("/")
     status = sandbox_status(tmp_path)
     assert status["available"] is False and "unexpected entries" in status["reason"] and "host" in status["reason"]
@@ -148,12 +154,7 @@ def test_an_extra_entry_in_the_pyodide_dir_makes_it_unavailable(tmp_path, monkey
 @pytest.mark.parametrize("name, link", [("memory-0123456789abcdef.snapshot", True), ("memory-x.snapshot", False),
                                          ("memory-0123456789abcdeg.snapshot", False)])
 def test_only_a_regular_file_with_a_snapshot_name_may_join_the_pyodide_files(tmp_path, monkeypatch, name, link):
-    monkeypatch.setattr(sb, "find_deno", lambda: None)
-    pyo = sb.pyodide_dir(tmp_path)
-    pyo.mkdir(parents=True)
-    for member in sb.PYODIDE_FILES:
-        (pyo / member).write_bytes(b"")
-    (pyo / sb._MARKER).write_text("{}")
+    pyo = _empty_pyodide_dir(tmp_path, monkeypatch)
     (pyo / sb._snapshot_name()).write_bytes(b"")
     assert "unexpected entries" not in (sandbox_status(tmp_path)["reason"] or "")  # the snapshot is expected
     if link:
