@@ -319,6 +319,19 @@ ENDPOINT_MAX_EPISODES = 160
 ENDPOINT_MAX_REPEATS = 4
 
 
+
+def _publish(text: str, out: Path | None, section: str) -> int:
+    """Print the report and write it to ``out``: into its own ``section`` when ``out`` is the shared results file."""
+    print(text)
+    if out is not None:
+        if out.resolve() == RESULTS:  # the shared results file: replace only this script's section
+            update_section(section, text)
+        else:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+        print(f"[bench_agents] wrote {out}", file=sys.stderr)
+    return 0
+
 @dataclass
 class EndpointRun:
     family: str
@@ -495,15 +508,7 @@ def main_endpoint(registered: list[TaskSpec], concurrencies: list[int], out: Pat
         server.wait(timeout=30)
     text = endpoint_report(runs, command=command, began=began, wall=perf_counter() - t_start,
                            load_before=load_before, load_after=os.getloadavg())
-    print(text)
-    if out is not None:
-        if out.resolve() == RESULTS:
-            update_section("agents-endpoint", text)
-        else:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(text, encoding="utf-8")
-        print(f"[bench_agents] wrote {out}", file=sys.stderr)
-    return 0
+    return _publish(text, out, "agents-endpoint")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -545,15 +550,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr, flush=True)
     text = report(results, command=command, reps=reps, began=began, wall=perf_counter() - t_start,
                   load_before=load_before, load_after=os.getloadavg())
-    print(text)
-    if out is not None:
-        if out.resolve() == RESULTS:  # the shared results file: replace only this script's section
-            update_section("agents", text)
-        else:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(text, encoding="utf-8")
-        print(f"[bench_agents] wrote {out}", file=sys.stderr)
-    return 0
+    return _publish(text, out, "agents")
 
 
 if __name__ == "__main__":
