@@ -241,19 +241,18 @@ def test_report_agent_writes_the_template_writers_reports():
     assert [i["quality"]["score"] for i in infos] == [i["quality"]["score"] for i in reference]
     assert [i["rating"] for i in infos] == [i["rating"] for i in reference]
     assert infos[-1]["quality_summary"] == reference[-1]["quality_summary"]
-    assert log["calls"] == [7] * 13  # the seven calls: the year of closes fits one page at the default cap
+    assert log["calls"] == [5] * 13  # the five calls of REPORT_CALLS, in one turn
     _assert_pure_and_stateless(agent, log["turns"][:4], env.tool_specs())
 
 
-def test_report_agent_out_of_budget_leaves_the_52_week_levels_unstated():
-    """Under a 3,000-character cap the year of closes takes a second page, and with 7 tool calls it is refused: the
-    report is written from the closes read and states the 52-week distances without the levels a part of the year
-    would get wrong."""
+def test_report_agent_states_every_level_under_a_small_cap_and_budget():
+    """Under a 3,000-character cap and a budget of five tool calls the week's and the 52-week levels and the 50-day
+    SMA still come whole (the metrics tool's ``levels``), and every report scores 10."""
     env = gym.make("FinReport-text-v0", symbol="AAPL", split="eval", tool_max_chars=3_000)
-    infos, actions, log = _drive(env, ScriptedReportAgent(), budget=7)
-    assert len(actions) == 13 and log["calls"] == [7] * 13  # the eighth call (the second page) is refused
+    infos, actions, log = _drive(env, ScriptedReportAgent(), budget=5)
+    assert len(actions) == 13 and log["calls"] == [5] * 13
     for report, info in zip(actions, infos, strict=True):
-        assert "52-week high:" in report and "(high " not in report and "(low " not in report
+        assert all(part in report for part in ("(high ", "(low ", "(SMA ", "week high ", "week low "))
         failed = [c["check"] for c in info["quality"]["checks"] if not c["passed"]]
         assert info["quality"]["score"] == 10.0, failed
 

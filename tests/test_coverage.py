@@ -188,7 +188,8 @@ def test_filing_coverage_counts_filings_public_by_the_close():
     none = _coverage(CUT, list_filings, symbol="CCC")
     assert none["count"] == 0 and none["forms"] == {} and none["symbols_with_filings"] == ["AAA", "BBB"]
     section = get_filing_section(ToolContext(_StubEnv(CUT), filings=_filings(PAST_FILINGS)), "BBB-Q", "item_2")
-    assert section["coverage"]["symbol"] == "BBB" and section["coverage"]["count"] == 1
+    assert section["symbol"] == "BBB" and section["as_of"] == CUT and section["coverage"]["count"] == 1
+    assert "symbol" not in section["coverage"] and "as_of" not in section["coverage"]  # said once, above it
 
 
 def test_no_coverage_string_is_dated_after_the_clock():

@@ -30,6 +30,7 @@ from finenvs.tasks.report.core import (
     align_closes,
     basket_returns,
     position_map_of,
+    price_levels,
     report_days,
     week_start_row,
     weekly_metrics,
@@ -385,6 +386,21 @@ def test_report_days_with_holidays_and_window_edges():
     assert report_days(WEEKDAYS, 5, 5).size == 0 and report_days(WEEKDAYS, 5, 6).tolist() == [5]
 
 
+def test_price_levels_by_hand_and_on_a_short_history():
+    dates = np.array(["2025-03-05", "2025-03-06", "2025-03-07", "2025-03-10", "2025-03-11"], dtype="datetime64[D]")
+    high, low, close = np.array([11.0, 14, 12, 9, 10]), np.array([8.0, 9, 10, 7, 8]), np.array([10.0, 13, 11, 8, 9])
+    # the week of Monday 10 March holds the last two rows; every level from five closes, no 50-day SMA yet
+    levels = price_levels(dates, high, low, close)
+    assert (levels["week_high"], levels["week_low"], levels["high_52w"], levels["low_52w"]) == (10.0, 7.0, 13.0, 8.0)
+    assert math.isnan(levels["sma50"])
+    n = 300  # a longer history: the 52-week levels read only the last 252 closes, the SMA the last 50
+    days = np.arange(np.datetime64("2024-01-01"), np.datetime64("2024-01-01") + n).astype("datetime64[D]")
+    rising = np.arange(n, dtype=float)
+    rising[10] = 1e6  # older than a year of rows: not the 52-week high
+    levels = price_levels(days, rising + 1, rising - 1, rising)
+    assert (levels["high_52w"], levels["low_52w"], levels["sma50"]) == (n - 1, n - 252, (n - 1 + n - 50) / 2)
+
+
 # ---------------------------------------------------------------- date lock
 def test_weekly_metrics_are_invariant_to_every_row_after_t():
     dates, close, volume, peers = _synthetic_market("full_week", seed=3)
@@ -520,7 +536,13 @@ def test_weekly_metrics_tool_counts_look_ahead_and_answers_as_of_the_report():
     assert peek.data["date"] == now.data["as_of"] == "2026-01-09"
     assert peek.data["metrics"] == now.data["metrics"]
     want = env.unwrapped.weekly_metrics()
-    assert now.data["metrics"]["single_stock"]["weekly_return"] == round(want["weekly_return"], 6)
+    assert now.data["metrics"]["single_stock"]["weekly_return"] == [round(want["weekly_return"], 6), "-4.30%"]
+    closes = env.unwrapped.as_of_view().prices("AAPL", lookback=400)
+    week = closes.dates.astype("datetime64[D]") >= np.datetime64("2026-01-05")  # the week of Monday 5 January
+    assert now.data["levels"] == {
+        "week_high": round(float(closes.high[week].max()), 4), "week_low": round(float(closes.low[week].min()), 4),
+        "high_52w": round(float(closes.close[-252:].max()), 4), "low_52w": round(float(closes.close[-252:].min()), 4),
+        "sma50": round(float(closes.close[-50:].mean()), 4)}
     earlier = tools.call("get_weekly_metrics", {"date": "2026-01-02"})
     assert earlier.ok and earlier.look_ahead == 0 and earlier.data["date"] == "2026-01-02"
     _, _, _, _, info = env.step(BUY)

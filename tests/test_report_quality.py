@@ -682,8 +682,8 @@ def _checks_named(card, prefix: str):
 
 @pytest.mark.parametrize("symbol", ["AAPL", "MSFT"])
 def test_template_writer_states_the_52_week_levels_of_a_year_of_bars(episodes, symbol):
-    """The levels are the max/min of the last 252 closes as of the report (what dist_52w_* mean); the writer
-    pages get_prices past the output cap to read them (it stated half a year's before)."""
+    """The levels are the max/min of the last 252 closes as of the report (what dist_52w_* mean): the metrics
+    tool's ``levels``, which the writer states."""
     for report, facts, info in episodes[symbol]:
         found = dict(_LEVEL_IN_LINE.findall(report))
         assert set(found) == {"high", "low"}, report
@@ -692,24 +692,6 @@ def test_template_writer_states_the_52_week_levels_of_a_year_of_bars(episodes, s
         named = {c["check"]: c["passed"] for c in info["quality"]["checks"]}
         assert named["stated high_52w"] and named["stated low_52w"]
         assert named["scenario base move"] and named["stated week_high"] and named["stated week_low"]
-
-
-def test_price_pages_cover_the_year_under_a_small_cap():
-    from finenvs.tasks.report.baselines import YEAR_BARS, merge_price_pages, next_price_page
-    from finenvs.tools import ToolBox
-
-    env = _env("AAPL")
-    env.reset(seed=0)
-    small = ToolBox(env, max_chars=2_000)
-    pages = [small.call("get_prices", {"lookback": YEAR_BARS}).data]
-    while (args := next_price_page(pages)) is not None:
-        pages.append(small.call("get_prices", args).data)
-    assert len(pages) > 5  # ~40 bars a page
-    merged = merge_price_pages(pages)
-    full = env.unwrapped.as_of_view().prices("AAPL", lookback=YEAR_BARS)
-    assert merged["complete"] and merged["count"] == YEAR_BARS
-    assert [r[0] for r in merged["rows"]] == np.datetime_as_string(full.dates, unit="D").tolist()
-    assert [r[4] for r in merged["rows"]] == pytest.approx(full.close.tolist(), abs=0.006)
 
 
 def test_wrong_52_week_level_costs_content(first_report):

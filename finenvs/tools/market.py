@@ -201,7 +201,8 @@ def news_coverage(view: AsOfView, symbol: str) -> dict[str, Any]:
 def filing_coverage(view: AsOfView, symbol: str) -> dict[str, Any]:
     """The ``coverage`` object of the filing tools (see :func:`news_coverage`)."""
     cov = view.filing_coverage(symbol)
-    as_of = cov["as_of"]
+    as_of = cov.pop("as_of")  # the answer's own as_of and symbol say them once
+    del cov["symbol"]
     if cov["count"]:
         gap = cov["days_since_latest"] = _days_between(cov["latest_filed"], as_of)
         note = (f"{cov['count']} filing(s) held for {symbol} up to the {as_of} close, filed {cov['first_filed']} "
@@ -256,9 +257,8 @@ def list_filings(ctx: ToolContext, symbol: str | None = None, form: str | None =
     filings = view.filings(symbol, form)
     out: dict[str, Any] = {"symbol": symbol, "as_of": str(view.as_of), "count": len(filings),
                            "coverage": filing_coverage(view, symbol), "filings": filings}
-    if not filings:
-        out["note"] = (f"no {form + ' ' if form else ''}filing of {symbol} is visible as of {view.as_of}; "
-                       "coverage says what the filing data holds")
+    if not filings and form and out["coverage"]["count"]:  # else coverage's note says what an empty list can mean
+        out["note"] = f"no {form} filing of {symbol} is visible as of {view.as_of}; coverage counts every form"
     return out
 
 
@@ -268,6 +268,7 @@ def get_filing_section(
     view = ctx.view()
     doc = view.filing_section(id, section)
     text = doc.pop("text")
+    doc["as_of"] = str(view.as_of)
     doc["coverage"] = filing_coverage(view, doc["symbol"])
     offset = int(offset)
 

@@ -18,7 +18,6 @@ FinReport-v0.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import re
 from dataclasses import dataclass
@@ -129,15 +128,14 @@ class TemplateReportWriter:
     """The offline default agent of FinReport-v0: fills the eight sections from the env's tools.
 
     Every number it writes comes from a tool call at the report close
-    (``get_weekly_metrics``, ``get_prices``, ``list_news``, ``list_filings``,
-    ``get_rate``), written at the precision the tool gives. The thesis states
-    the signed momentum and relative signals and RSI; the rating is their net
-    vote (:func:`vote_rating`), so rating and thesis agree by construction.
+    (``get_weekly_metrics``, ``list_news``, ``list_filings``, ``get_rate``),
+    written at the precision the tool gives. The thesis states the signed
+    momentum and relative signals and RSI; the rating is their net vote
+    (:func:`vote_rating`), so rating and thesis agree by construction.
     Scenario targets are the close moved by +-1 and +-0.5 standard deviations
     of 4-week volatility (the base case moves toward the rating), each with its
-    move from the close. The 52-week high and low come from a year of bars
-    (:data:`YEAR_BARS`), read in pages past the tools' output cap
-    (:func:`next_price_page`).
+    move from the close. The week's high and low, the 52-week high and low and
+    the 50-day SMA are the metrics tool's ``levels``.
     """
 
     name = "template_writer"
@@ -166,27 +164,12 @@ class TemplateReportWriter:
 
     def write(self) -> str:
         """The report for the env's current report close."""
-        results = [self._call(name, args) for name, args in REPORT_CALLS]
-        pages = [results[_PRICES]]
-        while (page := next_price_page(pages)) is not None:
-            pages.append(self._call("get_prices", page))
-        results[_PRICES] = merge_price_pages(pages)
-        return write_report(results)
+        return write_report([self._call(name, args) for name, args in REPORT_CALLS])
 
-
-#: Bars the template writer reads: the 52-week range of ``dist_52w_high``/``dist_52w_low`` is the last 252 closes.
-YEAR_BARS = 252
-#: Bars that hold the report's week (a week has at most five trading days, the report's close among them).
-WEEK_BARS = 5
 
 #: The tool calls a template report is written from, in the order :func:`write_report` takes their results.
-#: The first ``get_prices`` is the first page of the year of closes (dates and closes only: what the 52-week levels
-#: and the 50-day average need); :func:`next_price_page` gives the pages after it. The second is the week's highs
-#: and lows.
 REPORT_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("get_weekly_metrics", {}),
-    ("get_prices", {"lookback": YEAR_BARS, "columns": ["date", "close"]}),
-    ("get_prices", {"lookback": WEEK_BARS, "columns": ["date", "high", "low"]}),
     ("list_news", {"lookback_days": 7, "limit": 5}),
     ("list_filings", {}),
     ("get_rate", {"series": "DTB3"}),
@@ -194,57 +177,21 @@ REPORT_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
-_PRICES = 1  # index of the year's get_prices in REPORT_CALLS
-
-
-def next_price_page(pages: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Arguments of the next ``get_prices`` call, or None when ``pages`` (newest first) hold :data:`YEAR_BARS` bars
-    or the history ends. A page cut by the output cap keeps its newest bars; the next page asks for the bars
-    before its first one (the same columns), so the writer reads the whole year whatever the cap."""
-    have = sum(len(p.get("rows") or []) for p in pages)
-    last = pages[-1]
-    if have >= YEAR_BARS or "truncated" not in last or not last.get("rows"):
-        return None
-    before = _dt.date.fromisoformat(str(last["rows"][0][0])[:10]) - _dt.timedelta(days=1)
-    return {"end": before.isoformat(), "lookback": YEAR_BARS - have, "columns": list(pages[0]["columns"])}
-
-
-def merge_price_pages(pages: list[dict[str, Any]]) -> dict[str, Any]:
-    """One ``get_prices`` result from its pages (newest page first): rows oldest first; ``complete`` is False
-    when the last page was itself cut (the year of bars was not all read, e.g. a tool-call budget ran out)."""
-    rows = [row for page in reversed(pages) for row in page.get("rows") or []]
-    complete = len(rows) >= YEAR_BARS or "truncated" not in pages[-1]
-    return {**pages[0], "rows": rows, "count": len(rows), "complete": complete}
-
-
-def _column(result: dict[str, Any], name: str) -> list[Any]:
-    """One column of a ``get_prices`` result, oldest first."""
-    k = list(result["columns"]).index(name)
-    return [row[k] for row in result["rows"]]
-
-
 def write_report(results: list[Any]) -> str:
     """The eight-section template report from the data of :data:`REPORT_CALLS` (one result each, in order)."""
-    wm, prices, recent, news, filings, *rates = results
+    wm, news, filings, *rates = results
     symbol, date, close = wm["symbol"], wm["as_of"], wm["close"]
-    d = wm["display"]
-    closes = _column(prices, "close")
-    report_week = _week(date)
-    week = [i for i, day in enumerate(_column(recent, "date")) if _week(day) == report_week]
-    highs, lows = _column(recent, "high"), _column(recent, "low")
-    week_high, week_low = max(highs[i] for i in week), min(lows[i] for i in week)
-    year = closes[-YEAR_BARS:]
-    # the 52-week levels are stated only from a whole year of bars (or the whole history when shorter)
-    complete = prices.get("complete", "truncated" not in prices)
-    high_52w = f" (high {max(year):.2f})" if complete else ""
-    low_52w = f" (low {min(year):.2f})" if complete else ""
-    sma50 = float(np.mean(closes[-50:]))
+    values = {name: pair for block in wm["metrics"].values() for name, pair in block.items()}  # [value, display]
+    d, levels = {name: pair[1] for name, pair in values.items()}, wm["levels"]
+    high_52w = f" (high {levels['high_52w']:.2f})" if levels.get("high_52w") is not None else ""
+    low_52w = f" (low {levels['low_52w']:.2f})" if levels.get("low_52w") is not None else ""
+    sma50 = f" (SMA {levels['sma50']:.2f})" if levels.get("sma50") is not None else ""
     thesis_lines = [f"- {_LABELS[m]}: {d[m]}" for m in THESIS_METRICS]
     thesis = "\n".join(thesis_lines)
     net = sum(s for _, s in thesis_signals(thesis))
     rating = vote_rating(net)
     direction = {"STRONG_BUY": 1, "BUY": 1, "HOLD": 0, "SELL": -1, "STRONG_SELL": -1}[rating]
-    vol = wm["metrics"]["single_stock"]["volatility_20d"] or 0.0
+    vol = values["volatility_20d"][0] or 0.0
     move = vol * (4.0 / 52.0) ** 0.5
     bull, bear = close * (1.0 + move), close * (1.0 - move)
     base = close * (1.0 + 0.5 * direction * move)
@@ -263,7 +210,7 @@ def write_report(results: list[Any]) -> str:
         thesis,
         "",
         f"## 3. {SECTIONS[2]}",
-        f"- Close: {close:.2f} (week high {week_high:.2f}, week low {week_low:.2f})",
+        f"- Close: {close:.2f} (week high {levels['week_high']:.2f}, week low {levels['week_low']:.2f})",
         f"- Weekly return: {d['weekly_return']}",
         f"- 20-day volatility: {d['volatility_20d']} annualised",
         f"- Largest daily move: {d['max_daily_move']}",
@@ -272,7 +219,7 @@ def write_report(results: list[Any]) -> str:
         f"- 52-week low: {d['dist_52w_low']} above{low_52w}",
         f"- 4-week return: {d['return_4w']}; 12-week return: {d['return_12w']}",
         f"- RSI(14): {d['rsi_14']}; MACD(12,26,9) histogram: {d['macd_histogram']}",
-        f"- 50-day SMA gap: {d['sma50_gap']} (SMA {sma50:.2f})",
+        f"- 50-day SMA gap: {d['sma50_gap']}{sma50}",
         "",
         f"## 4. {SECTIONS[3]}",
         *_news_lines(symbol, date, news),
@@ -317,15 +264,6 @@ _LABELS = {
 }
 
 
-def _week(day: str) -> int:
-    """Monday-first week number of an ISO date, as :func:`~finenvs.tasks.report.core.week_number` counts it
-    (days since 1970-01-01, a Thursday, plus 3, over 7), without a numpy round trip per row."""
-    return (_dt.date.fromisoformat(day[:10]).toordinal() - _EPOCH_ORDINAL + 3) // 7
-
-
-_EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
-
-
 def _news_lines(symbol: str, date: str, news: dict[str, Any]) -> list[str]:
     items = news.get("items") or []
     if not items:
@@ -354,12 +292,9 @@ class ScriptedReportAgent(ScriptedChatAgent):
     Two assistant turns per weekly report, derived from the messages alone (it
     keeps no state: the same conversation always gets the same reply):
 
-    1. the seven calls of :data:`REPORT_CALLS` in parallel (the year of closes fits the default
-       8,000-character cap), then, under a smaller cap, one ``get_prices`` page at a time until
-       the year of closes is read (:func:`next_price_page`);
+    1. the five calls of :data:`REPORT_CALLS` in parallel;
     2. the report :func:`write_report` writes from their results — byte-identical
        to :class:`TemplateReportWriter`'s from the same results — as the reply text.
-       A page refused (the budget spent) leaves the 52-week levels unstated.
 
     A tool error, or a conversation without the tools, gets a short report naming
     the problem with ``Rating: HOLD`` (flat: no market risk).
@@ -382,15 +317,6 @@ class ScriptedReportAgent(ScriptedChatAgent):
             return self._fallback(messages, "; ".join(failed))
         results = [log[key] for key in keys]
         try:
-            pages = [results[_PRICES]]
-            while (page := next_price_page(pages)) is not None:
-                key = call_key("get_prices", page)
-                if key not in log:
-                    return self._calls(round_no, ("get_prices", page))
-                if not isinstance(log[key], dict) or "error" in log[key]:
-                    break  # the budget is spent (or the page failed): write from the bars read
-                pages.append(log[key])
-            results[_PRICES] = merge_price_pages(pages)
             return ChatReply(write_report(results), usage=NO_USAGE)
         except (KeyError, TypeError, ValueError, IndexError) as exc:  # a result without the expected fields
             return self._fallback(messages, f"unreadable tool results ({type(exc).__name__}: {exc})")
@@ -449,5 +375,5 @@ def llm_judge(agent: Any) -> Any:
     return judge
 
 
-__all__ = ["REPORT_CALLS", "REPORT_POLICIES", "YEAR_BARS", "merge_price_pages", "next_price_page", "MomentumRating", "RandomRating", "ScriptedReportAgent",
+__all__ = ["REPORT_CALLS", "REPORT_POLICIES", "MomentumRating", "RandomRating", "ScriptedReportAgent",
            "TemplateReportWriter", "llm_judge", "vote_rating", "write_report"]

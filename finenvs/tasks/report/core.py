@@ -99,6 +99,8 @@ OBS_SCALE: dict[str, tuple[float, float]] = {
 }
 TRADING_DAYS_PER_YEAR = 252
 VOL_DAYS, VOLUME_DAYS, YEAR_DAYS, BETA_DAYS = 20, 20, 252, 60
+#: The window of the 50-day SMA (``sma50_gap`` and its level).
+SMA_DAYS = 50
 MOMENTUM_DAYS = {"return_4w": 20, "return_12w": 60}
 #: Rows of history before a report day that every metric needs (the 60-day beta and 12-week return
 #: need 61 closes, SMA(50) 50, the 26/9 MACD 34); a year for the 52-week range is used when present.
@@ -245,9 +247,22 @@ def weekly_metrics(
         m[name] = _ratio(c, float(close[t - days])) if n > days else math.nan
     m["rsi_14"] = float(rsi(close, 14)[t])
     m["macd_histogram"] = float(macd(close)["histogram"][t])
-    m["sma50_gap"] = _ratio(c, float(sma(close, 50)[t]))
+    m["sma50_gap"] = _ratio(c, float(sma(close, SMA_DAYS)[t]))
     m.update(_sector_relative(close, ws, m, peer_closes))
     return {name: float(m[name]) for name in METRIC_NAMES}
+
+
+def price_levels(dates: np.ndarray, high: np.ndarray, low: np.ndarray, close: np.ndarray) -> dict[str, float]:
+    """The price levels behind the metrics at the last row: the week's high and low (its rows, Monday-first weeks:
+    :func:`week_number`), the 52-week high and low close (the last :data:`YEAR_DAYS` closes, or all when fewer) and
+    the 50-day SMA (nan before :data:`SMA_DAYS` closes)."""
+    dates = np.asarray(dates).astype("datetime64[D]")
+    week = week_number(dates) == week_number(dates[-1])
+    close = np.asarray(close, dtype=np.float64)
+    year = close[-YEAR_DAYS:]
+    return {"week_high": float(np.asarray(high)[week].max()), "week_low": float(np.asarray(low)[week].min()),
+            "high_52w": float(year.max()), "low_52w": float(year.min()),
+            "sma50": float(close[-SMA_DAYS:].mean()) if close.size >= SMA_DAYS else math.nan}
 
 
 def _sector_relative(close: np.ndarray, ws: int, m: dict[str, float], peer_closes: np.ndarray | None) -> dict[str, float]:

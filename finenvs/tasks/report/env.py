@@ -33,6 +33,7 @@ from finenvs.tasks.report.core import (
     metric_display,
     metrics_vector,
     position_map_of,
+    price_levels,
     rating_of,
     report_days,
     week_number,
@@ -84,13 +85,11 @@ REPORT_INSTRUCTIONS = f"""\
 Each week, at the close of the week's last trading day, write an equity research report on one stock
 and rate it. The rating is traded: every trading day until the next report holds it as the position
 (STRONG_BUY and BUY long, HOLD flat, SELL and STRONG_SELL short), with the fees of FinTrading-v0.
-Write Markdown with exactly these eight sections, in order: {'; '.join(SECTIONS)}.
-Declare the rating on a line "Rating: X" in section 2 and again in section 8.
+The eight sections, in order: {'; '.join(SECTIONS)}.
 The report is scored 0-10 against the data: structure, content accuracy (state the week's close,
 weekly return and the weekly metrics exactly as the tools give them), evidence fidelity (every number
 must be visible at the report date; never write a later date) and reasoning (a rating that follows from
-the thesis, a quantified risk, bull/base/bear targets). A report with no single clear rating is
-traded as HOLD and counted as invalid."""
+the thesis, a quantified risk, bull/base/bear targets)."""
 
 @dataclass(frozen=True)
 class ReportProtocol(AnswerProtocol):
@@ -755,9 +754,7 @@ def report_facts(
         plain.append(value)
         if name in PERCENT_METRICS:
             percent.append(100.0 * value)
-    year = close[-252:]
-    levels = {"high_52w": float(year.max()), "low_52w": float(year.min()),
-              "sma50": float(close[-50:].mean()) if close.size >= 50 else math.nan}
+    levels = price_levels(bars.dates, bars.high, bars.low, close)
     dates = bars.dates.astype("datetime64[D]")
     this_week = week_number(dates[-1])
     in_week = week_number(dates) == this_week
@@ -765,8 +762,6 @@ def report_facts(
         week_close = float(close[~in_week][-1])
         levels["prev_week_close"] = week_close
         levels["week_change"] = float(close[-1] - week_close)
-    levels["week_high"] = float(bars.high[in_week].max())
-    levels["week_low"] = float(bars.low[in_week].min())
     levels["week_open"] = float(bars.open[in_week][0])
     levels["week_volume"] = float(bars.volume[in_week].sum())
     levels.update(indicator_levels(view.prices(symbol)))

@@ -16,8 +16,9 @@ import numpy as np
 
 from finenvs.data.asof import to_day
 from finenvs.errors import shown
+from finenvs.tasks.report.core import YEAR_DAYS, price_levels
 from finenvs.tasks.report.metrics import METRIC_BLOCKS, metric_display
-from finenvs.tools.market import _DATE, _SYMBOL, MARKET_TOOLS
+from finenvs.tools.market import _DATE, _SYMBOL, MARKET_TOOLS, PRICE_DECIMALS
 from finenvs.tools.registry import Tool, ToolContext
 
 
@@ -53,20 +54,23 @@ def get_weekly_metrics(ctx: ToolContext, symbol: str | None = None, date: str | 
     if row < 0:
         raise ValueError(f"no {symbol} trading day on or before {day}")
     metrics = env.metrics_at(symbol, row)
+    bars = view.prices(symbol, end=str(calendar[row]), lookback=YEAR_DAYS)
     blocks = {
-        block: {name: (None if not math.isfinite(metrics[name]) else round(metrics[name], 6)) for name in names}
+        block: {name: [None if not math.isfinite(metrics[name]) else round(metrics[name], 6),
+                       metric_display(name, metrics[name])] for name in names}
         for block, names in METRIC_BLOCKS.items()
     }
     return {
         "symbol": symbol,
         "as_of": str(view.as_of),
         "date": str(calendar[row]),
-        "close": round(float(view.prices(symbol, end=str(calendar[row]), lookback=1).close[-1]), 4),
+        "close": round(float(bars.close[-1]), PRICE_DECIMALS),
         "peers": peers,
+        "levels": {name: round(v, PRICE_DECIMALS) if math.isfinite(v) else None
+                   for name, v in price_levels(bars.dates, bars.high, bars.low, bars.close).items()},
         "metrics": blocks,
-        "display": {name: metric_display(name, metrics[name]) for name in metrics},
-        "units": "returns, volatility, distances and relative strength are fractions (display: percent); "
-                 "rsi_14 0..100; macd_histogram in price units; beta and correlation plain",
+        "units": "each metric is [value, display]; returns, volatility, distances and relative strength are "
+                 "fractions (display: percent); rsi_14 0..100; macd_histogram in price units; beta, correlation plain",
     }
 
 
@@ -89,7 +93,8 @@ REPORT_TOOLS: tuple[Tool, ...] = (
         "The 16 weekly statistics at the report close (or an earlier `date`) in three blocks: single_stock "
         "(weekly return, 20-day volatility, largest daily move, volume change, distance to the 52-week high/low), "
         "momentum (4/12-week returns, RSI(14), MACD histogram, gap to the 50-day SMA) and sector_relative "
-        "(peer basket's weekly return, excess return, 60-day beta and correlation, 12-week relative strength).",
+        "(peer basket's weekly return, excess return, 60-day beta and correlation, 12-week relative strength); "
+        "levels: the week's high and low, the 52-week high and low close, the 50-day SMA.",
         {"type": "object", "properties": {"symbol": _SYMBOL, "date": _DATE}, "additionalProperties": False},
         get_weekly_metrics,
         summary="the 16 weekly metrics at the report close",
