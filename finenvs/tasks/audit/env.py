@@ -101,7 +101,7 @@ def audit_protocol(grading: str = "finenvs") -> AuditProtocol:
     example = f'{{"{first}": <number>, "{second}": <number>}}'
     note = (f"Commit with the commit_action tool ({first}, {second}), or reply with one JSON object {example} (a "
             "```json block or one object inside your text). Numbers may be strings such as \"-14,721,000\", in the "
-            "fact's unit. An answer that is not such an object is a structural error (reward 0); nothing is "
+            "fact's unit (e.g. USD, not millions). An answer that is not such an object is a structural error (reward 0); nothing is "
             "substituted.")
     if grading == "herculean":
         note += (f" Graded as HERCULEAN grades: the object has exactly the keys {first} (the value the filing "
@@ -428,7 +428,7 @@ class FinAuditEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before text_state()")
         inst = self.instance
         return {"Task": inst.query, "Filing": f"{inst.bundle} ({inst.ticker} {inst.form}, released {inst.issued})",
-                "Concept": inst.concept, "Period": inst.period, "Answer format": answer_format(self.grading)}
+                "Concept": inst.concept, "Period": inst.period}  # the answer format: the protocol's answer note
 
     def _observation(self, filing: Filing | None) -> str:
         inst = self.instance
