@@ -118,6 +118,26 @@ def test_scripted_agent_through_llm_is_valid_and_score_reproduces_it_exactly(run
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+def test_the_episode_section_is_the_same_in_every_prompt_of_an_episode(runs, family):
+    """The state lines a protocol declares constant over an episode (``episode_labels``) are written once per episode,
+    before the recent decisions, byte-identical in every decision's prompt: the prefix providers' caches reuse."""
+    protocol = gym.make(SPECS[family].text_env_id).get_wrapper_attr("protocol")
+    prompts = [step["prompt"] for step in steps_of(runs[family])]
+    sections = {p.split("\n## Episode\n", 1)[1].split("\n\n", 1)[0] if "\n## Episode\n" in p else None for p in prompts}
+    if not protocol.episode_labels:
+        assert sections == {None}
+        return
+    (section,) = sections  # one section over the episode
+    assert section is not None and [line.split(": ", 1)[0] for line in section.split("\n")] == list(
+        protocol.episode_labels)
+    for prompt in prompts:
+        assert prompt.index("## Episode") < prompt.index("## Now") and (
+            "## Recent decisions" not in prompt or prompt.index("## Episode") < prompt.index("## Recent decisions"))
+        now = prompt.split("\n## Now\n", 1)[1]
+        assert not any(line.split(": ", 1)[0] in protocol.episode_labels for line in now.split("\n"))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
 def test_score_says_what_differs_in_a_tampered_run(runs, family, tmp_path):
     import shutil
 

@@ -148,14 +148,16 @@ def first_prompt(messages: list[dict[str, Any]]) -> str:
 
 
 def prompt_state(prompt: str) -> dict[str, str]:
-    """The ``Label: value`` lines of a prompt's ``## Now`` section (see :func:`finenvs.text.protocol.render_prompt`)."""
-    _, found, rest = prompt.partition("\n## Now\n")
+    """The ``Label: value`` lines of a prompt's ``## Episode`` and ``## Now`` sections (see
+    :func:`finenvs.text.protocol.render_prompt`)."""
     out: dict[str, str] = {}
-    for line in rest.split("\n") if found else []:
-        label, sep, value = line.partition(": ")
-        if not sep or line.startswith("#"):  # the blank line before the next section ends it
-            break
-        out.setdefault(label, value)
+    for heading in ("\n## Episode\n", "\n## Now\n"):
+        _, found, rest = prompt.partition(heading)
+        for line in rest.split("\n") if found else []:
+            label, sep, value = line.partition(": ")
+            if not sep or line.startswith("#"):  # the blank line before the next section ends it
+                break
+            out.setdefault(label, value)
     return out
 
 

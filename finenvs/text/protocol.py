@@ -193,6 +193,10 @@ class TextProtocol:
     #: The ``commit_action`` tool's description, when it should not repeat the prompt's answer paragraph (default:
     #: ``answer_note``, else a line naming the valid actions).
     commit_note: str = ""
+    #: State labels whose lines stay the same over an episode (the symbol, the costs, the option sold, ...): the prompt
+    #: gives them in an ``## Episode`` section before the recent decisions, inside the prefix every decision of the
+    #: episode shares, instead of in ``## Now``.
+    episode_labels: tuple[str, ...] = ()
 
     @property
     def answer_format(self) -> str:
@@ -351,8 +355,9 @@ def render_prompt(
     """The text observation: instructions and answer format first, then recent decisions and the state at the clock.
 
     What stays the same over an episode comes first and what changes comes last, so the prompts of an episode's
-    decisions share a long byte-identical prefix that providers' prompt caches reuse (the ``## Now`` section ends
-    the prompt).
+    decisions share a long byte-identical prefix that providers' prompt caches reuse: the state lines the protocol
+    names in ``episode_labels`` go in an ``## Episode`` section before the recent decisions, the rest in the
+    ``## Now`` section that ends the prompt.
 
     Args:
         protocol: The env's protocol.
@@ -372,10 +377,13 @@ def render_prompt(
             f"Commit with commit_action or end with a line 'Action: <{protocol.answer_format}>'; else {protocol.default} "
             f"({protocol.default_reason}), counted as a format error.",
         ]
+    episode = [f"{label}: {value}" for label, value in state.items() if label in protocol.episode_labels]
+    if episode:
+        lines += ["", "## Episode", *episode]
     if history:
         lines += ["", "## Recent decisions (oldest first: date, action, reward, equity)", *history]
     lines += ["", "## Now"]
-    lines += [f"{label}: {value}" for label, value in state.items()]
+    lines += [f"{label}: {value}" for label, value in state.items() if label not in protocol.episode_labels]
     text = "\n".join(lines)
     if len(text) > MAX_PROMPT_CHARS:  # never expected with the shipped protocols; keep the space contract
         text = text[: MAX_PROMPT_CHARS - 20] + "\n[prompt truncated]"

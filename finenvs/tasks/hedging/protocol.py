@@ -72,6 +72,7 @@ def hedging_protocol(symbols: tuple[str, ...] | list[str]) -> TextProtocol:
         default_reason="HOLD trades nothing; on the first decision an unreadable reply selects "
         f"{example} and stays flat",
         hint=f"LONG/SHORT pair on the first decision, e.g. {example}; then LONG_SHORT|SHORT_LONG|HOLD|CLOSE",
+        episode_labels=("Universe", "Costs"),
     )
 
 

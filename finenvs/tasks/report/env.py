@@ -156,6 +156,7 @@ REPORT_TEXT_PROTOCOL = ReportProtocol(
         "HOLD and counted as invalid."),
     commit_note="Commit this week's report (the eight sections with its rating); the market then moves to the next "
                 "report date.",
+    episode_labels=("Symbol", "Ratings"),
 )
 
 REPORT_PROTOCOL = TextProtocol(
@@ -166,6 +167,7 @@ REPORT_PROTOCOL = TextProtocol(
     default=DEFAULT_RATING,
     default_reason="HOLD is flat: an unreadable reply takes no market risk",
     max_chars=MAX_REPORT_CHARS,
+    episode_labels=("Symbol", "Ratings"),
 )
 
 

@@ -17,6 +17,7 @@ TRADING_PROTOCOL = TextProtocol(
     synonyms={"LONG": "BUY", "SHORT": "SELL", "FLAT": "HOLD"},
     default="HOLD",
     default_reason="flat: no market risk",
+    episode_labels=("Symbol", "Costs", "Shorting"),
 )
 
 __all__ = ["TRADING_INSTRUCTIONS", "TRADING_PROTOCOL"]
