@@ -294,12 +294,22 @@ def test_pair_stats_match_an_independent_computation(catalog):
 def test_pair_stats_ranking_covers_every_pair_sorted_by_df_tstat():
     env = text_env()
     env.reset(seed=0)
-    result = env.call_tool("get_pair_stats", {})
-    assert result.ok and not result.truncated and result.look_ahead == 0
+    default = env.call_tool("get_pair_stats", {})  # the ten most mean-reverting, and how many there are
+    assert default.ok and len(default.data["rows"]) == 10 and default.data["total"] == 28
+    assert "limit=28" in default.data["note"]
+    result = env.call_tool("get_pair_stats", {"limit": 28})
+    assert result.ok and not result.truncated and result.look_ahead == 0 and "note" not in result.data
     data = result.data
-    rows = data["pairs"]
+    assert data["rows"][:10] == default.data["rows"] and data["columns"][2:5] == ["z_5", "z_20", "z_60"]
+
+    def as_single(row):  # a ranking row in the single-pair answer's shape
+        named = dict(zip(data["columns"], row, strict=True))
+        z = {k.removeprefix("z_"): named.pop(k) for k in list(named) if k.startswith("z_")}
+        return {**named, "zscore": z}
+
+    rows = [as_single(r) for r in data["rows"]]
     assert data["as_of"] == EVAL_START and data["days"] == 60 and "df_tstat" in data["ranked_by"]
-    assert len(rows) == N * (N - 1) // 2 == 28
+    assert len(rows) == data["total"] == N * (N - 1) // 2 == 28
     assert {r["pair"] for r in rows} == {f"{a}/{b}" for a, b in itertools.combinations(DEFAULT_UNIVERSE, 2)}
     tstats = [r["df_tstat"] for r in rows]
     assert tstats == sorted(tstats) and tstats[0] < tstats[-1]
@@ -406,7 +416,7 @@ def test_scripted_pairs_agent_episode_is_clean_and_replays(tmp_path):
     fresh = gym.make("FinHedging-v0", split="eval")
     fresh.reset(seed=0)
     ranking = ToolBox(fresh).call("get_pair_stats", {"lookback": 60}).data
-    top = ranking["pairs"][0]["pair"]
+    top = ranking["rows"][0][0]
     first = steps[0]
     assert first["date"] == ranking["as_of"] == EVAL_START
     assert first["action"] == top and first["env_action"] == fresh.unwrapped.pair_index(*top.split("/"))

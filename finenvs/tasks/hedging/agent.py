@@ -62,12 +62,14 @@ class ScriptedPairsAgent(ScriptedChatAgent):
     def decide(self, state: dict[str, Any], stats: dict[str, Any], pair: str | None) -> tuple[str, str]:
         """``(action, reasoning)`` from ``get_state`` and ``get_pair_stats``."""
         if pair is None:
-            ranked = stats.get("pairs") or []
+            ranked = stats.get("rows") or []
             if not ranked:
                 return "HOLD", f"no pair statistics ({stats.get('error', 'empty ranking')}); default pair"
-            best = ranked[0]
+            best = dict(zip(stats.get("columns") or [], ranked[0], strict=False))
+            if not isinstance(best.get("pair"), str):
+                return "HOLD", "unreadable pair ranking; default pair"
             return best["pair"], (f"most mean-reverting spread over {stats.get('days')} days: Dickey-Fuller t "
-                                  f"{best['df_tstat']}, half-life {best['half_life_days']} days")
+                                  f"{best.get('df_tstat')}, half-life {best.get('half_life_days')} days")
         z = (stats.get("zscore") or {}).get(str(self.z_days))
         if not isinstance(z, (int, float)):
             return "HOLD", f"no {self.z_days}-day z-score ({stats.get('error', 'missing')}); keeping the book"

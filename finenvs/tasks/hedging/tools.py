@@ -12,7 +12,8 @@
 * ``spread_vol``: annualised standard deviation of ``ds``.
 
 Without ``pair`` it ranks every unordered pair of the universe by ``df_tstat``
-(most mean-reverting first). The same statistics are in the env's observation.
+(most mean-reverting first) and lists the first ``limit`` (default :data:`RANKING_LIMIT`) as compact rows
+under ``columns`` (``z_<n>``: the ``n``-day z-score), with the ``total`` ranked. The same statistics are in the env's observation.
 """
 
 from __future__ import annotations
@@ -94,7 +95,12 @@ def _split_pair(pair: str, universe: list[str]) -> list[str]:
     return [by_upper[s] for s in legs]
 
 
-def get_pair_stats(ctx: ToolContext, pair: str | None = None, lookback: int = 60) -> dict[str, Any]:
+#: Pairs a ranking lists unless ``limit`` says otherwise (the most mean-reverting first).
+RANKING_LIMIT = 10
+
+
+def get_pair_stats(ctx: ToolContext, pair: str | None = None, lookback: int = 60,
+                   limit: int = RANKING_LIMIT) -> dict[str, Any]:
     env = ctx.env
     universe = list(env.universe)
     if pair is not None:
@@ -108,8 +114,18 @@ def get_pair_stats(ctx: ToolContext, pair: str | None = None, lookback: int = 60
         for j in range(i + 1, len(universe)):
             rows.append({"pair": f"{universe[i]}/{universe[j]}", **_stats(logs[i], logs[j], lookback)})
     rows.sort(key=lambda r: r["df_tstat"])
-    return {"as_of": dates[-1], "days": len(dates) - 1, "ranked_by": "df_tstat (most mean-reverting first)",
-            "pairs": rows}
+    windows = list(rows[0]["zscore"]) if rows else []
+    columns = ["pair", "correlation", *(f"z_{n}" for n in windows), "df_tstat", "half_life_days", "spread_vol",
+               "log_ratio"]
+    out: dict[str, Any] = {
+        "as_of": dates[-1], "days": len(dates) - 1, "ranked_by": "df_tstat (most mean-reverting first)",
+        "total": len(rows), "columns": columns,
+        "rows": [[r["pair"], r["correlation"], *(r["zscore"][n] for n in windows), r["df_tstat"], r["half_life_days"],
+                  r["spread_vol"], r["log_ratio"]] for r in rows[: int(limit)]],
+    }
+    if len(rows) > limit:
+        out["note"] = f"the {int(limit)} most mean-reverting of {len(rows)} pairs; limit={len(rows)} lists every pair"
+    return out
 
 
 PAIR_TOOLS: tuple[Tool, ...] = (
@@ -117,7 +133,7 @@ PAIR_TOOLS: tuple[Tool, ...] = (
         "get_pair_stats",
         "Spread statistics of a pair's log price ratio from closes up to the current close: return correlation, "
         "z-scores (5, 20 and `lookback` days), Dickey-Fuller t-statistic, half-life and volatility. Without "
-        "`pair`, every pair of the universe ranked by the Dickey-Fuller statistic (most mean-reverting first).",
+        "`pair`, the first `limit` pairs ranked by the Dickey-Fuller statistic (most mean-reverting first).",
         {
             "type": "object",
             "properties": {
@@ -125,6 +141,7 @@ PAIR_TOOLS: tuple[Tool, ...] = (
                          "maxLength": 41},
                 "lookback": {"type": "integer", "minimum": 10, "maximum": 2000, "default": 60,
                              "description": "Common trading days the statistics use."},
+                "limit": {"type": "integer", "minimum": 1, "default": RANKING_LIMIT},
             },
             "additionalProperties": False,
         },
