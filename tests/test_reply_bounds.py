@@ -13,6 +13,7 @@ import pytest
 
 from finenvs.evaluation.llm import (
     MAX_LOOP_MESSAGE_CHARS,
+    REPEAT_NOTE,
     RunConfig,
     SessionPort,
     conversation_bound,
@@ -82,7 +83,9 @@ def test_a_flood_of_tool_calls_is_served_to_the_budget_and_dropped_with_one_noti
     assert agent.calls == turns and "no decision after 11 model turns" in d.parsed.invalid
     tools = [m for m in d.messages if m["role"] == "tool"]
     notices = [m["content"] for m in d.messages[2:] if m["role"] == "user"]
-    assert len(tools) == 8 and all("rows" in json.loads(m["content"]) for m in tools)
+    pointer = {"same_as": tools[0]["tool_call_id"], "note": REPEAT_NOTE}  # the same call again: its answer once
+    assert len(tools) == 8 and "rows" in json.loads(tools[0]["content"])
+    assert all(json.loads(m["content"]) == pointer for m in tools[1:])
     assert len(notices) == turns  # one per reply, never one per call
     assert f"{n - 8} tool call(s)" in notices[0] and all(f"{n} tool call(s)" in x for x in notices[1:])
     assert all(len(x) <= MAX_LOOP_MESSAGE_CHARS for x in notices) and answered(d.messages)

@@ -420,6 +420,20 @@ def _bounded_result(text: Any, limit: int) -> str:
     return json.dumps({"error": f"the tool result has {len(text):,} characters; the limit is {limit:,}"})
 
 
+#: The note of a tool answer that repeats an earlier call of the same decision (see :func:`_unless_repeated`).
+REPEAT_NOTE = "the same call earlier in this decision: its answer, unchanged"
+
+
+def _unless_repeated(earlier: dict[tuple[str, str, str], str], call: ToolCall, text: str) -> str:
+    """``text``, or a pointer to the earlier call of this decision with the same tool, arguments and answer: the call
+    ran again (it counts toward the budget and any look-ahead attempt), but its answer is not sent twice."""
+    first = earlier.setdefault((call.name, call.arguments, text), call.id)
+    if first == call.id:
+        return text
+    pointer = json.dumps({"same_as": first, "note": REPEAT_NOTE})
+    return pointer if len(pointer) < len(text) else text
+
+
 async def decide(
     agent: ChatAgent,
     port: ToolPort,
@@ -446,6 +460,7 @@ async def decide(
     tools = port.tool_specs()
     d = Decision(protocol.invalid("no reply"), None, messages, {"prompt_tokens": 0, "completion_tokens": 0})
     used = 0
+    earlier: dict[tuple[str, str, str], str] = {}  # (tool, arguments, answer) -> the first such call's id
     format_retries = config.format_retries
     max_rounds = model_turns(config)
 
@@ -499,6 +514,7 @@ async def decide(
                     t0 = time.perf_counter()
                     text = _bounded_result(await port.call_tool(call.name, call.arguments), config.tool_max_chars)
                     d.tool_seconds += time.perf_counter() - t0
+                    text = _unless_repeated(earlier, call, text)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
             notice = turn.notice(config.tool_budget)
             if notice is not None:

@@ -129,6 +129,7 @@ def current_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def tool_results(turn: list[dict[str, Any]]) -> dict[str, Any]:
     """Tool name -> parsed JSON result, for the tool calls of this turn (the latest of each name)."""
     names: dict[Any, Any] = {}  # call id -> tool name, as the messages give them
+    answers: dict[Any, Any] = {}  # call id -> its answer
     out: dict[str, Any] = {}
     for msg in turn:
         for call in msg.get("tool_calls") or []:
@@ -137,9 +138,22 @@ def tool_results(turn: list[dict[str, Any]]) -> dict[str, Any]:
             name = names.get(msg.get("tool_call_id"))
             if not isinstance(name, str):
                 continue  # the result of no named call: nothing to file it under
-            value, problem = safe_json.try_loads(str(msg.get("content") or "null"), allow_non_finite=True)
-            out[name] = {"error": "unreadable tool result"} if problem is not None else value
+            out[name] = _tool_answer(msg, answers)
     return out
+
+
+def _tool_answer(msg: dict[str, Any], answers: dict[Any, Any]) -> Any:
+    """A tool message's parsed answer (``{"error": ...}`` when unreadable), filed under its call id in ``answers``; a
+    repeated call's pointer (``{"same_as": id, "note": ...}``, see :func:`finenvs.evaluation.llm.decide`) reads as
+    the earlier call's answer."""
+    value, problem = safe_json.try_loads(str(msg.get("content") or "null"), allow_non_finite=True)
+    if problem is not None:
+        value = {"error": "unreadable tool result"}
+    elif (isinstance(value, dict) and set(value) == {"same_as", "note"} and isinstance(value["same_as"], str)
+          and value["same_as"] in answers):
+        value = answers[value["same_as"]]
+    answers[msg.get("tool_call_id")] = value
+    return value
 
 
 def first_prompt(messages: list[dict[str, Any]]) -> str:
@@ -171,6 +185,7 @@ def call_results(messages: list[dict[str, Any]]) -> dict[str, Any]:
     with the tool message answering it (parsed JSON; ``{"error": ...}`` when unreadable). Unlike
     :func:`tool_results` it keeps every call of a tool, not the latest per name."""
     calls: dict[Any, str] = {}
+    answers: dict[Any, Any] = {}  # tool call id -> its answer
     out: dict[str, Any] = {}
     for msg in messages:
         for call in msg.get("tool_calls") or []:
@@ -179,8 +194,7 @@ def call_results(messages: list[dict[str, Any]]) -> dict[str, Any]:
             if problem is None and isinstance(arguments, dict):
                 calls[call.get("id")] = call_key(str(function.get("name")), arguments)
         if msg.get("role") == "tool" and msg.get("tool_call_id") in calls:
-            value, problem = safe_json.try_loads(str(msg.get("content") or "null"), allow_non_finite=True)
-            out[calls[msg["tool_call_id"]]] = {"error": "unreadable tool result"} if problem is not None else value
+            out[calls[msg["tool_call_id"]]] = _tool_answer(msg, answers)
     return out
 
 
