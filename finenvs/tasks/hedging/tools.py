@@ -131,16 +131,16 @@ def get_pair_stats(ctx: ToolContext, pair: str | None = None, lookback: int = 60
 PAIR_TOOLS: tuple[Tool, ...] = (
     Tool(
         "get_pair_stats",
-        "Spread statistics of a pair's log price ratio from closes up to the current close: return correlation, "
-        "z-scores (5, 20 and `lookback` days), Dickey-Fuller t-statistic, half-life and volatility. Without "
+        "Spread statistics of a pair's log price ratio over the last `lookback` common trading days to this close: "
+        "return correlation, z-scores (5, 20 and `lookback` days), Dickey-Fuller t-statistic, half-life and "
+        "volatility. Without "
         "`pair`, the first `limit` pairs ranked by the Dickey-Fuller statistic (most mean-reverting first).",
         {
             "type": "object",
             "properties": {
                 "pair": {"type": "string", "description": "LONG/SHORT symbols, e.g. AAPL/MSFT.", "minLength": 3,
                          "maxLength": 41},
-                "lookback": {"type": "integer", "minimum": 10, "maximum": 2000, "default": 60,
-                             "description": "Common trading days the statistics use."},
+                "lookback": {"type": "integer", "minimum": 10, "maximum": 2000, "default": 60},
                 "limit": {"type": "integer", "minimum": 1, "default": RANKING_LIMIT},
             },
             "additionalProperties": False,
