@@ -275,10 +275,10 @@ class OpenAIChatAgent:
         options: Any = {"security": {"bearer_auth": True}}  # the client's RequestOptions
         if self.extra_body:
             options["extra_json"] = self.extra_body
-        held = self._loop_client()
         try:
             # the HTTP response itself (status errors are raised as before); its JSON is read here as the SDK reads
             # it (_reply_data), without building the SDK's reply model, which costs ~0.1 ms a request
+            held = self._loop_client()
             body = self.request_body(messages, tools)
             direct = held.direct
             if isinstance(direct, _DirectPost) and direct.usable():
