@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from finenvs.evaluation.endpoints import EndpointError, OpenAIChatAgent
+from finenvs.evaluation.endpoints import EndpointError, OpenAIChatAgent, _DirectPost
 from finenvs.evaluation.llm import PriceTable, RunConfig, decide, drive_mcp_episode, run_llm, run_llm_async
 from finenvs.evaluation.runlog import read_trajectories
 from finenvs.evaluation.score import score_run
@@ -283,8 +283,9 @@ def test_token_usage_and_cost_are_accounted(clean, tmp_path):
     assert eff["tool_calls_per_decision"] == pytest.approx(2.0)
 
 
-def _wire_capture():
-    """A server that records each request's path, headers and body bytes and answers one fixed completion."""
+def _wire_capture(set_cookie: str | None = None):
+    """A server that records each request's path, headers and body bytes and answers one fixed completion (with
+    ``Set-Cookie: set_cookie`` when given)."""
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -302,6 +303,8 @@ def _wire_capture():
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(reply)))
+            if set_cookie:
+                self.send_header("Set-Cookie", set_cookie)
             self.end_headers()
             self.wfile.write(reply)
 
@@ -330,18 +333,112 @@ def test_the_endpoint_request_is_the_sdks_create_request_byte_for_byte(options):
     if agent.extra_body:
         kwargs["extra_body"] = agent.extra_body
 
-    async def both():
-        return await agent.complete(list(messages), tools), await agent._client.chat.completions.create(**kwargs)
+    async def three():
+        # the first request goes through the client's post; the second is the direct post built from it
+        first = await agent.complete(list(messages), tools)
+        second = await agent.complete(list(messages), tools)
+        assert isinstance(agent._loop_client().direct, _DirectPost)
+        return first, second, await agent._client.chat.completions.create(**kwargs)
 
     try:
-        reply, _ = asyncio.run(both())
+        first, second, _ = asyncio.run(three())
     finally:
         server.shutdown()
-    (path, headers, body), (sdk_path, sdk_headers, sdk_body) = seen
-    assert {k: (v, sdk_headers.get(k)) for k, v in headers.items() if v != sdk_headers.get(k)} == {}
-    assert (path, sorted(headers), body) == (sdk_path, sorted(sdk_headers), sdk_body)
-    assert json.loads(body)["messages"] == messages and reply.content == "Action: HOLD"
-    assert reply.usage == {"prompt_tokens": 1, "completion_tokens": 1}
+    (sdk_path, sdk_headers, sdk_body) = seen[2]
+    for path, headers, body in seen[:2]:
+        assert {k: (v, sdk_headers.get(k)) for k, v in headers.items() if v != sdk_headers.get(k)} == {}
+        assert (path, sorted(headers), body) == (sdk_path, sorted(sdk_headers), sdk_body)
+    assert list(seen[1][1].items()) == list(seen[0][1].items())  # the direct post's headers, in the post's order
+    for reply in (first, second):
+        assert json.loads(body)["messages"] == messages and reply.content == "Action: HOLD"
+        assert reply.usage == {"prompt_tokens": 1, "completion_tokens": 1}
+
+
+def _endpoint_outcome(agent, messages, tools, fault, server, *, warm):
+    """What ``agent.complete`` gives for a request the server answers with ``fault``: the reply's fields or the
+    error's. ``warm``: one reply first (the request under test is then the client's direct post)."""
+
+    async def go():
+        if warm:
+            await agent.complete(messages, tools)
+            assert isinstance(agent._loop_client().direct, _DirectPost)
+        server.requests.clear()  # the reply's id counts them
+        if fault is not None:
+            server.faults.append(fault)
+        try:
+            reply = await agent.complete(messages, tools)
+        except EndpointError as exc:
+            return type(exc).__name__, exc.kind, exc.status, exc.retry_after, str(exc), exc.excerpt
+        return reply.content, reply.tool_calls, reply.usage, reply.finish_reason, reply.model
+
+    server.faults.clear()
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("fault", [None, "no_usage", "text:BUY", "gzip:50000", "huge:4000000", "gzip:50000000",
+                                   "endless", "status:400", "status:429", "status:500", "status:404", "malformed",
+                                   "no_choices", "sleep:1.5"])
+def test_the_direct_post_replies_and_fails_as_the_sdks_post(clean, fault):
+    """After a client's first reply its requests skip the SDK's per-request building (_DirectPost): every reply and
+    every failure (HTTP status with the SDK's text and Retry-After, timeouts, unreadable and oversized bodies) is
+    what the SDK's own path gives for the same answer."""
+    session = EpisodeSession(EpisodeSpec(0, "FinTrading-v0", {"symbol": "AAPL", "split": "eval"}, 0))
+    try:
+        messages = [{"role": "system", "content": "s"}, {"role": "user", "content": session.prompt}]
+        tools = session.tool_specs()
+    finally:
+        session.close()
+    sdk = _endpoint_outcome(endpoint_agent(clean, timeout=0.5), messages, tools, fault, clean, warm=False)
+    direct = _endpoint_outcome(endpoint_agent(clean, timeout=0.5), messages, tools, fault, clean, warm=True)
+    assert direct == sdk
+    expected = {"status:429": "transient (HTTP 429): Error code: 429 - injected 429", "sleep:1.5": "timed out after",
+                "malformed": "malformed: unreadable reply", "gzip:50000000": "the reply body has more bytes"}
+    assert fault not in expected or expected[fault] in str(sdk)  # the failure itself, not two equal crashes
+
+
+def test_the_direct_post_of_a_stopped_server_fails_as_the_sdks_post():
+    """A server that has gone (the connection refused): a connection error, as the SDK's path reports one."""
+    messages = [{"role": "user", "content": "FinTrading-v0"}]
+    agent = None
+
+    async def go(fresh):
+        nonlocal agent
+        if not fresh:
+            server.faults.append("text:BUY")
+            await agent.complete(messages, [])
+            assert isinstance(agent._loop_client().direct, _DirectPost)
+            server.__exit__(None, None, None)
+        try:
+            await (agent if not fresh else OpenAIChatAgent("m", url, timeout=2.0)).complete(messages, [])
+        except EndpointError as exc:
+            return exc.kind, exc.status, str(exc)
+
+    server = ChatServer()
+    with server:
+        url = server.base_url
+        agent = OpenAIChatAgent("m", url, timeout=2.0)
+        direct = asyncio.run(go(False))
+    sdk = asyncio.run(go(True))
+    assert direct == sdk == ("transient", None, f"transient: cannot reach {url}: Connection error.")
+
+
+def test_a_server_that_sets_a_cookie_gets_it_back_through_the_sdks_post():
+    """The direct post has no cookie jar of its own: once the server has set a cookie, requests go through the SDK's
+    post, which sends it, as ``chat.completions.create`` does."""
+    server, url, seen = _wire_capture(set_cookie="route=a; Path=/")
+    agent = OpenAIChatAgent("m", url)
+
+    async def go():
+        await agent.complete([{"role": "user", "content": "u"}], [])
+        await agent.complete([{"role": "user", "content": "u"}], [])
+        return agent._loop_client().direct
+
+    try:
+        direct = asyncio.run(go())
+    finally:
+        server.shutdown()
+    assert direct is False  # the cookie came with the first reply
+    assert "Cookie" not in seen[0][1] and seen[1][1]["Cookie"] == "route=a"
 
 
 def test_unknown_prices_give_no_cost_rather_than_zero():

@@ -749,6 +749,26 @@ def test_an_edited_filing_has_the_lookups_a_build_over_its_facts_gives(corpus):
     assert FilingFacts.of(filing)._index == FilingFacts(filing)._index  # the original is untouched
 
 
+def test_a_filing_with_an_extra_arc_shares_the_fact_lookups_and_not_the_linkbase(corpus):
+    """with_extra_arc's copy (the duplicated-child injection) has the original's facts: its fact lookups come from
+    the original's, equal to a build from scratch, while its calculation answers include the new arc."""
+    filing = corpus.filing(corpus.names[0])
+    parent, role = filing.calculation[0].parent, filing.calculation[0].role
+    child = filing.calculation[0].child
+    before = filing.children(parent, role)[role]
+    edited = filing.with_extra_arc(CalcArc(role, parent, child, 1.0, 999.0), "dup")
+    assert edited.edited_from() == (filing, ())
+    lookup, fresh = FilingFacts.of(edited), FilingFacts(edited)
+    assert lookup._index == fresh._index and lookup._periods == fresh._periods and lookup.filing is edited
+    rebuilt = dataclasses.replace(edited)
+    concepts = {f.concept for f in filing.facts}
+    assert {c: edited.facts_of(c) for c in concepts} == {c: rebuilt.facts_of(c) for c in concepts}
+    assert edited.children(parent, role)[role] == [*before, (child, 1.0)]
+    assert filing.children(parent, role)[role] == before  # the original's linkbase is untouched
+    chained = edited.with_fact_value(edited.facts_of(child)[0], 123.0, "flip")  # an edit of the edited copy
+    assert FilingFacts.of(chained)._index == FilingFacts(chained)._index
+
+
 # ====================================================================== 5. bad input
 @pytest.mark.parametrize("kind", ["instance", "schema", "cal", "def", "lab", "pre"])
 def test_malformed_xml_in_any_file_is_an_xbrl_error(tmp_path, kind):

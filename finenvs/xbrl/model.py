@@ -282,9 +282,11 @@ class Filing:
         return edited
 
     def edited_from(self) -> tuple[Filing, tuple[tuple[Fact, Fact], ...]] | None:
-        """``(original, ((old fact, new fact), ...))`` when this filing is :meth:`with_fact_value`'s copy (same
-        contexts, units and linkbases; only those facts differ), else None: its lookups are built from the
-        original's instead of from every fact again."""
+        """``(original, ((old fact, new fact), ...))`` when this filing is an edited copy whose facts are the
+        original's with those swapped (same contexts and units): :meth:`with_fact_value`'s (those facts differ) or
+        :meth:`with_extra_arc`'s (no fact differs, only the calculation linkbase), else None. Its fact lookups
+        (:meth:`facts_of`, :class:`~finenvs.xbrl.calc.FilingFacts`) are built from the original's instead of from
+        every fact again; nothing built from the linkbases is taken from the original."""
         return self.__dict__.get("_edited_from")
 
     def _context_key(self, context: str) -> tuple[str | None, str, tuple[tuple[str, str], ...]]:
@@ -296,7 +298,10 @@ class Filing:
         arcs = list(self.calculation)
         at = max((i for i, a in enumerate(arcs) if a.role == arc.role and a.parent == arc.parent), default=len(arcs) - 1)
         arcs.insert(at + 1, arc)
-        return self._copy(calculation=tuple(arcs), changes=(*self.changes, why))
+        edited = self._copy(calculation=tuple(arcs), changes=(*self.changes, why))
+        # the same facts, contexts and units: the copy's fact lookups are this filing's (see edited_from)
+        object.__setattr__(edited, "_edited_from", (self, ()))
+        return edited
 
     def _copy(self, **changes: Any) -> Filing:
         return dataclasses.replace(self, **changes)  # caches live in __dict__ and are not copied
