@@ -634,6 +634,8 @@ def test_each_tool_answers_on_an_eval_instance(env, instances, tools):
     calc = tools.call("get_calculation", {"concept": inst.concept}).data
     weights = [k["weight"] for kids in calc["children"].values() for k in kids]
     assert weights and all(w in (1.0, -1.0) for w in weights)
+    # the titles follow the answer's own order, children's roles then parents' (a set's order varies by process)
+    assert list(calc["role_titles"]) == list(dict.fromkeys([*calc["children"], *calc["parents"]]))
     facts = tools.call("get_facts", {"concept": inst.concept, "period": inst.period}).data["facts"]
     assert facts and all(f["period"] == inst.period and f["dimensions"] == [] for f in facts)
 

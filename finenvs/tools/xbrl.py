@@ -95,7 +95,8 @@ def get_calculation(ctx: ToolContext, concept: str, role: str | None = None, bun
                 for r, kids in filing.children(concept, role).items()}
     parents = {r: [{"parent": p, "weight": w} for p, w in ps] for r, ps in filing.parents(concept, role).items()}
     return {"bundle": filing.bundle, "concept": concept, "children": children, "parents": parents,
-            "role_titles": {r: filing.roles.get(r, "") for r in {*children, *parents}},
+            # the roles in the order the answer names them (a set's order differs between processes)
+            "role_titles": {r: filing.roles.get(r, "") for r in dict.fromkeys([*children, *parents])},
             "rule": "parent = sum(weight * child) within one role, in the same period and unit"}
 
 
