@@ -10,10 +10,11 @@ arguments) or ``TextInterface(gym.make("FinTrading-v0", ...))``::
     prompt, reward, terminated, truncated, info = env.step("Momentum is up.\\nAction: BUY")
 
 * **Observation**: a prompt (:func:`finenvs.text.protocol.render_prompt`): task
-  instructions and the answer format, the last ``history`` decisions, and the
-  state at the current close (date, symbol, position, equity, costs); the tools
-  are described by their schemas (:meth:`TextInterface.tool_specs`), not in the
-  prompt. ``PrintableText(32768)``.
+  instructions and the answer format, the state lines that stay the same over
+  the episode (the protocol's ``episode_labels``: symbol, costs, ...), the last
+  ``history`` decisions, and the state at the current close (date, position,
+  equity, ...); the tools are described by their schemas
+  (:meth:`TextInterface.tool_specs`), not in the prompt. ``PrintableText(32768)``.
 * **Action**: a reply, read by the env's own protocol
   (:class:`finenvs.text.protocol.TextProtocol`): a JSON object with ``"action"``,
   an ``Action: X`` line, or a bare action word; or a ``commit_action`` tool
