@@ -5,6 +5,10 @@ Usage (from the repository root)::
     python benchmarks/tokens.py --label after        # writes its section of benchmarks/TOKENS_RESULTS.md
     python benchmarks/tokens.py --episodes 1 --decisions 5 --out /tmp/tokens.md   # smoke run
 
+The defaults (150 episodes, 200 decisions) cover each one-decision family's whole eval plan (audit 100 tasks, QA 150,
+options 34) and up to 200 decisions of each multi-decision one; sections before session 4 used
+``--episodes 10 --decisions 60``, ten decisions of a one-decision family (its plan's first ten: one kind of question).
+
 For every registered family (``finenvs.tasks.tasks()``; nothing here names a family) its offline scripted agent
 plays the first ``--episodes`` episodes of the eval plan through the runner's decision loop
 (:func:`finenvs.evaluation.cost.measure_tokens`: ``decide`` in memory, the env stepped by each commit) for at most
@@ -47,8 +51,8 @@ TITLE = ("# Tokens per decision\n\nWritten by `benchmarks/tokens.py` (see its do
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--label", default="current", help="the section's name (e.g. before, after)")
-    parser.add_argument("--episodes", type=int, default=10)
-    parser.add_argument("--decisions", type=int, default=60)
+    parser.add_argument("--episodes", type=int, default=150)
+    parser.add_argument("--decisions", type=int, default=200)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     status = tokenizer_status()

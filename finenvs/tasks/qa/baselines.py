@@ -162,19 +162,25 @@ def analysis_steps(topic: str, x: dict[str, Any]) -> Steps:  # noqa: C901 - one 
     raise ValueError(f"the scripted agent has no method for topic {topic!r}")
 
 
+#: The ``get_prices`` columns a knowledge question needs (the closes; not the day's other prices and volume).
+CLOSES = ["date", "close"]
+
+
 def knowledge_steps(topic: str, x: dict[str, Any]) -> Steps:
     """A knowledge topic's method: data through the date-locked tools, numbers through the calculator."""
     if topic == "close_price":
-        return (yield from _ask("get_prices", symbol=x["symbol"], start=x["date"], end=x["date"]))["rows"][-1][4]
+        return (yield from _ask("get_prices", symbol=x["symbol"], start=x["date"], end=x["date"],
+                                columns=CLOSES))["rows"][-1][1]
     if topic == "period_return":
-        rows = (yield from _ask("get_prices", symbol=x["symbol"], start=x["start"], end=x["end"]))["rows"]
-        return (yield from _calc(f"{rows[-1][4]} / {rows[0][4]} - 1"))
+        rows = (yield from _ask("get_prices", symbol=x["symbol"], start=x["start"], end=x["end"], columns=CLOSES))["rows"]
+        return (yield from _calc(f"{rows[-1][1]} / {rows[0][1]} - 1"))
     if topic == "max_close":
         first = _dt.date.fromisoformat(x["month"] + "-01")
         last = (first.replace(day=28) + _dt.timedelta(days=4)).replace(day=1) - _dt.timedelta(days=1)
-        rows = (yield from _ask("get_prices", symbol=x["symbol"], start=first.isoformat(), end=last.isoformat()))["rows"]
-        best = max(rows, key=lambda r: r[4])
-        return {"date": best[0], "close": best[4]}
+        rows = (yield from _ask("get_prices", symbol=x["symbol"], start=first.isoformat(), end=last.isoformat(),
+                                columns=CLOSES))["rows"]
+        best = max(rows, key=lambda r: r[1])
+        return {"date": best[0], "close": best[1]}
     if topic == "xbrl_metric":
         return (yield from _metric_steps(x["bundle"], x["metric"], x["period"]))
     if topic == "filing_order":
