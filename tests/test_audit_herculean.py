@@ -143,8 +143,16 @@ def test_herculean_prompt_and_commit_schema_name_its_keys(herculean_env):
     text.reset(options={"index": 0})
     prompt = text.get_wrapper_attr("prompt")()
     assert "extracted_value" in prompt and "exactly" in prompt and "reported_value" not in prompt
+    for text_prompt in (prompt, _text_prompt("finenvs")):  # the answer format is said once, in the answer section
+        assert "Answer format:" not in text_prompt and text_prompt.count("e.g. USD, not millions") == 1
     commit = next(t for t in text.get_wrapper_attr("tool_specs")() if t["function"]["name"] == "commit_action")
     assert commit["function"]["parameters"]["required"] == list(HERCULEAN_KEYS)
+
+
+def _text_prompt(grading: str) -> str:
+    text = gym.make("FinAudit-text-v0", grading=grading)
+    text.reset(options={"index": 0})
+    return text.get_wrapper_attr("prompt")()
 
 
 def test_herculean_commit_is_the_whole_answer(herculean_env):
