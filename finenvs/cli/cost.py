@@ -13,8 +13,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                           "projected cost of HERCULEAN's protocol and FAB++'s aggregate")
     cost.add_argument("--envs", nargs="+", metavar="ENV", help="families to measure (default: every one)")
     cost.add_argument("--split", default="eval", help="split of the plans (default eval)")
-    cost.add_argument("--episodes", type=int, default=5, help="episodes measured per family (default 5)")
-    cost.add_argument("--decisions", type=int, default=30, help="decisions measured per family at most (default 30)")
+    cost.add_argument("--episodes", type=int, default=150,
+                      help="episodes measured per family (default 150: a one-decision family's whole eval plan)")
+    cost.add_argument("--decisions", type=int, default=200, help="decisions measured per family at most (default 200)")
     cost.add_argument("--price-in", type=float, help="$ per million prompt tokens")
     cost.add_argument("--price-out", type=float, help="$ per million completion tokens")
     cost.add_argument("--price-cached", type=float,
