@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import finenvs  # noqa: F401  (registers the envs)
 from finenvs.pricing import bsm_greeks
+from finenvs.tasks import task_of
 from finenvs.tasks.deltahedge.baselines import (
     BSDeltaHedge,
     ScriptedDeltaHedgeAgent,
@@ -31,12 +32,15 @@ from finenvs.tasks.options.baselines import (
     OPTIONS_POLICIES,
     ScriptedOptionsAgent,
     options_markdown,
+    prompt_legs,
+    quotes_needed,
     run_options_bench,
 )
 from finenvs.tasks.options.baselines import print_episode as print_options_episode
 from finenvs.tasks.options.core import engine_numbers, reference_answer, reference_legs
 from finenvs.tasks.options.env import OPTIONS_PROTOCOL, public_task
 from finenvs.tasks.options.spec import BANK_IDS, GENERATED_TASKS
+from finenvs.tasks.spec import Selection
 from finenvs.text.protocol import MAX_PROMPT_CHARS
 from finenvs.tools.options import IV_DECIMALS, quote_rows
 from finenvs.tools.registry import ignored_fields_note
@@ -134,11 +138,35 @@ def test_scripted_options_agent_on_the_bank_scores_what_the_public_fields_allow(
 
 def test_scripted_options_agent_pages_quotes_under_a_small_cap():
     env = gym.make("FinOptions-text-v0", chain="real", tool_max_chars=1_500)
-    rewards, infos, transcripts = drive(env, ScriptedOptionsAgent(), seed=0, max_rounds=40)
-    assert rewards == [100.0]
+    rewards, infos, transcripts = drive(env, ScriptedOptionsAgent(), seed=1, max_rounds=40)  # a strategy to build
+    assert rewards == [100.0] and not env.unwrapped.task.get("given_legs")
     pages = [m for m in transcripts[0] if m["role"] == "tool" and "columns" in m["content"]]
     assert len(pages) > 1 and all(len(m["content"]) <= 1_500 for m in pages)
     assert [q for m in pages for q in quote_rows(json.loads(m["content"]))] == rounded(env.unwrapped.task["quotes"])
+
+
+def test_scripted_options_agent_reads_only_the_quotes_of_the_legs_a_task_gives():
+    """A task with given legs names them in its question; the agent asks get_quotes for their expiry and strikes
+    only (the engine prices the legs with no other quote) and still scores 100, on every generated eval task."""
+    checked = 0
+    for episode in task_of("FinOptions-v0").plan(Selection(split="eval"))[:GENERATED_TASKS]:
+        env = gym.make("FinOptions-text-v0", **episode.env_kwargs)
+        rewards, _, transcripts = drive(env, ScriptedOptionsAgent(), seed=episode.seed, options=episode.options)
+        task = env.unwrapped.task
+        if not task.get("given_legs"):
+            continue
+        wanted = quotes_needed(task["given_legs"])
+        asked = [json.loads(c["function"]["arguments"]) for m in transcripts[0] for c in m.get("tool_calls") or []
+                 if c["function"]["name"] == "get_quotes"]
+        assert rewards == [100.0] and asked == [{**wanted, "offset": 0}], task["id"]  # one call, in the first round
+        prompt = next(m["content"] for m in transcripts[0] if m["role"] == "user")
+        assert wanted["min_strike"] <= wanted["max_strike"] and quotes_needed(prompt_legs(prompt)) == wanted
+        checked += 1
+    assert checked >= 10
+    assert prompt_legs("no position line") == [] and prompt_legs("Position (per unit): sell 1 put x y") == []
+    assert quotes_needed([]) == {} and quotes_needed([{"type": "put", "strike": "x", "expiry": "2026-01-02"}]) == {}
+    assert quotes_needed([{"type": "stock"}, {"type": "call", "strike": 5, "expiry": "a"},
+                          {"type": "put", "strike": 7, "expiry": "b"}]) == {"min_strike": 5.0, "max_strike": 7.0}
 
 
 @pytest.mark.parametrize("task, quotes, why", [

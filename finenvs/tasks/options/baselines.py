@@ -29,7 +29,7 @@ import numpy as np
 
 from finenvs.tasks.options.core import TEMPLATE_NAMES, reference_answer
 from finenvs.tasks.spec import EnvPolicy
-from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent, current_turn
+from finenvs.text.chat import NO_USAGE, ChatReply, ScriptedChatAgent, current_turn, first_prompt
 from finenvs.text.markdown import fmt_number, is_known, md_table
 from finenvs.tools.options import quote_rows
 
@@ -285,6 +285,48 @@ def run_output(env: Any, result: dict[str, Any], flags: dict[str, Any]) -> tuple
 
 
 # ----------------------------------------------------------------------------- the offline chat agent
+def prompt_legs(prompt: str) -> list[dict[str, Any]]:
+    """The legs a generated question's ``Position (per unit):`` line gives (``sell 1 put 460.0 2026-02-27; ...``), or
+    none when the prompt has no such line or one this reader does not follow."""
+    line = next((x for x in prompt.split("\n") if x.startswith(POSITION_LINE)), None)
+    legs: list[dict[str, Any]] = []
+    for part in (line[len(POSITION_LINE):].split("; ") if line else []):
+        words = part.split()
+        if len(words) == 3 and words[2] == "stock":
+            legs.append({"side": words[0], "type": "stock"})
+            continue
+        if len(words) != 5 or words[2] not in ("call", "put"):
+            return []
+        try:
+            legs.append({"side": words[0], "type": words[2], "strike": float(words[3]), "expiry": words[4]})
+        except ValueError:
+            return []
+    return legs
+
+
+#: The prefix of a generated question's line that lists the position it gives.
+POSITION_LINE = "Position (per unit): "
+
+
+def quotes_needed(legs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``get_quotes`` filter that holds every quote the engine prices ``legs`` with (their strikes' range, and
+    their expiry when they share one); no filter (the whole chain) without option legs or with one it cannot place.
+    The reference answer to a task with given legs reads no other quote (all 87 such generated tasks of the eval,
+    live and train plans: the same answer from these quotes as from the chain)."""
+    options = [leg for leg in legs if isinstance(leg, dict) and leg.get("type") in ("call", "put")]
+    try:
+        strikes = [float(leg["strike"]) for leg in options]
+    except (KeyError, TypeError, ValueError):
+        return {}
+    expiries = {leg.get("expiry") for leg in options}
+    if not options or not all(isinstance(e, str) and e for e in expiries):
+        return {}
+    wanted: dict[str, Any] = {"min_strike": min(strikes), "max_strike": max(strikes)}
+    if len(expiries) == 1:
+        wanted["expiry"] = expiries.pop()
+    return wanted
+
+
 def _turn_results(messages: list[dict[str, Any]]) -> list[tuple[str | None, Any, Any]]:
     """``(tool, arguments, result)`` of every tool call of this decision, in call order."""
     calls: dict[Any, tuple[str | None, Any]] = {}
@@ -312,7 +354,9 @@ class ScriptedOptionsAgent(ScriptedChatAgent):
     """Offline FinOptions-v0 agent that speaks the chat protocol: tools first, then the committed answer.
 
     Stateless (the reply is a function of the messages): it calls ``get_task`` and
-    ``get_quotes``, pages ``get_quotes`` until ``next_offset`` is null, rebuilds the
+    ``get_quotes`` (for a question that gives the position, only its legs' strikes and
+    expiry: :func:`quotes_needed` of :func:`prompt_legs`; else the chain), pages
+    ``get_quotes`` until ``next_offset`` is null, rebuilds the
     public task (the tool data: market, what is asked, given legs, the contracts
     on offer) and commits the engine's answer to it
     (:func:`~finenvs.tasks.options.core.reference_answer`), field by field. On
@@ -334,17 +378,23 @@ class ScriptedOptionsAgent(ScriptedChatAgent):
                              usage=NO_USAGE)
         results = _turn_results(messages)
         task = next((data for name, _, data in reversed(results) if name == "get_task"), None)
-        pages = [data for name, _, data in results if name == "get_quotes"]
         if task is None:
-            return self._calls(round_no, ("get_task", {}), ("get_quotes", {"offset": 0}))
+            wanted = quotes_needed(prompt_legs(first_prompt(messages)))
+            return self._calls(round_no, ("get_task", {}), ("get_quotes", {**wanted, "offset": 0}))
+        needed = quotes_needed(task.get("given_legs") or []) if isinstance(task, dict) else {}
+        asked = [({k: v for k, v in args.items() if k != "offset"}, data) for name, args, data in results
+                 if name == "get_quotes" and isinstance(args, dict)]
+        # the quotes asked first serve when they hold the needed ones (the whole chain holds every quote)
+        wanted = asked[0][0] if asked and asked[0][0] in ({}, needed) else needed
+        pages = [data for kind, data in asked if kind == wanted]
         bad = next((d for d in [task, *pages] if not isinstance(d, dict) or "error" in d or "truncated" in d), None)
         if bad is not None:
             why = bad.get("error") or "its result was cut to the size cap" if isinstance(bad, dict) else "no result"
             return self._fallback(round_no, f"a tool failed: {str(why)[:200]}")
-        if not pages:
-            return self._calls(round_no, ("get_quotes", {"offset": 0}))
+        if not pages:  # the prompt named other contracts than the task: the ones the task needs
+            return self._calls(round_no, ("get_quotes", {**wanted, "offset": 0}))
         if pages[-1].get("next_offset") is not None:
-            return self._calls(round_no, ("get_quotes", {"offset": pages[-1]["next_offset"]}))
+            return self._calls(round_no, ("get_quotes", {**wanted, "offset": pages[-1]["next_offset"]}))
         try:  # a page without the expected fields cannot be read: no answer, with the reason
             task = {**task, "quotes": [q for page in pages for q in quote_rows(page)]}
             answer = reference_answer(task)
