@@ -83,8 +83,7 @@ def get_facts(ctx: ToolContext, concept: str, period: str | None = None, bundle:
         rows.append({"value": fact.value, "text": fact.text[:300], "decimals": "INF" if fact.decimals is None and
                      fact.unit else fact.decimals, "unit": unit, "context": fact.context, "period": context.period,
                      "dimensions": [f"{a}={m}" for a, m in context.dimensions], "nil": fact.nil})
-    return {"bundle": filing.bundle, "concept": concept, "label": filing.label(concept), "facts": rows,
-            "note": "non-dimensional contexts only; pass dimensional=true for the rest" if not dimensional else ""}
+    return {"bundle": filing.bundle, "concept": concept, "label": filing.label(concept), "facts": rows}
 
 
 def get_calculation(ctx: ToolContext, concept: str, role: str | None = None, bundle: str | None = None) -> dict[str, Any]:
@@ -141,9 +140,9 @@ AUDIT_TOOLS: tuple[Tool, ...] = (
           "additionalProperties": False},
          search_concepts, summary="search concepts by name or label"),
     Tool("get_facts",
-         "The facts of a concept (optionally of one period): value, text, decimals, unit, context, period, "
-         "dimensions. Several facts of one period and unit are repeats that agree within their decimals; "
-         "the most precise one is the reported value.",
+         "The facts of a concept (optionally of one period) in non-dimensional contexts (dimensional=true: all): "
+         "value, text, decimals, unit, context, period, dimensions. Several facts of one period and unit are repeats "
+         "that agree within their decimals; the most precise one is the reported value.",
          {"type": "object", "properties": {"concept": _CONCEPT, "period": _PERIOD, "bundle": _BUNDLE,
                                            "dimensional": {"type": "boolean"}},
           "required": ["concept"], "additionalProperties": False},
