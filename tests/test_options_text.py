@@ -529,7 +529,7 @@ def test_hedging_prompts_and_tools_ignore_every_spot_after_the_step(aapl_frame, 
 def test_hedging_prompt_states_the_book(hedge_env):
     prompt, _ = hedge_env.reset(seed=0)
     state = hedge_env.unwrapped.text_state()
-    assert set(state) == {"Step", "Option", "Spot", "Time to expiry", "Pricing vol", "Option value",
+    assert set(state) == {"Option", "Pricing vol", "Steps", "Step", "Spot", "Time to expiry", "Option value",
                           "Black-Scholes delta", "Hedge held", "Book"}
     assert all(f"{k}: {v}" in prompt for k, v in state.items())
     real = gym.make("FinDeltaHedge-text-v0", source="real", symbol="MSFT", split="eval")

@@ -600,21 +600,24 @@ class FinDeltaHedgeEnv(gym.Env):
         """The book at the current step as prompt lines (only spots up to this step)."""
         ep, st = self._current("text_state")
         t = st.t
-        out = {"Step": f"{t + 1} of {ep.n_steps} ({self.steps_per_day} per trading day)" if t < ep.n_steps
-               else f"expired after {ep.n_steps} steps"}
+        out = {
+            # the episode's lines (the protocol's episode_labels): the same at every step
+            "Option": f"short one European {self.option}, strike {ep.strike:.4f}, sold at {ep.premium:.4f}, spot then "
+                      f"{ep.spot0:.4f}",
+            "Pricing vol": f"{ep.pricing_vol:.4%} a year (of the Black-Scholes values below)",
+            "Steps": f"{ep.n_steps}, {self.steps_per_day} per trading day; 252 trading days a year",
+            "Step": f"{t + 1} of {ep.n_steps}" if t < ep.n_steps else f"expired after {ep.n_steps} steps",
+        }
         if ep.dates is not None:
             out["Date"] = f"{ep.dates[t]} ({self._symbol})"
         tau = (ep.n_steps - t) * ep.dt
         out.update({
-            "Option": f"short one European {self.option}, strike {ep.strike:.4f}, sold at {ep.premium:.4f}",
-            "Spot": f"{ep.spots[t]:.4f} (initial {ep.spot0:.4f})",
-            "Time to expiry": f"{(ep.n_steps - t) / self.steps_per_day:g} trading days ({tau:.6f} years of 252 "
-                              "trading days)",
-            "Pricing vol": f"{ep.pricing_vol:.4%} a year",
-            "Option value": f"{ep.values[t]:.4f} (Black-Scholes at the pricing vol)",
+            "Spot": f"{ep.spots[t]:.4f}",
+            "Time to expiry": f"{(ep.n_steps - t) / self.steps_per_day:g} trading days ({tau:.6f} years)",
+            "Option value": f"{ep.values[t]:.4f}",
             "Black-Scholes delta": f"{ep.deltas[t]:+.4f}",
             "Hedge held": f"{st.hedge:+.4f} shares per option",
-            "Book": f"P&L {st.pnl:+.4f}, costs so far {st.costs:.4f} ({self.cost_bps:g} bps of traded notional)",
+            "Book": f"P&L {st.pnl:+.4f}, costs so far {st.costs:.4f}",
         })
         return out
 

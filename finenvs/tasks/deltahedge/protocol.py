@@ -158,7 +158,7 @@ def hedge_protocol(option: str, cost_bps: float, bins: tuple[float, ...] | None 
             '{"hedge": <number>}. A reply without a readable hedge ratio in range counts as a format error and '
             "keeps the hedge you hold (no trade, no cost)."),
         commit_note="Commit this step's hedge ratio; the option then moves to the next step.",
-        episode_labels=("Option", "Pricing vol"),
+        episode_labels=("Option", "Pricing vol", "Steps"),
         bins=bins,
     )
 
