@@ -116,6 +116,18 @@ def agent_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 
+def model_proxy_arguments(parser: argparse.ArgumentParser, *, serves: str) -> None:
+    """``--model-proxy`` and ``--model-tool-choice``: finenvs' model proxy on 127.0.0.1 in front of a chat-completions
+    endpoint, with the tool choice it sets (``serves``: whom it serves and why, for the help)."""
+    parser.add_argument("--model-proxy", metavar="UPSTREAM_URL",
+                        help=f"serve this chat-completions endpoint to {serves}")
+    parser.add_argument("--model-tool-choice", choices=("required", "auto", "schema"), default=None,
+                        help="the tool_choice the model proxy sets on requests with tools whose own is absent or "
+                        "auto (default: required; a decision is a commit_action call); schema: ask the model server "
+                        "for one JSON object naming a tool and its arguments (a grammar there) and pass it on as that "
+                        "tool call (a server that parses no tool call from a small model)")
+
+
 def judge_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of the optional judge model (families whose task spec has a judge: FinReport-v0's reports)."""
     parser.add_argument("--judge-base-url", help="an OpenAI-compatible endpoint whose model verifies the family's "

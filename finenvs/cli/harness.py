@@ -12,6 +12,7 @@ from finenvs.cli.common import (
     check_resume_flags,
     finish_run,
     flag_defaults,
+    model_proxy_arguments,
     name_the_run,
     run_folder_interrupted,
     selection_arguments,
@@ -60,16 +61,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     harness.add_argument("--agent-home", type=Path, metavar="DIR",
                          help="a folder bound writable as the confined program's HOME (its settings and state "
                          "across attempts); default: an empty private home per attempt")
-    harness.add_argument("--model-proxy", metavar="UPSTREAM_URL",
-                         help="serve this chat-completions endpoint to the agent program through finenvs' model proxy "
-                         "on 127.0.0.1, for agent CLIs that stream (opencode): requests go "
-                         "upstream non-streaming with tool_choice set, replies come back as the stream the program "
-                         "asked for. The program gets the proxy's URL as {model_url} and FINENVS_MODEL_URL")
-    harness.add_argument("--model-tool-choice", choices=("required", "auto", "schema"), default=None,
-                         help="the tool_choice the model proxy sets on requests with tools whose own is absent or auto "
-                         "(default: required; a decision is a commit_action call); schema: ask the model server for "
-                         "one JSON object naming a tool and its arguments and pass it on as that tool call (a server "
-                         "that parses no tool call from a small model)")
+    model_proxy_arguments(harness, serves="the agent program through finenvs' model proxy on 127.0.0.1, for "
+                          "agent CLIs that stream (opencode): requests go upstream non-streaming with tool_choice set, "
+                          "replies come back as the stream the program asked for. The program gets the proxy's URL "
+                          "as {model_url} and FINENVS_MODEL_URL")
     harness.add_argument("--quiet", action="store_true",
                          help="no progress bar and no tables: only the last line (where the results are) and any problems")
     harness.set_defaults(handler=handle, interrupted=run_folder_interrupted,

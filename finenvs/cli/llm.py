@@ -23,6 +23,7 @@ from finenvs.cli.common import (
     finish_run,
     flag_defaults,
     judge_arguments,
+    model_proxy_arguments,
     name_the_run,
     reachable_agent,
     run_folder_interrupted,
@@ -46,15 +47,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     llm.add_argument("--env", default="FinTrading-v0", help="env id, base or text variant (default: FinTrading-v0)")
     selection_arguments(llm)
     agent_arguments(llm)
-    llm.add_argument("--model-proxy", metavar="UPSTREAM_URL",
-                     help="serve this chat-completions endpoint to the agent through finenvs' model proxy on "
-                     "127.0.0.1 (instead of --base-url): requests go upstream with the proxy's tool choice set, for "
-                     "local servers that offer a small model no tools or parse no tool call (llama.cpp's "
-                     "llama-server: --model-tool-choice schema); needs --model")
-    llm.add_argument("--model-tool-choice", choices=("required", "auto", "schema"), default=None,
-                     help="the tool_choice the model proxy sets on requests with tools (default: required); schema: "
-                     "ask the server for one JSON object naming a tool and its arguments (a grammar there) and pass "
-                     "it on as that tool call")
+    model_proxy_arguments(llm, serves="the agent through finenvs' model proxy on 127.0.0.1 (instead of "
+                          "--base-url): requests go upstream with the proxy's tool choice set, for local servers that "
+                          "offer a small model no tools or parse no tool call (llama.cpp's llama-server: "
+                          "--model-tool-choice schema); needs --model")
     llm.add_argument("--max-tool-calls", type=int,
                      help="tool calls per decision (default: the family's, 8; FinAudit-v0 24)")
     text_mode_arguments(llm, live=True)
