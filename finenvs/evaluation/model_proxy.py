@@ -314,9 +314,14 @@ class ModelProxy:
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
+    @property
+    def shown_upstream(self) -> str:
+        """The upstream URL as records and messages give it: without its query string."""
+        return self.upstream.split("?", 1)[0]
+
     def describe(self) -> dict[str, Any]:
         """What a run records about the proxy (the upstream's query string and credentials left out)."""
-        described: dict[str, Any] = {"upstream": self.upstream.split("?", 1)[0], "tool_choice": self.tool_choice,
+        described: dict[str, Any] = {"upstream": self.shown_upstream, "tool_choice": self.tool_choice,
                                      "counts": dict(self.counts)}
         if self.tool_choice == "schema" and self.constrained:
             described["constrained"] = sorted(self.constrained)
@@ -499,7 +504,7 @@ class ProxiedAgent:
         self.name = agent.name
 
     def describe(self) -> dict[str, Any]:
-        upstream = self.proxy.upstream.split("?", 1)[0]
+        upstream = self.proxy.shown_upstream
         return {**self.agent.describe(), "base_url": upstream,
                 "model_proxy": {"upstream": upstream, "tool_choice": self.proxy.tool_choice}}
 
