@@ -63,7 +63,10 @@ def _run_snoop(tmp_path: Path, *, unconfined: bool) -> tuple[dict, dict, str, li
                                                  *map(str, paths)])
     agent = HarnessAgent(command, timeout=120, unconfined=unconfined, commit_grace=5.0)
     config = RunConfig(env_id="FinTrading-v0", split="eval", symbols=["TSLA"], max_decisions=1)
-    summary = run_harness(config, agent, out=out, name="h", progress=False)
+    try:
+        summary = run_harness(config, agent, out=out, name="h", progress=False)
+    finally:  # the planted user file is not in the layer's manifest: later tests of this worker verify the layer
+        (user_data_dir() / "prices.csv").unlink(missing_ok=True)
     (log_dir,) = sorted((summary.run_dir / "harness").iterdir())
     attempt = json.loads((log_dir / "attempt.json").read_text())
     report = json.loads((log_dir / "stdout.log").read_text().splitlines()[0])
