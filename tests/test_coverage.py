@@ -169,7 +169,7 @@ def test_a_symbol_without_visible_news_is_told_which_symbols_have_some():
     cut = _coverage(CUT, list_news, symbol="CCC")
     assert cut["count"] == 0 and cut["first_published_at"] is None and cut["latest_published_at"] is None
     assert cut["symbols_with_news"] == ["AAA", "BBB"]  # not CCC (its first item is later), never ZZZ
-    assert "holds no item for CCC up to this close" in cut["note"]
+    assert "no news item for CCC held up to this close" in cut["note"]
     early = _coverage("2025-03-04", list_news, symbol="BBB")
     assert early["symbols_with_news"] == ["AAA"]
     later = _coverage("2025-05-05", list_news, symbol="QQQ")

@@ -536,7 +536,13 @@ def test_weekly_metrics_tool_counts_look_ahead_and_answers_as_of_the_report():
     assert peek.data["date"] == now.data["as_of"] == "2026-01-09"
     assert peek.data["metrics"] == now.data["metrics"]
     want = env.unwrapped.weekly_metrics()
-    assert now.data["metrics"]["single_stock"]["weekly_return"] == [round(want["weekly_return"], 6), "-4.30%"]
+    assert now.data["metrics"]["single_stock"]["weekly_return"] == "-4.30%"  # as a report writes it
+    full = tools.call("get_weekly_metrics", {"full": True})
+    assert full.ok and full.data["metrics"]["single_stock"]["weekly_return"] == [round(want["weekly_return"], 6),
+                                                                                  "-4.30%"]
+    assert {k: v for k, v in full.data.items() if k != "metrics"} == {k: v for k, v in now.data.items()
+                                                                       if k != "metrics"}
+    assert not tools.call("get_weekly_metrics", {"full": "yes"}).ok  # not a boolean: an error naming it
     closes = env.unwrapped.as_of_view().prices("AAPL", lookback=400)
     week = closes.dates.astype("datetime64[D]") >= np.datetime64("2026-01-05")  # the week of Monday 5 January
     assert now.data["levels"] == {

@@ -191,9 +191,9 @@ def news_coverage(view: AsOfView, symbol: str) -> dict[str, Any]:
             note += ": later days are not covered, so an empty answer is not proof that nothing happened"
     else:
         held = _listed(cov, "symbols_with_news")
-        note = f"the news data holds no item for {symbol} up to this close; an empty answer is not proof that nothing happened"
+        note = f"no news item for {symbol} held up to this close; an empty answer is not proof that nothing happened"
         if held:
-            note += f" (it holds news for {held} symbol(s): symbols_with_news)"
+            note += f" (news held of {held} symbol(s): symbols_with_news)"
     cov["note"] = note
     return cov
 
@@ -205,17 +205,15 @@ def filing_coverage(view: AsOfView, symbol: str) -> dict[str, Any]:
     del cov["symbol"]
     if cov["count"]:
         gap = cov["days_since_latest"] = _days_between(cov["latest_filed"], as_of)
-        note = (f"{cov['count']} filing(s) held for {symbol} up to the {as_of} close, filed {cov['first_filed']} "
-                f"to {cov['latest_filed']}; the newest was filed {gap} day(s) before {as_of}")
+        note = f"the newest filing held is {gap} day(s) old"  # the fields above say the rest
         if gap > STALE_FILING_DAYS:
             note += (f": a 10-Q or 10-K normally follows within {STALE_FILING_DAYS} days, so the filing data "
                      "likely does not cover the later ones; no filing listed is not proof that none was made")
     else:
         held = _listed(cov, "symbols_with_filings")
-        note = (f"the filing data holds no filing of {symbol} up to the {as_of} close; an empty list is not "
-                "proof that none was made")
+        note = f"no filing of {symbol} held up to this close; an empty list is not proof that none was made"
         if held:
-            note += f" (it holds filings of {held} symbol(s): symbols_with_filings)"
+            note += f" (filings held of {held} symbol(s): symbols_with_filings)"
     cov["note"] = note
     return cov
 

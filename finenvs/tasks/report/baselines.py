@@ -133,8 +133,8 @@ class TemplateReportWriter:
     momentum and relative signals and RSI; the rating is their net vote
     (:func:`vote_rating`), so rating and thesis agree by construction.
     Scenario targets are the close moved by +-1 and +-0.5 standard deviations
-    of 4-week volatility (the base case moves toward the rating), each with its
-    move from the close. The week's high and low, the 52-week high and low and
+    of 4-week volatility (the displayed 20-day volatility, scaled; the base case
+    moves toward the rating), each with its move from the close. The week's high and low, the 52-week high and low and
     the 50-day SMA are the metrics tool's ``levels``.
     """
 
@@ -170,9 +170,9 @@ class TemplateReportWriter:
 #: The tool calls a template report is written from, in the order :func:`write_report` takes their results.
 REPORT_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("get_weekly_metrics", {}),
-    ("list_news", {"lookback_days": 7, "limit": 5}),
+    ("list_news", {"limit": 5}),  # the week: the default lookback of 7 days
     ("list_filings", {}),
-    ("get_rate", {"series": "DTB3"}),
+    ("get_rate", {}),  # DTB3
     ("get_rate", {"series": "DGS10"}),
 )
 
@@ -181,8 +181,8 @@ def write_report(results: list[Any]) -> str:
     """The eight-section template report from the data of :data:`REPORT_CALLS` (one result each, in order)."""
     wm, news, filings, *rates = results
     symbol, date, close = wm["symbol"], wm["as_of"], wm["close"]
-    values = {name: pair for block in wm["metrics"].values() for name, pair in block.items()}  # [value, display]
-    d, levels = {name: pair[1] for name, pair in values.items()}, wm["levels"]
+    d = {name: shown for block in wm["metrics"].values() for name, shown in block.items()}  # as a report writes it
+    levels = wm["levels"]
     high_52w = f" (high {levels['high_52w']:.2f})" if levels.get("high_52w") is not None else ""
     low_52w = f" (low {levels['low_52w']:.2f})" if levels.get("low_52w") is not None else ""
     sma50 = f" (SMA {levels['sma50']:.2f})" if levels.get("sma50") is not None else ""
@@ -191,7 +191,7 @@ def write_report(results: list[Any]) -> str:
     net = sum(s for _, s in thesis_signals(thesis))
     rating = vote_rating(net)
     direction = {"STRONG_BUY": 1, "BUY": 1, "HOLD": 0, "SELL": -1, "STRONG_SELL": -1}[rating]
-    vol = values["volatility_20d"][0] or 0.0
+    vol = _fraction(d["volatility_20d"])
     move = vol * (4.0 / 52.0) ** 0.5
     bull, bear = close * (1.0 + move), close * (1.0 - move)
     base = close * (1.0 + 0.5 * direction * move)
@@ -250,6 +250,11 @@ def write_report(results: list[Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _fraction(display: str) -> float:
+    """A percent display ("17.27%") as a fraction (0.1727); "n/a" as 0."""
+    return float(display.rstrip("%")) / 100.0 if display.endswith("%") else 0.0
 
 
 _LABELS = {

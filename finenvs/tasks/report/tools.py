@@ -38,7 +38,8 @@ def _basket(env: Any, view: Any, symbol: str) -> list[str]:
     return [p for p in env.peer_map[symbol] if p in readable]
 
 
-def get_weekly_metrics(ctx: ToolContext, symbol: str | None = None, date: str | None = None) -> dict[str, Any]:
+def get_weekly_metrics(ctx: ToolContext, symbol: str | None = None, date: str | None = None,
+                       full: bool = False) -> dict[str, Any]:
     env = _report_env(ctx)
     view = ctx.view()
     symbol = symbol or ctx.symbol
@@ -55,11 +56,13 @@ def get_weekly_metrics(ctx: ToolContext, symbol: str | None = None, date: str | 
         raise ValueError(f"no {symbol} trading day on or before {day}")
     metrics = env.metrics_at(symbol, row)
     bars = view.prices(symbol, end=str(calendar[row]), lookback=YEAR_DAYS)
-    blocks = {
-        block: {name: [None if not math.isfinite(metrics[name]) else round(metrics[name], 6),
-                       metric_display(name, metrics[name])] for name in names}
-        for block, names in METRIC_BLOCKS.items()
-    }
+    def shown_metric(name: str) -> Any:
+        display = metric_display(name, metrics[name])
+        if not full:
+            return display
+        return [None if not math.isfinite(metrics[name]) else round(metrics[name], 6), display]
+
+    blocks = {block: {name: shown_metric(name) for name in names} for block, names in METRIC_BLOCKS.items()}
     return {
         "symbol": symbol,
         "as_of": str(view.as_of),
@@ -69,8 +72,6 @@ def get_weekly_metrics(ctx: ToolContext, symbol: str | None = None, date: str | 
         "levels": {name: round(v, PRICE_DECIMALS) if math.isfinite(v) else None
                    for name, v in price_levels(bars.dates, bars.high, bars.low, bars.close).items()},
         "metrics": blocks,
-        "units": "each metric is [value, display]; returns, volatility, distances and relative strength are "
-                 "fractions (display: percent); rsi_14 0..100; macd_histogram in price units; beta, correlation plain",
     }
 
 
@@ -94,8 +95,10 @@ REPORT_TOOLS: tuple[Tool, ...] = (
         "(weekly return, 20-day volatility, largest daily move, volume change, distance to the 52-week high/low), "
         "momentum (4/12-week returns, RSI(14), MACD histogram, gap to the 50-day SMA) and sector_relative "
         "(peer basket's weekly return, excess return, 60-day beta and correlation, 12-week relative strength); "
-        "levels: the week's high and low, the 52-week high and low close, the 50-day SMA.",
-        {"type": "object", "properties": {"symbol": _SYMBOL, "date": _DATE}, "additionalProperties": False},
+        "levels: the week's high and low, the 52-week high and low close, the 50-day SMA. Each metric as a report "
+        "writes it; `full`: [unrounded value, display].",
+        {"type": "object", "properties": {"symbol": _SYMBOL, "date": _DATE, "full": {"type": "boolean"}},
+         "additionalProperties": False},
         get_weekly_metrics,
         summary="the 16 weekly metrics at the report close",
     ),
