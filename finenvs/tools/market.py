@@ -188,7 +188,7 @@ def news_coverage(view: AsOfView, symbol: str) -> dict[str, Any]:
         gap = cov["days_since_latest"] = _days_between(latest, as_of)
         note = f"the newest item held is {gap} day(s) old"
         if gap > STALE_NEWS_DAYS:
-            note += ": later days are not covered, so an empty answer is not proof that nothing happened"
+            note += ": later days not covered; an empty answer is not proof that nothing happened"
     else:
         held = _listed(cov, "symbols_with_news")
         note = f"no news item for {symbol} held up to this close; an empty answer is not proof that nothing happened"
@@ -372,7 +372,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     Tool(
         "list_news",
         "Headlines on `symbol` (default: the episode's) published by this close (16:00 New York), newest first, "
-        "over lookback_days or start..end (YYYY-MM-DD), with the data's `coverage`.",
+        "over lookback_days or start..end (YYYY-MM-DD).",
         {
             "type": "object",
             "properties": {
@@ -392,7 +392,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "get_news",
-        "One news item in full (summary, URL, provider sentiment if given), with `coverage`.",
+        "One news item in full (summary, URL, provider sentiment if given).",
         {
             "type": "object",
             "properties": {"id": {"type": "string", "minLength": 1, "maxLength": 200}},
@@ -405,7 +405,7 @@ MARKET_TOOLS: tuple[Tool, ...] = (
     Tool(
         "list_filings",
         "10-K/10-Q filings of `symbol` (default: the episode's) usable by this close (from the day after "
-        "filing), with their sections and `coverage`.",
+        "filing), with their sections.",
         {
             "type": "object",
             "properties": {"symbol": _SYMBOL, "form": {"type": "string", "enum": ["10-K", "10-Q"]}},
