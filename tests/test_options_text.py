@@ -429,7 +429,7 @@ def test_options_tools_never_leak_a_bank_answer(bank_env, task_id):
         assert result.ok, result.error
         assert not _keys_anywhere(result.data) & LEAKY_KEYS
     data = results[0].data
-    assert set(data) <= set(public_task(task)) | {"expiries", "n_quotes", "hint"}
+    assert set(data) <= set(public_task(task)) | {"expiries", "n_quotes"}
     assert {k: data[k] for k in data if k in public_task(task)} == \
         {k: v for k, v in public_task(task).items() if k not in ("prompt", "quotes")}
     assert quote_rows(results[1].data) == rounded(task["quotes"])

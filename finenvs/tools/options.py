@@ -70,8 +70,7 @@ def get_task(ctx: ToolContext) -> dict[str, Any]:
     task = _task(ctx)
     out = {k: v for k, v in ctx.env.public_task().items() if k not in ("prompt", "quotes")}
     out["expiries"] = sorted({q["expiry"] for q in task["quotes"]})
-    out["n_quotes"] = len(task["quotes"])
-    out["hint"] = "contracts on offer: get_quotes"
+    out["n_quotes"] = len(task["quotes"])  # get_quotes lists them
     return out
 
 
@@ -95,9 +94,7 @@ def get_quotes(ctx: ToolContext, expiry: str | None = None, type: str | None = N
               if (expiry is None or q["expiry"] == expiry) and (type is None or q["type"] == type)
               and (min_strike is None or q["strike"] >= min_strike) and (max_strike is None or q["strike"] <= max_strike)]
     out: dict[str, Any] = {"columns": list(QUOTE_ROW), "total": len(quotes), "offset": offset, "expiries": [],
-                           "next_offset": None,
-                           "units": "premium per share, iv per year" + ("" if full else f" ({IV_DECIMALS} decimals; "
-                                    "full=true: all)") + "; null: not on this page or not stated"}
+                           "next_offset": None}  # units: the tool's description
     budget = ctx.max_chars - json_size(out) - _ROOM
     taken = 0
     for q in quotes[offset : offset + limit]:  # as many whole quotes as fit the cap, so next_offset pages all
@@ -173,8 +170,9 @@ OPTIONS_TOOLS: tuple[Tool, ...] = (
          {"type": "object", "properties": {}, "additionalProperties": False},
          get_task, summary="the task as data (market, what is asked, given legs)"),
     Tool(QUOTES_TOOL,
-         "The contracts on offer: per expiry (date, days) rows [strike, call premium, call iv, put premium, put iv]; "
-         "paged (offset=next_offset until null).",
+         "The contracts on offer: per expiry (date, days) rows [strike, call premium, call iv, put premium, put iv] "
+         "(premium per share, iv per year; null: not on this page or not quoted); paged (offset=next_offset until "
+         "null).",
          {"type": "object", "properties": {
              "expiry": {"type": "string", "maxLength": 10, "description": "YYYY-MM-DD"},
              "type": {"type": "string", "enum": ["call", "put"]},
