@@ -505,6 +505,32 @@ def test_the_tool_budget_is_enforced_and_an_endless_caller_ends_invalid(session)
     assert len(calls) == 3
 
 
+def test_once_the_budget_is_spent_only_the_commit_is_offered(session):
+    class Offered(ReplayAgent):
+        def __init__(self, replies):
+            super().__init__(replies)
+            self.offered = []
+
+        async def complete(self, messages, tools):
+            self.offered.append([t["function"]["name"] for t in tools])
+            return await super().complete(messages, tools)
+
+    two = [call("get_prices", {"lookback": 2}), call("get_rate", {}, 1)]
+    agent = Offered([ChatReply(None, two), ChatReply(None, [call("get_prices", {"lookback": 3}, 2)]),
+                     ChatReply(None, [call("commit_action", {"action": "BUY"}, 3)])])
+    d = run_decide(agent, session, max_tool_calls=2)
+    everything = [t["function"]["name"] for t in session.tool_specs()]
+    assert len(everything) > 2 and agent.offered == [everything, ["commit_action"], ["commit_action"]]
+    assert d.parsed.name == "BUY" and d.parsed.valid  # the commit after the budget is read as usual
+    # the call made anyway (not offered) is dropped with the notice; exactly the budget was served
+    assert sum(m["role"] == "tool" for m in d.messages) == 3  # two answers and the commit's
+    assert any("dropped unanswered" in m["content"] for m in d.messages if m["role"] == "user")
+    # under the budget every tool stays on offer: the scripted agents' requests are unchanged
+    agent = Offered([ChatReply(None, two), ChatReply(None, [call("commit_action", {"action": "SELL"}, 2)])])
+    assert run_decide(agent, session, max_tool_calls=3).parsed.name == "SELL"
+    assert agent.offered == [everything, everything]
+
+
 def test_disagreeing_commits_in_one_reply_are_ambiguous(session):
     agent = ReplayAgent([ChatReply(None, [call("commit_action", {"action": "BUY"}), call("commit_action",
                                                                                           {"action": "SELL"}, 1)])])

@@ -17,8 +17,11 @@ RUN_DIR`` re-scores a run offline from its recorded actions::
 
 Per decision: at most ``max_tool_calls`` tool calls; calls of a reply beyond
 them are dropped (neither served nor kept in the conversation) and answered by
-ONE notice asking for a commit, and the ``commit_action`` calls of a reply count
-as one (the first is kept; several that disagree make the decision ambiguous).
+ONE notice asking for a commit; once the budget is spent, the requests that follow
+offer ``commit_action`` alone (a model that keeps calling tools is shown the one
+call it can still make, and the other schemas are not re-sent). The
+``commit_action`` calls of a reply count as one (the first is kept; several that
+disagree make the decision ambiguous).
 A reply over :data:`~finenvs.text.protocol.MAX_REPLY_CHARS` (text plus tool
 calls; the cap every transport shares) is malformed: the decision takes the
 default, and the record keeps its size and first 200 characters, never the
@@ -420,6 +423,12 @@ def _bounded_result(text: Any, limit: int) -> str:
     return json.dumps({"error": f"the tool result has {len(text):,} characters; the limit is {limit:,}"})
 
 
+def _spec_name(spec: Any) -> Any:
+    """The function name of an OpenAI tool spec (None for anything else)."""
+    function = spec.get("function") if isinstance(spec, dict) else None
+    return function.get("name") if isinstance(function, dict) else None
+
+
 #: The note of a tool answer that repeats an earlier call of the same decision (see :func:`_unless_repeated`).
 REPEAT_NOTE = "the same call earlier in this decision: its answer, unchanged"
 
@@ -458,6 +467,7 @@ async def decide(
         {"role": "user", "content": prompt},
     ]
     tools = port.tool_specs()
+    commit_only = [t for t in tools if _spec_name(t) == COMMIT_TOOL] or tools
     d = Decision(protocol.invalid("no reply"), None, messages, {"prompt_tokens": 0, "completion_tokens": 0})
     used = 0
     earlier: dict[tuple[str, str, str], str] = {}  # (tool, arguments, answer) -> the first such call's id
@@ -479,11 +489,12 @@ async def decide(
     for _ in range(max_rounds):
         if time.perf_counter() >= deadline:
             return finish(protocol.invalid(f"decision timed out after {config.decision_timeout:g} s"))
+        offered = tools if used < config.tool_budget else commit_only  # the budget spent: only the commit is left
         try:
-            reply = await _request(agent, messages, tools, config, d, rng, sleep, deadline)
+            reply = await _request(agent, messages, offered, config, d, rng, sleep, deadline)
         except EndpointError as exc:
             return finish(protocol.invalid(f"endpoint error: {exc}"), endpoint_failed=True, endpoint_kind=exc.kind)
-        tally.count(messages, tools, reply.usage, reply_text(reply))
+        tally.count(messages, offered, reply.usage, reply_text(reply))
         replies += 1
         if reply.usage is None or d.usage is None:  # one unknown count makes the decision's unknown
             d.usage = None
