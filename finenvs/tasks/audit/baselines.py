@@ -35,6 +35,7 @@ from finenvs.text.chat import (
 )
 from finenvs.text.markdown import fmt_number, md_table, md_text
 from finenvs.tools import ToolBox
+from finenvs.tools.xbrl import calculation_children, fact_records
 
 
 def _task(info: dict[str, Any]) -> tuple[str, str]:
@@ -72,7 +73,7 @@ class _ToolAgent:
     def reported(self, concept: str, period: str) -> tuple[float, str] | None:
         """(value, unit) of the concept's non-dimensional fact for the period, or None."""
         facts = _most_precise_first(
-            [f for f in self.call("get_facts", concept=concept, period=period)["facts"] if f["value"] is not None])
+            [f for f in fact_records(self.call("get_facts", concept=concept, period=period)) if f["value"] is not None])
         if not facts:
             return None
         return float(facts[0]["value"]), str(facts[0]["unit"])
@@ -91,24 +92,24 @@ class OracleAuditor(_ToolAgent):
         return cls(env)
 
     def _value(self, concept: str, period: str, unit: str, path: tuple[str, ...]) -> float | None:
-        facts = _most_precise_first([f for f in self.call("get_facts", concept=concept, period=period)["facts"]
+        facts = _most_precise_first([f for f in fact_records(self.call("get_facts", concept=concept, period=period))
                                      if f["value"] is not None and f["unit"] == unit])
         if facts:
             return float(facts[0]["value"])
         return self._sum(concept, period, unit, path)
 
     def _sum(self, concept: str, period: str, unit: str, path: tuple[str, ...]) -> float | None:
-        roles = self.call("get_calculation", concept=concept)["children"]
+        roles = calculation_children(self.call("get_calculation", concept=concept))
         for kids in roles.values():
             total, complete = 0.0, True
-            for kid in kids:
-                if kid["child"] in path:
+            for child, weight in kids:
+                if child in path:
                     return None
-                value = self._value(kid["child"], period, unit, (*path, kid["child"]))
+                value = self._value(child, period, unit, (*path, child))
                 if value is None:
                     complete = False
                     break
-                total += float(kid["weight"]) * value
+                total += weight * value
             if complete and kids:
                 return total
         return None
@@ -299,26 +300,26 @@ class _OracleWalk:
         data = self.read(sure, "get_facts", concept=concept, period=self.period)
         if data is _UNKNOWN:
             return _UNKNOWN
-        facts = _most_precise_first([f for f in data["facts"] if f["value"] is not None and f["unit"] == unit])
+        facts = _most_precise_first([f for f in fact_records(data) if f["value"] is not None and f["unit"] == unit])
         return float(facts[0]["value"]) if facts else self.sum(concept, unit, path, sure)
 
     def sum(self, concept: str, unit: str, path: tuple[str, ...], sure: bool) -> Any:
         data = self.read(sure, "get_calculation", concept=concept)
         if data is _UNKNOWN:
             return _UNKNOWN
-        for kids in data["children"].values():
+        for kids in calculation_children(data).values():
             total, known, complete = 0.0, True, True  # known: every child so far has its value
-            for kid in kids:
-                if kid["child"] in path:
+            for child, weight in kids:
+                if child in path:
                     return None if known else _UNKNOWN
-                value = self.value(kid["child"], unit, (*path, kid["child"]), sure and known)
+                value = self.value(child, unit, (*path, child), sure and known)
                 if value is _UNKNOWN:
                     known = False
                 elif value is None:  # the role is incomplete whatever the unknown children before it turn out
                     complete = False
                     break
                 else:
-                    total += float(kid["weight"]) * value
+                    total += weight * value
             if not complete:
                 continue
             if not known:
@@ -333,7 +334,7 @@ class _OracleWalk:
         self.read(False, "get_calculation", concept=self.concept)  # needed unless nothing is reported
         if data is _UNKNOWN:
             return _UNKNOWN
-        facts = _most_precise_first([f for f in data["facts"] if f["value"] is not None])
+        facts = _most_precise_first([f for f in fact_records(data) if f["value"] is not None])
         if not facts:
             return None, None, f"no non-dimensional fact of {self.concept} for {self.period}"
         self.reported, unit = float(facts[0]["value"]), str(facts[0]["unit"])
