@@ -672,6 +672,33 @@ def test_get_facts_rows_keep_what_a_fact_says(env, instances, tools):
     assert '"rows":[[352583000000,-6,' in assets.text()
 
 
+def test_get_facts_of_several_concepts_answers_each_as_its_own_call(env, instances, tools):
+    """concepts: one answer holding, per concept, the rows its own call answers (one columns list for all; a name
+    given twice once; null for a concept not in the filing, while the others still answer)."""
+    i = _index_of(instances, "parent_mismatch")
+    inst = instances[i]
+    env.reset(options={"index": i})
+    kids = [c for c, _ in next(iter(calculation_children(
+        tools.call("get_calculation", {"concept": inst.concept}).data).values()))]
+    names = [inst.concept, *kids, "us-gaap:NoSuchConceptAtAll", inst.concept, "dei:DocumentFiscalYearFocus"]
+    for period in (inst.period, None):
+        extra = {"period": period} if period else {}
+        both = tools.call("get_facts", {"concepts": names, **extra})
+        assert both.ok and not both.truncated, both.error
+        assert list(both.data["facts"]) == list(dict.fromkeys(names))
+        assert both.data["facts"]["us-gaap:NoSuchConceptAtAll"] is None
+        if period is None:  # the fiscal year is a text: its column is in every row, null for the numbers
+            assert both.data["columns"][-1] == "text"
+        for name in dict.fromkeys(names):
+            if name == "us-gaap:NoSuchConceptAtAll":
+                assert fact_records(both.data, name) == []
+                continue
+            one = tools.call("get_facts", {"concept": name, **extra}).data
+            mine = [{k: v for k, v in f.items() if k != "text" or v is not None} for f in fact_records(both.data, name)]
+            assert mine == fact_records(one), name
+        assert fact_records(both.data, inst.concept)
+
+
 def test_get_facts_returns_the_injected_reported_value(env, instances, tools):
     """Over all eval instances: the most precise non-dimensional fact is the truth's reported value."""
     for i, inst in enumerate(instances):
@@ -704,7 +731,14 @@ def test_get_facts_returns_the_injected_reported_value(env, instances, tools):
         ("get_facts", {"concept": "us-gaap:Assets", "period": "2015/06/30"}, "period"),
         ("get_facts", {"concept": "us-gaap:Assets", "bundle": "no_such_bundle"}, "the bundle argument names no filing"),
         ("get_facts", {"concept": 5}, "concept must be of type string"),
-        ("get_facts", {}, "required field 'concept'"),
+        ("get_facts", {}, "give exactly one of them"),
+        ("get_facts", {"concept": "us-gaap:Assets", "concepts": ["us-gaap:Assets"]}, "give exactly one of them"),
+        ("get_facts", {"concepts": []}, "at least 1 item"),
+        ("get_facts", {"concepts": ["us-gaap:Assets"] * 51}, "at most 50 items"),
+        ("get_facts", {"concepts": [5]}, "concepts[0] must be of type string"),
+        ("get_facts", {"concepts": ["x" * 301]}, "concepts[0]"),
+        ("get_facts", {"concepts": "us-gaap:Assets"}, "must be of type array"),
+        ("get_facts", {"concepts": ["us-gaap:Assets"], "period": "yesterday"}, "period"),
         ("get_facts", {"concept": "us-gaap:Assets", "colour": "red"}, "unknown field"),
         ("get_facts", "{not json", "not valid JSON"),
         ("get_facts", [1, 2], "must be a JSON object"),

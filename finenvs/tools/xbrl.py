@@ -79,38 +79,54 @@ def _number(x: float) -> float | int:
     return int(x) if float(x).is_integer() else x
 
 
-def get_facts(ctx: ToolContext, concept: str, period: str | None = None, bundle: str | None = None,
-              dimensional: bool = False) -> dict[str, Any]:
+#: Most concepts one ``get_facts`` call reads (``concepts``).
+MAX_CONCEPTS = 50
+
+
+def get_facts(ctx: ToolContext, concept: str | None = None, period: str | None = None, bundle: str | None = None,
+              dimensional: bool = False, concepts: list[str] | None = None) -> dict[str, Any]:
     from finenvs.xbrl.calc import parse_period
 
     view = _view(ctx)
+    if (concept is None) == (concepts is None):
+        raise ValueError("get_facts reads one concept (concept) or several (concepts): give exactly one of them")
     filing = view.get(bundle)
-    _known(filing, concept)
+    if concept is not None:
+        _known(filing, concept)
+    # several concepts: one not in the filing answers null (the others still answer)
+    names = [concept] if concept is not None else list(dict.fromkeys(concepts or []))
     want = parse_period(period) if period else None
-    facts = []
-    for fact in filing.facts_of(concept):
-        context = filing.contexts[fact.context]
-        if want and (context.start, context.end) != want:
+    found: dict[str, list[tuple[Any, Any]] | None] = {}
+    for name in names:
+        if name not in filing.concepts:
+            found[name] = None
             continue
-        if context.dimensions and not dimensional:
-            continue
-        facts.append((fact, context))
+        found[name] = [(fact, context) for fact in filing.facts_of(name)
+                       for context in (filing.contexts[fact.context],)
+                       if (not want or (context.start, context.end) == want) and (dimensional or not context.dimensions)]
+    text = any(f.unit is None for facts in found.values() for f, _ in facts or [])
     columns = [c for c in FACT_COLUMNS if (c != "period" or not want) and (c != "dimensions" or dimensional)
-               and (c != "text" or any(f.unit is None for f, _ in facts))]
-    rows = []
-    for fact, context in facts:
+               and (c != "text" or text)]
+
+    def row(fact: Any, context: Any) -> list[Any]:
         cell = {"value": None if fact.value is None else _number(fact.value),
                 "decimals": "INF" if fact.decimals is None and fact.unit else fact.decimals,
                 "unit": filing.units[fact.unit].measure if fact.unit else None, "period": context.period,
                 "context": fact.context, "dimensions": [f"{a}={m}" for a, m in context.dimensions],
                 "text": None if fact.unit or fact.nil else fact.text[:300]}
-        rows.append([cell[c] for c in columns])
-    return {"columns": columns, "rows": rows}
+        return [cell[c] for c in columns]
+
+    if concept is not None:
+        return {"columns": columns, "rows": [row(*f) for f in found[concept] or []]}
+    return {"columns": columns,
+            "facts": {name: None if facts is None else [row(*f) for f in facts] for name, facts in found.items()}}
 
 
-def fact_records(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """``get_facts``' answer as one ``{column: cell}`` dict per fact."""
-    return [dict(zip(data["columns"], row, strict=True)) for row in data["rows"]]
+def fact_records(data: dict[str, Any], concept: str | None = None) -> list[dict[str, Any]]:
+    """``get_facts``' answer as one ``{column: cell}`` dict per fact: of its one concept, or (an answer to
+    ``concepts``) of ``concept`` (none when the answer does not name it or it is not in the filing)."""
+    rows = data["rows"] if concept is None else data["facts"].get(concept) or []
+    return [dict(zip(data["columns"], r, strict=True)) for r in rows]
 
 
 def get_calculation(ctx: ToolContext, concept: str, role: str | None = None, bundle: str | None = None) -> dict[str, Any]:
@@ -184,14 +200,15 @@ AUDIT_TOOLS: tuple[Tool, ...] = (
           "additionalProperties": False},
          search_concepts, summary="search concepts by name or label"),
     Tool("get_facts",
-         "The facts of a concept (optionally of one period) in non-dimensional contexts (dimensional=true: all), "
-         "as rows under columns: value (null when nil or not numeric), decimals, unit, period (when the call names "
-         "none), context, dimensions (with dimensional=true), text (of facts that are not numbers). Several facts "
-         "of one period and unit are repeats that agree within their decimals; the most precise one is the "
-         "reported value.",
+         "The facts of a concept (or several: concepts) in non-dimensional contexts (dimensional=true: all), "
+         "optionally of one period, as rows under columns (value null: nil, or not a number: see text); for "
+         "concepts, facts: {concept: rows, null if not in the filing}. Several facts of one period and unit are "
+         "repeats that agree within their decimals; the most precise one is the reported value.",
          {"type": "object", "properties": {"concept": _CONCEPT, "period": _PERIOD, "bundle": _BUNDLE,
-                                           "dimensional": {"type": "boolean"}},
-          "required": ["concept"], "additionalProperties": False},
+                                           "dimensional": {"type": "boolean"},
+                                           "concepts": {"type": "array", "items": _CONCEPT, "minItems": 1,
+                                                        "maxItems": MAX_CONCEPTS}},
+          "additionalProperties": False},
          get_facts, summary="facts of a concept for a period"),
     Tool("get_calculation",
          "The concept's calculation children and parents per role, from the filing's calculation linkbase: "
@@ -216,5 +233,5 @@ AUDIT_TOOLS: tuple[Tool, ...] = (
 )
 
 
-__all__ = ["AUDIT_TOOLS", "FACT_COLUMNS", "calculation_children", "fact_records", "get_calculation", "get_concept",
+__all__ = ["AUDIT_TOOLS", "FACT_COLUMNS", "MAX_CONCEPTS", "calculation_children", "fact_records", "get_calculation", "get_concept",
            "get_facts", "get_taxonomy_calculation", "resolve_filing", "search_concepts"]

@@ -371,10 +371,11 @@ class ScriptedAuditAgent(ScriptedChatAgent):
     then commits ``{"reported_value", "calculated_value"}`` with ``commit_action`` — or the keys the
     ``commit_action`` schema requires (``extracted_value`` under HERCULEAN's grading, with no ``reasoning``
     when the schema offers none), as a model that reads its tools would.
-    On the 100 eval instances it makes 3 to 18 tool calls per decision in at most
-    three turns (the network never needs a grandchild there), the oracle's own
-    range; 23 instances need more than the runner's default budget of 8, so run it
-    with ``finenvs llm --max-tool-calls 18`` to get the oracle's answers on all.
+    The ``get_facts`` of several concepts in one turn (same period) go as one call
+    with ``concepts`` when the offered ``get_facts`` has that argument (one by one
+    otherwise: the same answers). On the 100 eval instances it makes 3 tool calls
+    per decision in three turns (the network never needs a grandchild there; the
+    oracle itself makes 3 to 18), within the runner's default budget of 8.
 
     A tool error on a call the walk needs (the runner's budget error included)
     commits the reported value as both values (:class:`ExtractOnly`'s answer), or
@@ -394,7 +395,8 @@ class ScriptedAuditAgent(ScriptedChatAgent):
         task = prompt_state(first_prompt(messages))
         if not task.get("Concept") or not task.get("Period"):
             return self._commit(schema, round_no, None, None, "the prompt names no Concept and Period")
-        walk = _OracleWalk(call_results(messages), task["Concept"], task["Period"])
+        asked = call_results(messages)
+        walk = _OracleWalk(_one_per_concept(asked), task["Concept"], task["Period"])
         try:
             answer = walk.answer()
         except (ValueError, KeyError, TypeError) as exc:  # a tool error, or a result without the expected fields
@@ -402,7 +404,7 @@ class ScriptedAuditAgent(ScriptedChatAgent):
         if answer is not _UNKNOWN:
             return self._commit(schema, round_no, *answer)
         if walk.missing:
-            return self._calls(round_no, *walk.missing)
+            return self._calls(round_no, *(_batched(walk.missing) if _batches(tools) else walk.missing))
         return self._commit(schema, round_no, walk.reported, walk.reported, "tool results unreadable; answering the reported value")
 
     def _commit(self, schema: tuple[tuple[str, str], bool], round_no: int, reported: float | None,
@@ -412,6 +414,65 @@ class ScriptedAuditAgent(ScriptedChatAgent):
         if reasoning:
             arguments["reasoning"] = why
         return self._calls(round_no, ("commit_action", arguments))
+
+
+def _batches(tools: list[dict[str, Any]]) -> bool:
+    """Whether the offered ``get_facts`` reads several concepts in one call (its schema has ``concepts``)."""
+    for tool in tools or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name") == "get_facts":
+            parameters = function.get("parameters")
+            properties = parameters.get("properties") if isinstance(parameters, dict) else None
+            return isinstance(properties, dict) and "concepts" in properties
+    return False
+
+
+def _batched(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """``calls`` with the ``get_facts`` of several concepts and the same other arguments as one call (``concepts``,
+    where the first of them was)."""
+    groups: dict[str, list[str]] = {}
+    for name, arguments in calls:
+        if name == "get_facts" and "concept" in arguments:
+            rest = {k: v for k, v in arguments.items() if k != "concept"}
+            groups.setdefault(call_key(name, rest), []).append(arguments["concept"])
+    out: list[tuple[str, dict[str, Any]]] = []
+    for name, arguments in calls:
+        if name != "get_facts" or "concept" not in arguments:
+            out.append((name, arguments))
+            continue
+        rest = {k: v for k, v in arguments.items() if k != "concept"}
+        group = groups.pop(call_key(name, rest), None)
+        if group is not None:  # the group's first call: the whole group (an empty one already went)
+            out.append((name, arguments) if len(group) == 1 else (name, {"concepts": group, **rest}))
+    return out
+
+
+def _one_per_concept(asked: dict[str, Any]) -> dict[str, Any]:
+    """The tool results by call, with each ``get_facts`` of several ``concepts`` also as the one-concept calls it
+    stands for: its rows of that concept, an error when the concept is not in the filing (null), and its own error
+    for each when it failed."""
+    out = dict(asked)
+    for key, data in asked.items():
+        if not key.startswith("get_facts{"):
+            continue
+        arguments = json.loads(key[len("get_facts"):])
+        concepts = arguments.pop("concepts", None)
+        if not isinstance(concepts, list):
+            continue
+        facts = data.get("facts") if isinstance(data, dict) else None
+        for concept in concepts:
+            if not isinstance(concept, str):
+                continue
+            if isinstance(data, dict) and "error" in data:
+                one: Any = data
+            elif not isinstance(facts, dict) or concept not in facts:
+                one = {"error": "the get_facts answer does not name this concept"}
+            elif facts[concept] is None:
+                one = {"error": "the concept is not in the filing"}
+            else:
+                one = {"columns": data["columns"], "rows": facts[concept]}
+            out.setdefault(call_key("get_facts", {**arguments, "concept": concept}), one)
+    return out
 
 
 def _commit_schema(tools: list[dict[str, Any]], prompt: str) -> tuple[tuple[str, str], bool]:
