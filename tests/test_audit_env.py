@@ -46,6 +46,7 @@ from finenvs.tasks.audit.baselines import (
 )
 from finenvs.tasks.audit.env import MAX_ANSWER_CHARS, FinAuditEnv
 from finenvs.tools import ToolBox
+from finenvs.tools.xbrl import calculation_children, fact_records
 from finenvs.xbrl.corpus import shipped_corpus, shipped_xbrl_dir
 from finenvs.xbrl.tasks import EVAL_SEEDS, INJECTIONS, eval_instances
 
@@ -611,12 +612,10 @@ def test_each_tool_answers_on_an_eval_instance(env, instances, tools):
         "resolve_filing": ({}, {"as_of", "filings", "note"}),
         "search_concepts": ({"query": inst.concept.split(":")[1]},
                             {"bundle", "query", "matches", "concepts"}),
-        "get_facts": ({"concept": inst.concept, "period": inst.period},
-                      {"bundle", "concept", "label", "facts"}),
-        "get_calculation": ({"concept": inst.concept}, {"bundle", "concept", "children", "parents", "rule"}),
+        "get_facts": ({"concept": inst.concept, "period": inst.period}, {"columns", "rows"}),
+        "get_calculation": ({"concept": inst.concept}, {"roles"}),
         "get_concept": ({"concept": inst.concept},
-                        {"bundle", "concept", "balance", "period_type", "non_negative", "non_negative_reason",
-                         "labels"}),
+                        {"balance", "period_type", "non_negative", "non_negative_reason", "labels"}),
         "get_taxonomy_calculation": ({"concept": "us-gaap:Assets"}, {"concept", "taxonomy", "relationships"}),
     }
     for name, (arguments, fields) in expected.items():
@@ -632,12 +631,72 @@ def test_each_tool_answers_on_an_eval_instance(env, instances, tools):
     assert inst.concept in [h["concept"] for h in hits["concepts"]]
     assert len(tools.call("search_concepts", {"query": "", "limit": 3}).data["concepts"]) == 3
     calc = tools.call("get_calculation", {"concept": inst.concept}).data
-    weights = [k["weight"] for kids in calc["children"].values() for k in kids]
+    weights = [w for kids in calculation_children(calc).values() for _, w in kids]
     assert weights and all(w in (1.0, -1.0) for w in weights)
-    # the titles follow the answer's own order, children's roles then parents' (a set's order varies by process)
-    assert list(calc["role_titles"]) == list(dict.fromkeys([*calc["children"], *calc["parents"]]))
-    facts = tools.call("get_facts", {"concept": inst.concept, "period": inst.period}).data["facts"]
-    assert facts and all(f["period"] == inst.period and f["dimensions"] == [] for f in facts)
+    # each role once, children's roles then parents' (a set's order varies by process), with its title and rows
+    filing = env.unwrapped.as_of_view().get(None)
+    children, parents = filing.children(inst.concept), filing.parents(inst.concept)
+    assert list(calc["roles"]) == list(dict.fromkeys([*children, *parents]))
+    for role, entry in calc["roles"].items():
+        assert entry["title"] == filing.roles.get(role, "")
+        assert entry.get("children", []) == [[c, w, filing.label(c)] for c, w in children.get(role, [])]
+        assert entry.get("parents", []) == [[p, w] for p, w in parents.get(role, [])]
+    # nothing the call gave is echoed (bundle, concept), nor the rule its description states
+    assert "bundle" not in calc and "rule" not in calc
+    # a period named by the call is not a column; the facts are non-dimensional, so no dimensions column either
+    answer = tools.call("get_facts", {"concept": inst.concept, "period": inst.period}).data
+    assert answer["columns"] == ["value", "decimals", "unit", "context"] and answer["rows"]
+    every = fact_records(tools.call("get_facts", {"concept": inst.concept}).data)
+    assert {f["context"] for f in every if f["period"] == inst.period} == {f["context"] for f in fact_records(answer)}
+    dimensional = tools.call("get_facts", {"concept": inst.concept, "dimensional": True}).data
+    assert dimensional["columns"] == ["value", "decimals", "unit", "period", "context", "dimensions"]
+    assert len(dimensional["rows"]) >= len(every)
+
+
+def test_get_facts_rows_keep_what_a_fact_says(env, instances, tools):
+    """Nil, non-numeric and numeric facts as rows: a number as written (no trailing .0), null for a nil fact, the
+    text of a fact that is not a number (its own column, only when the answer has one)."""
+    i = next(i for i, inst in enumerate(instances) if inst.bundle == "aapl_10k_2023-09-30")
+    env.reset(options={"index": i})
+    filing = env.unwrapped.as_of_view().get(None)
+    nil = fact_records(tools.call("get_facts", {"concept": "us-gaap:CommitmentsAndContingencies"}).data)
+    assert nil and all(f["value"] is None and f["unit"] for f in nil)
+    assert "text" not in nil[0]
+    year = tools.call("get_facts", {"concept": "dei:DocumentFiscalYearFocus"}).data
+    assert year["columns"][-1] == "text"
+    assert [(f["value"], f["decimals"], f["unit"], f["text"]) for f in fact_records(year)] == [(None, None, None, "2023")]
+    nil_text = next(f for f in filing.facts if f.nil and f.unit is None)
+    rows = fact_records(tools.call("get_facts", {"concept": nil_text.concept, "dimensional": True}).data)
+    assert [f["text"] for f in rows if f["context"] == nil_text.context] == [None]
+    assets = tools.call("get_facts", {"concept": "us-gaap:Assets", "period": "2023-09-30"})
+    assert '"rows":[[352583000000,-6,' in assets.text()
+
+
+def test_get_facts_of_several_concepts_answers_each_as_its_own_call(env, instances, tools):
+    """concepts: one answer holding, per concept, the rows its own call answers (one columns list for all; a name
+    given twice once; null for a concept not in the filing, while the others still answer)."""
+    i = _index_of(instances, "parent_mismatch")
+    inst = instances[i]
+    env.reset(options={"index": i})
+    kids = [c for c, _ in next(iter(calculation_children(
+        tools.call("get_calculation", {"concept": inst.concept}).data).values()))]
+    names = [inst.concept, *kids, "us-gaap:NoSuchConceptAtAll", inst.concept, "dei:DocumentFiscalYearFocus"]
+    for period in (inst.period, None):
+        extra = {"period": period} if period else {}
+        both = tools.call("get_facts", {"concepts": names, **extra})
+        assert both.ok and not both.truncated, both.error
+        assert list(both.data["facts"]) == list(dict.fromkeys(names))
+        assert both.data["facts"]["us-gaap:NoSuchConceptAtAll"] is None
+        if period is None:  # the fiscal year is a text: its column is in every row, null for the numbers
+            assert both.data["columns"][-1] == "text"
+        for name in dict.fromkeys(names):
+            if name == "us-gaap:NoSuchConceptAtAll":
+                assert fact_records(both.data, name) == []
+                continue
+            one = tools.call("get_facts", {"concept": name, **extra}).data
+            mine = [{k: v for k, v in f.items() if k != "text" or v is not None} for f in fact_records(both.data, name)]
+            assert mine == fact_records(one), name
+        assert fact_records(both.data, inst.concept)
 
 
 def test_get_facts_returns_the_injected_reported_value(env, instances, tools):
@@ -647,17 +706,17 @@ def test_get_facts_returns_the_injected_reported_value(env, instances, tools):
         truth = env.unwrapped.truth.truth
         result = tools.call("get_facts", {"concept": inst.concept, "period": inst.period})
         assert result.ok, (i, result.error)
-        assert _most_precise(result.data["facts"])["value"] == truth.reported_value, i
+        assert _most_precise(fact_records(result.data))["value"] == truth.reported_value, i
         inj = inst.injection
         if inj.kind in ("sign_flip", "parent_mismatch", "child_scaled"):  # the changed fact, as seen
-            changed = [f["value"] for f in tools.call("get_facts", {"concept": inj.concept}).data["facts"]
+            changed = [f["value"] for f in fact_records(tools.call("get_facts", {"concept": inj.concept}).data)
                        if f["context"] == inj.context]
             assert inj.after in changed and inj.before not in changed, i
             if inj.kind != "child_scaled":
                 assert truth.reported_value == inj.after
         elif inj.kind == "child_duplicated":
-            kids = tools.call("get_calculation", {"concept": inj.concept}).data["children"][inj.role]
-            assert [k["child"] for k in kids].count(inj.child) == 2, i
+            kids = calculation_children(tools.call("get_calculation", {"concept": inj.concept}).data)[inj.role]
+            assert [child for child, _ in kids].count(inj.child) == 2, i
         # naming the episode's own bundle reads the same (injected) filing
         named = tools.call("get_facts", {"concept": inst.concept, "period": inst.period,
                                          "bundle": inst.bundle})
@@ -672,7 +731,14 @@ def test_get_facts_returns_the_injected_reported_value(env, instances, tools):
         ("get_facts", {"concept": "us-gaap:Assets", "period": "2015/06/30"}, "period"),
         ("get_facts", {"concept": "us-gaap:Assets", "bundle": "no_such_bundle"}, "the bundle argument names no filing"),
         ("get_facts", {"concept": 5}, "concept must be of type string"),
-        ("get_facts", {}, "required field 'concept'"),
+        ("get_facts", {}, "give exactly one of them"),
+        ("get_facts", {"concept": "us-gaap:Assets", "concepts": ["us-gaap:Assets"]}, "give exactly one of them"),
+        ("get_facts", {"concepts": []}, "at least 1 item"),
+        ("get_facts", {"concepts": ["us-gaap:Assets"] * 51}, "at most 50 items"),
+        ("get_facts", {"concepts": [5]}, "concepts[0] must be of type string"),
+        ("get_facts", {"concepts": ["x" * 301]}, "concepts[0]"),
+        ("get_facts", {"concepts": "us-gaap:Assets"}, "must be of type array"),
+        ("get_facts", {"concepts": ["us-gaap:Assets"], "period": "yesterday"}, "period"),
         ("get_facts", {"concept": "us-gaap:Assets", "colour": "red"}, "unknown field"),
         ("get_facts", "{not json", "not valid JSON"),
         ("get_facts", [1, 2], "must be a JSON object"),
@@ -754,7 +820,7 @@ def test_earlier_bundles_are_readable_as_filed(env, instances, tools):
     result = tools.call("get_facts", {"concept": "us-gaap:Assets", "period": "2023-09-30",
                                       "bundle": "aapl_10k_2023-09-30"})
     assert result.ok and result.look_ahead == 0
-    assert _most_precise(result.data["facts"])["value"] == 352_583_000_000.0  # as filed
+    assert _most_precise(fact_records(result.data))["value"] == 352_583_000_000.0  # as filed
     assert env.unwrapped.as_of_view().counter.attempts == 0 and inst.issued >= "2023-11-03"
 
 

@@ -28,16 +28,16 @@ from finenvs.text.chat import ChatReply
 BUDGET_ERROR = "the tool-call budget of {n} per decision is used up; call commit_action now"
 
 
-def _drive(env, agent, *, seed=0, options=None, budget=None, serve=None):
+def _drive(env, agent, *, seed=0, options=None, budget=None, serve=None, tools=None):
     """One episode: per decision, prompt -> reply -> tool results ... -> commit.
 
     ``budget``: tool calls served per decision (later ones get the runner's budget error);
     ``serve(name, arguments) -> text | None`` overrides a tool's result. Returns
     ``(infos, actions, transcript)``; the transcript holds every ``(messages, reply)`` and
-    the tool calls per decision.
+    the tool calls per decision. ``tools``: the schemas offered (default: the env's).
     """
     prompt, _ = env.reset(seed=seed, options=options)
-    tools = env.tool_specs()
+    tools = env.tool_specs() if tools is None else tools
     infos, actions, turns, calls = [], [], [], []
     while True:
         messages = [{"role": "system", "content": "You are a finance agent."}, {"role": "user", "content": prompt}]
@@ -109,21 +109,35 @@ def test_audit_agent_equals_the_oracle_on_every_eval_instance(audit_env, oracle)
             _assert_pure_and_stateless(agent, log["turns"], audit_env.tool_specs())
     ours, theirs = summarise(rows), summarise(oracle["rows"])
     assert {k: ours[k] for k in ("ACC", "SER", "EER", "CER")} == {k: theirs[k] for k in ("ACC", "SER", "EER", "CER")}
-    assert ours["ACC"] == 1.0 and max(calls) == 18
+    # the fact and the calculation, then the children's facts in one call (or the concept's metadata)
+    assert ours["ACC"] == 1.0 and set(calls) == {3}
 
 
-def test_audit_agent_under_the_default_budget_falls_back_to_the_reported_value(audit_env, oracle):
+def test_audit_agent_reads_the_children_in_one_call_and_one_by_one_alike(audit_env, oracle):
+    """Offered a get_facts without ``concepts`` (another surface's schema), it asks child by child: the same
+    answers, more calls."""
+    tools = copy.deepcopy(audit_env.tool_specs())
+    facts = next(t["function"] for t in tools if t["function"]["name"] == "get_facts")
+    del facts["parameters"]["properties"]["concepts"]
+    agent, calls = ScriptedAuditAgent(), []
+    for i, want in enumerate(oracle["answers"][:20]):
+        _, actions, log = _drive(audit_env, agent, options={"index": i}, tools=tools)
+        assert _committed(actions[-1]) == want, i
+        calls += log["calls"]
+    assert max(calls) > 3
+
+
+def test_audit_agent_under_a_budget_falls_back_to_the_reported_value(audit_env, oracle):
+    """Within the runner's default budget of 8 every eval decision gets the oracle's answer; with 2 the third call
+    (the children's facts or the concept's metadata) fails, and the reported value is committed as both values."""
     agent = ScriptedAuditAgent()
-    over = 0
     for i, want in enumerate(oracle["answers"]):
-        _, actions, log = _drive(audit_env, agent, options={"index": i}, budget=8)
+        _, actions, _ = _drive(audit_env, agent, options={"index": i}, budget=8)
+        assert _committed(actions[-1]) == want, i
+        _, actions, _ = _drive(audit_env, agent, options={"index": i}, budget=2)
         got = json.loads(actions[-1]["arguments"])
-        if "budget" in got["reasoning"]:
-            over += 1
-            assert got["reported_value"] == got["calculated_value"] == want["reported_value"]
-        else:
-            assert _committed(actions[-1]) == want, i
-    assert over == 23
+        assert "budget" in got["reasoning"], i
+        assert got["reported_value"] == got["calculated_value"] == want["reported_value"], i
 
 
 def test_audit_agent_tool_error_commits_the_reported_value(audit_env):

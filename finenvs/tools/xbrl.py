@@ -4,6 +4,11 @@ calculation network and read concept metadata.
 Every tool reads through the episode's :class:`~finenvs.tasks.audit.env.AuditView`:
 the episode's own filing (as the agent is meant to see it) and filings released
 on or before the audit date. ``bundle`` defaults to the episode's filing.
+
+Answers say only what the call did not give: no echo of ``bundle`` or ``concept``; facts as rows under
+``columns`` (:func:`fact_records` turns them back into dicts), calculation roles once each with their title
+(:func:`calculation_children`), and what is the same in every answer (the summation rule, what a column
+holds) in the tool's description, which a provider caches with the schemas.
 """
 
 from __future__ import annotations
@@ -64,39 +69,94 @@ def search_concepts(ctx: ToolContext, query: str = "", bundle: str | None = None
     return {"bundle": filing.bundle, "query": query, "matches": len(hits), "concepts": hits[:limit]}
 
 
-def get_facts(ctx: ToolContext, concept: str, period: str | None = None, bundle: str | None = None,
-              dimensional: bool = False) -> dict[str, Any]:
+#: ``get_facts``' columns, in this order: ``period`` only when the call names none, ``dimensions`` only with
+#: ``dimensional=true``, ``text`` only when a listed fact is not numeric.
+FACT_COLUMNS = ("value", "decimals", "unit", "period", "context", "dimensions", "text")
+
+
+def _number(x: float) -> float | int:
+    """A value as written: a whole number without a trailing ``.0`` (the same number)."""
+    return int(x) if float(x).is_integer() else x
+
+
+#: Most concepts one ``get_facts`` call reads (``concepts``).
+MAX_CONCEPTS = 50
+
+
+def get_facts(ctx: ToolContext, concept: str | None = None, period: str | None = None, bundle: str | None = None,
+              dimensional: bool = False, concepts: list[str] | None = None) -> dict[str, Any]:
     from finenvs.xbrl.calc import parse_period
 
     view = _view(ctx)
+    if (concept is None) == (concepts is None):
+        raise ValueError("get_facts reads one concept (concept) or several (concepts): give exactly one of them")
     filing = view.get(bundle)
-    _known(filing, concept)
+    if concept is not None:
+        _known(filing, concept)
+    # several concepts: one not in the filing answers null (the others still answer)
+    names = [concept] if concept is not None else list(dict.fromkeys(concepts or []))
     want = parse_period(period) if period else None
-    rows = []
-    for fact in filing.facts_of(concept):
-        context = filing.contexts[fact.context]
-        if want and (context.start, context.end) != want:
+    found: dict[str, list[tuple[Any, Any]] | None] = {}
+    for name in names:
+        if name not in filing.concepts:
+            found[name] = None
             continue
-        if context.dimensions and not dimensional:
-            continue
-        unit = filing.units[fact.unit].measure if fact.unit else None
-        rows.append({"value": fact.value, "text": fact.text[:300], "decimals": "INF" if fact.decimals is None and
-                     fact.unit else fact.decimals, "unit": unit, "context": fact.context, "period": context.period,
-                     "dimensions": [f"{a}={m}" for a, m in context.dimensions], "nil": fact.nil})
-    return {"bundle": filing.bundle, "concept": concept, "label": filing.label(concept), "facts": rows}
+        found[name] = [(fact, context) for fact in filing.facts_of(name)
+                       for context in (filing.contexts[fact.context],)
+                       if (not want or (context.start, context.end) == want) and (dimensional or not context.dimensions)]
+    text = any(f.unit is None for facts in found.values() for f, _ in facts or [])
+    columns = [c for c in FACT_COLUMNS if (c != "period" or not want) and (c != "dimensions" or dimensional)
+               and (c != "text" or text)]
+
+    def row(fact: Any, context: Any) -> list[Any]:
+        cell = {"value": None if fact.value is None else _number(fact.value),
+                "decimals": "INF" if fact.decimals is None and fact.unit else fact.decimals,
+                "unit": filing.units[fact.unit].measure if fact.unit else None, "period": context.period,
+                "context": fact.context, "dimensions": [f"{a}={m}" for a, m in context.dimensions],
+                "text": None if fact.unit or fact.nil else fact.text[:300]}
+        return [cell[c] for c in columns]
+
+    if concept is not None:
+        return {"columns": columns, "rows": [row(*f) for f in found[concept] or []]}
+    return {"columns": columns,
+            "facts": {name: None if facts is None else [row(*f) for f in facts] for name, facts in found.items()}}
+
+
+def fact_records(data: dict[str, Any], concept: str | None = None) -> list[dict[str, Any]]:
+    """``get_facts``' answer as one ``{column: cell}`` dict per fact: of its one concept, or (an answer to
+    ``concepts``) of ``concept`` (none when the answer does not name it or it is not in the filing)."""
+    rows = data["rows"] if concept is None else data["facts"].get(concept) or []
+    return [dict(zip(data["columns"], r, strict=True)) for r in rows]
 
 
 def get_calculation(ctx: ToolContext, concept: str, role: str | None = None, bundle: str | None = None) -> dict[str, Any]:
     view = _view(ctx)
     filing = view.get(bundle)
     _known(filing, concept)
-    children = {r: [{"child": c, "weight": w, "label": filing.label(c)} for c, w in kids]
-                for r, kids in filing.children(concept, role).items()}
-    parents = {r: [{"parent": p, "weight": w} for p, w in ps] for r, ps in filing.parents(concept, role).items()}
-    return {"bundle": filing.bundle, "concept": concept, "children": children, "parents": parents,
-            # the roles in the order the answer names them (a set's order differs between processes)
-            "role_titles": {r: filing.roles.get(r, "") for r in dict.fromkeys([*children, *parents])},
-            "rule": "parent = sum(weight * child) within one role, in the same period and unit"}
+    children = filing.children(concept, role)
+    parents = filing.parents(concept, role)
+    roles: dict[str, dict[str, Any]] = {}
+    # the roles in the order the answer names them, children's then parents' (a set's order differs between processes)
+    for r in dict.fromkeys([*children, *parents]):
+        entry: dict[str, Any] = {"title": filing.roles.get(r, "")}
+        if r in children:
+            entry["children"] = [[c, _number(w), filing.label(c)] for c, w in children[r]]
+        if r in parents:
+            entry["parents"] = [[p, _number(w)] for p, w in parents[r]]
+        roles[r] = entry
+    return {"roles": roles}
+
+
+def calculation_children(data: dict[str, Any]) -> dict[str, list[tuple[str, float]]]:
+    """``get_calculation``'s answer as ``role -> [(child, weight), ...]`` (the roles where the concept sums children,
+    in the answer's order)."""
+    out = {}
+    for r, entry in data["roles"].items():
+        if not isinstance(entry, dict):
+            raise TypeError(f"role {r!r} of a get_calculation answer is not an object")
+        if entry.get("children"):
+            out[r] = [(str(c[0]), float(c[1])) for c in entry["children"]]
+    return out
 
 
 def get_concept(ctx: ToolContext, concept: str, bundle: str | None = None) -> dict[str, Any]:
@@ -107,9 +167,9 @@ def get_concept(ctx: ToolContext, concept: str, bundle: str | None = None) -> di
     _known(filing, concept)
     info = filing.concept(concept)
     keep, why = non_negative(filing, concept)
-    return {"bundle": filing.bundle, "concept": concept, "balance": info.balance, "period_type": info.period_type,
-            "datatype": info.datatype, "abstract": info.abstract, "metadata_source": info.source,
-            "labels": filing.labels.get(concept, {}), "non_negative": keep, "non_negative_reason": why,
+    return {"balance": info.balance, "period_type": info.period_type, "datatype": info.datatype,
+            "abstract": info.abstract, "metadata_source": info.source, "labels": filing.labels.get(concept, {}),
+            "non_negative": keep, "non_negative_reason": why,
             "calculation_parent_in_roles": len(filing.children(concept)),
             "calculation_child_in_roles": len(filing.parents(concept))}
 
@@ -140,23 +200,28 @@ AUDIT_TOOLS: tuple[Tool, ...] = (
           "additionalProperties": False},
          search_concepts, summary="search concepts by name or label"),
     Tool("get_facts",
-         "The facts of a concept (optionally of one period) in non-dimensional contexts (dimensional=true: all): "
-         "value, text, decimals, unit, context, period, dimensions. Several facts of one period and unit are repeats "
-         "that agree within their decimals; the most precise one is the reported value.",
+         "The facts of a concept (or several: concepts) in non-dimensional contexts (dimensional=true: all), "
+         "optionally of one period, as rows under columns (value null: nil, or not a number: see text); for "
+         "concepts, facts: {concept: rows, null if not in the filing}. Several facts of one period and unit are "
+         "repeats that agree within their decimals; the most precise one is the reported value.",
          {"type": "object", "properties": {"concept": _CONCEPT, "period": _PERIOD, "bundle": _BUNDLE,
-                                           "dimensional": {"type": "boolean"}},
-          "required": ["concept"], "additionalProperties": False},
+                                           "dimensional": {"type": "boolean"},
+                                           "concepts": {"type": "array", "items": _CONCEPT, "minItems": 1,
+                                                        "maxItems": MAX_CONCEPTS}},
+          "additionalProperties": False},
          get_facts, summary="facts of a concept for a period"),
     Tool("get_calculation",
-         "The concept's calculation children (with weights) and parents, per role, from the filing's "
-         "calculation linkbase.",
+         "The concept's calculation children and parents per role, from the filing's calculation linkbase: "
+         "roles: {role: {title, children: [[child, weight, label], ...], parents: [[parent, weight], ...]}} "
+         "(empty lists left out). Within one role, parent = sum(weight * child) in the same period and unit.",
          {"type": "object", "properties": {"concept": _CONCEPT, "role": {"type": "string", "maxLength": 300},
                                            "bundle": _BUNDLE},
           "required": ["concept"], "additionalProperties": False},
          get_calculation, summary="calculation children and parents of a concept"),
     Tool("get_concept",
-         "A concept's metadata: balance (debit/credit), period type, datatype, labels, whether the sign rule "
-         "treats it as non-negative and why.",
+         "A concept's metadata: balance (debit/credit), period type, datatype, where they came from, labels, "
+         "whether the sign rule treats it as non-negative and why, and in how many roles it sums children or is "
+         "summed.",
          {"type": "object", "properties": {"concept": _CONCEPT, "bundle": _BUNDLE},
           "required": ["concept"], "additionalProperties": False},
          get_concept, summary="balance, period type and labels of a concept"),
@@ -168,5 +233,5 @@ AUDIT_TOOLS: tuple[Tool, ...] = (
 )
 
 
-__all__ = ["AUDIT_TOOLS", "get_calculation", "get_concept", "get_facts", "get_taxonomy_calculation",
-           "resolve_filing", "search_concepts"]
+__all__ = ["AUDIT_TOOLS", "FACT_COLUMNS", "MAX_CONCEPTS", "calculation_children", "fact_records", "get_calculation", "get_concept",
+           "get_facts", "get_taxonomy_calculation", "resolve_filing", "search_concepts"]

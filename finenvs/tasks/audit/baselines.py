@@ -35,6 +35,7 @@ from finenvs.text.chat import (
 )
 from finenvs.text.markdown import fmt_number, md_table, md_text
 from finenvs.tools import ToolBox
+from finenvs.tools.xbrl import calculation_children, fact_records
 
 
 def _task(info: dict[str, Any]) -> tuple[str, str]:
@@ -72,7 +73,7 @@ class _ToolAgent:
     def reported(self, concept: str, period: str) -> tuple[float, str] | None:
         """(value, unit) of the concept's non-dimensional fact for the period, or None."""
         facts = _most_precise_first(
-            [f for f in self.call("get_facts", concept=concept, period=period)["facts"] if f["value"] is not None])
+            [f for f in fact_records(self.call("get_facts", concept=concept, period=period)) if f["value"] is not None])
         if not facts:
             return None
         return float(facts[0]["value"]), str(facts[0]["unit"])
@@ -91,24 +92,24 @@ class OracleAuditor(_ToolAgent):
         return cls(env)
 
     def _value(self, concept: str, period: str, unit: str, path: tuple[str, ...]) -> float | None:
-        facts = _most_precise_first([f for f in self.call("get_facts", concept=concept, period=period)["facts"]
+        facts = _most_precise_first([f for f in fact_records(self.call("get_facts", concept=concept, period=period))
                                      if f["value"] is not None and f["unit"] == unit])
         if facts:
             return float(facts[0]["value"])
         return self._sum(concept, period, unit, path)
 
     def _sum(self, concept: str, period: str, unit: str, path: tuple[str, ...]) -> float | None:
-        roles = self.call("get_calculation", concept=concept)["children"]
+        roles = calculation_children(self.call("get_calculation", concept=concept))
         for kids in roles.values():
             total, complete = 0.0, True
-            for kid in kids:
-                if kid["child"] in path:
+            for child, weight in kids:
+                if child in path:
                     return None
-                value = self._value(kid["child"], period, unit, (*path, kid["child"]))
+                value = self._value(child, period, unit, (*path, child))
                 if value is None:
                     complete = False
                     break
-                total += float(kid["weight"]) * value
+                total += weight * value
             if complete and kids:
                 return total
         return None
@@ -299,26 +300,26 @@ class _OracleWalk:
         data = self.read(sure, "get_facts", concept=concept, period=self.period)
         if data is _UNKNOWN:
             return _UNKNOWN
-        facts = _most_precise_first([f for f in data["facts"] if f["value"] is not None and f["unit"] == unit])
+        facts = _most_precise_first([f for f in fact_records(data) if f["value"] is not None and f["unit"] == unit])
         return float(facts[0]["value"]) if facts else self.sum(concept, unit, path, sure)
 
     def sum(self, concept: str, unit: str, path: tuple[str, ...], sure: bool) -> Any:
         data = self.read(sure, "get_calculation", concept=concept)
         if data is _UNKNOWN:
             return _UNKNOWN
-        for kids in data["children"].values():
+        for kids in calculation_children(data).values():
             total, known, complete = 0.0, True, True  # known: every child so far has its value
-            for kid in kids:
-                if kid["child"] in path:
+            for child, weight in kids:
+                if child in path:
                     return None if known else _UNKNOWN
-                value = self.value(kid["child"], unit, (*path, kid["child"]), sure and known)
+                value = self.value(child, unit, (*path, child), sure and known)
                 if value is _UNKNOWN:
                     known = False
                 elif value is None:  # the role is incomplete whatever the unknown children before it turn out
                     complete = False
                     break
                 else:
-                    total += float(kid["weight"]) * value
+                    total += weight * value
             if not complete:
                 continue
             if not known:
@@ -333,7 +334,7 @@ class _OracleWalk:
         self.read(False, "get_calculation", concept=self.concept)  # needed unless nothing is reported
         if data is _UNKNOWN:
             return _UNKNOWN
-        facts = _most_precise_first([f for f in data["facts"] if f["value"] is not None])
+        facts = _most_precise_first([f for f in fact_records(data) if f["value"] is not None])
         if not facts:
             return None, None, f"no non-dimensional fact of {self.concept} for {self.period}"
         self.reported, unit = float(facts[0]["value"]), str(facts[0]["unit"])
@@ -370,10 +371,11 @@ class ScriptedAuditAgent(ScriptedChatAgent):
     then commits ``{"reported_value", "calculated_value"}`` with ``commit_action`` — or the keys the
     ``commit_action`` schema requires (``extracted_value`` under HERCULEAN's grading, with no ``reasoning``
     when the schema offers none), as a model that reads its tools would.
-    On the 100 eval instances it makes 3 to 18 tool calls per decision in at most
-    three turns (the network never needs a grandchild there), the oracle's own
-    range; 23 instances need more than the runner's default budget of 8, so run it
-    with ``finenvs llm --max-tool-calls 18`` to get the oracle's answers on all.
+    The ``get_facts`` of several concepts in one turn (same period) go as one call
+    with ``concepts`` when the offered ``get_facts`` has that argument (one by one
+    otherwise: the same answers). On the 100 eval instances it makes 3 tool calls
+    per decision in three turns (the network never needs a grandchild there; the
+    oracle itself makes 3 to 18), within the runner's default budget of 8.
 
     A tool error on a call the walk needs (the runner's budget error included)
     commits the reported value as both values (:class:`ExtractOnly`'s answer), or
@@ -393,7 +395,8 @@ class ScriptedAuditAgent(ScriptedChatAgent):
         task = prompt_state(first_prompt(messages))
         if not task.get("Concept") or not task.get("Period"):
             return self._commit(schema, round_no, None, None, "the prompt names no Concept and Period")
-        walk = _OracleWalk(call_results(messages), task["Concept"], task["Period"])
+        asked = call_results(messages)
+        walk = _OracleWalk(_one_per_concept(asked), task["Concept"], task["Period"])
         try:
             answer = walk.answer()
         except (ValueError, KeyError, TypeError) as exc:  # a tool error, or a result without the expected fields
@@ -401,7 +404,7 @@ class ScriptedAuditAgent(ScriptedChatAgent):
         if answer is not _UNKNOWN:
             return self._commit(schema, round_no, *answer)
         if walk.missing:
-            return self._calls(round_no, *walk.missing)
+            return self._calls(round_no, *(_batched(walk.missing) if _batches(tools) else walk.missing))
         return self._commit(schema, round_no, walk.reported, walk.reported, "tool results unreadable; answering the reported value")
 
     def _commit(self, schema: tuple[tuple[str, str], bool], round_no: int, reported: float | None,
@@ -411,6 +414,65 @@ class ScriptedAuditAgent(ScriptedChatAgent):
         if reasoning:
             arguments["reasoning"] = why
         return self._calls(round_no, ("commit_action", arguments))
+
+
+def _batches(tools: list[dict[str, Any]]) -> bool:
+    """Whether the offered ``get_facts`` reads several concepts in one call (its schema has ``concepts``)."""
+    for tool in tools or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name") == "get_facts":
+            parameters = function.get("parameters")
+            properties = parameters.get("properties") if isinstance(parameters, dict) else None
+            return isinstance(properties, dict) and "concepts" in properties
+    return False
+
+
+def _batched(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """``calls`` with the ``get_facts`` of several concepts and the same other arguments as one call (``concepts``,
+    where the first of them was)."""
+    groups: dict[str, list[str]] = {}
+    for name, arguments in calls:
+        if name == "get_facts" and "concept" in arguments:
+            rest = {k: v for k, v in arguments.items() if k != "concept"}
+            groups.setdefault(call_key(name, rest), []).append(arguments["concept"])
+    out: list[tuple[str, dict[str, Any]]] = []
+    for name, arguments in calls:
+        if name != "get_facts" or "concept" not in arguments:
+            out.append((name, arguments))
+            continue
+        rest = {k: v for k, v in arguments.items() if k != "concept"}
+        group = groups.pop(call_key(name, rest), None)
+        if group is not None:  # the group's first call: the whole group (an empty one already went)
+            out.append((name, arguments) if len(group) == 1 else (name, {"concepts": group, **rest}))
+    return out
+
+
+def _one_per_concept(asked: dict[str, Any]) -> dict[str, Any]:
+    """The tool results by call, with each ``get_facts`` of several ``concepts`` also as the one-concept calls it
+    stands for: its rows of that concept, an error when the concept is not in the filing (null), and its own error
+    for each when it failed."""
+    out = dict(asked)
+    for key, data in asked.items():
+        if not key.startswith("get_facts{"):
+            continue
+        arguments = json.loads(key[len("get_facts"):])
+        concepts = arguments.pop("concepts", None)
+        if not isinstance(concepts, list):
+            continue
+        facts = data.get("facts") if isinstance(data, dict) else None
+        for concept in concepts:
+            if not isinstance(concept, str):
+                continue
+            if isinstance(data, dict) and "error" in data:
+                one: Any = data
+            elif not isinstance(facts, dict) or concept not in facts:
+                one = {"error": "the get_facts answer does not name this concept"}
+            elif facts[concept] is None:
+                one = {"error": "the concept is not in the filing"}
+            else:
+                one = {"columns": data["columns"], "rows": facts[concept]}
+            out.setdefault(call_key("get_facts", {**arguments, "concept": concept}), one)
+    return out
 
 
 def _commit_schema(tools: list[dict[str, Any]], prompt: str) -> tuple[tuple[str, str], bool]:

@@ -74,8 +74,9 @@ SPEC = TaskSpec(
     baselines=AUDIT_POLICIES,
     tools=AUDIT_TOOLS,
     run_options=("instance",),
-    # a concept's reported fact, its children's facts (one call each) and, when a child has none, its own
-    # children: up to 18 calls on the eval instances (21 on train)
+    # a concept's reported fact, its children's facts and, when a child has none, its own children: up to 18
+    # calls on the eval instances when read one call each (21 on train); the scripted agent reads a role's children
+    # in one get_facts call (concepts): 3 calls
     max_tool_calls=24,
     run_printer=run_output,
     bench=BenchSection(title="Auditing", suites=("herculean",), herculean="Auditing", live=False,

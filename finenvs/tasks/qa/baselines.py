@@ -46,6 +46,7 @@ from finenvs.text.chat import (
 )
 from finenvs.text.markdown import fmt_number, md_table
 from finenvs.tools import ToolBox
+from finenvs.tools.xbrl import fact_records
 
 #: One tool call: ``(tool name, arguments)``.
 Request = tuple[str, dict[str, Any]]
@@ -198,7 +199,7 @@ def _fact_steps(bundle: str, concepts: tuple[str, ...], period: str) -> Generato
         (result,) = yield [("get_facts", {"bundle": bundle, "concept": concept, "period": period})]
         if isinstance(result, dict) and "error" in result:  # concept not in this filing
             continue
-        values = [f for f in result["facts"] if f["value"] is not None]
+        values = [f for f in fact_records(result) if f["value"] is not None]
         if values:
             best = max(values, key=lambda f: 99 if f["decimals"] in (None, "INF") else int(f["decimals"]))
             return concept, float(best["value"])
@@ -220,7 +221,7 @@ def _metric_steps(bundle: str, metric: str, period: str) -> Generator[list[Reque
         return (yield from _calc(f"{numerator} / {revenue}"))
     if metric == "revenue_growth":
         concept, now = yield from need(REVENUE)
-        prior = _prior_period((yield from _ask("get_facts", bundle=bundle, concept=concept))["facts"], period)
+        prior = _prior_period(fact_records((yield from _ask("get_facts", bundle=bundle, concept=concept))), period)
         if prior is None:
             raise ValueError(f"no prior-year period for {period} in {bundle}")
         before = (yield from need((concept,), prior))[1]

@@ -166,7 +166,7 @@ QA_TOOLS: tuple[Tool, ...] = (
           "required": ["bundle"], "additionalProperties": False},
          search_concepts, summary="find concept names in an XBRL filing"),
     Tool("get_facts",
-         "Facts of one concept in an XBRL filing (non-dimensional contexts): value, unit, decimals, period. "
+         "Facts of one concept in an XBRL filing (non-dimensional contexts), as rows under columns. "
          "period: YYYY-MM-DD or 'YYYY-MM-DD to YYYY-MM-DD' (optional).",
          {"type": "object", "properties": {"concept": {"type": "string", "minLength": 3, "maxLength": 300},
                                            "period": {"type": "string", "maxLength": 40}, "bundle": _XBRL},
