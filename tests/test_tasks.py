@@ -93,6 +93,26 @@ def test_every_family_has_a_registered_text_variant_built_by_the_one_wrapper(fam
     assert finenvs.task_of(task.text_env_id) is task and gym.spec(task.text_env_id).to_json()
 
 
+@pytest.mark.parametrize("split", ["train", "eval", "live"])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_split_a_plan_gives_resets_its_first_and_last_episode(family, split):
+    """A family's plan of a split it runs is playable: its episodes reset with their own arguments and options (a
+    split the family does not run is refused by name when planned, before any work)."""
+    try:
+        plan = SPECS[family].plan(Selection(split=split))
+    except ValueError as exc:
+        assert split in str(exc)
+        return
+    assert plan
+    for episode in {plan[0].index: plan[0], plan[-1].index: plan[-1]}.values():
+        env = gym.make(episode.env_id, **episode.env_kwargs)
+        try:
+            _, info = env.reset(seed=episode.seed, options=episode.options)
+            assert isinstance(info, dict)
+        finally:
+            env.close()
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_base_envs_take_only_their_declared_action_space(family):
     task = SPECS[family]

@@ -107,7 +107,7 @@ def market_run_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def indexed_plan(env_id: str, split_sizes: dict[str, int], what: str,
-                 recorded: Mapping[str, Any] | None = None) -> Any:
+                 recorded: Mapping[str, Any] | None = None, option: Mapping[str, str | None] | None = None) -> Any:
     """A plan of every item of a split by index (``options={"index": i}``); ``live`` asks the eval items again.
 
     Args:
@@ -117,6 +117,10 @@ def indexed_plan(env_id: str, split_sizes: dict[str, int], what: str,
         recorded: Env arguments whose default decides how an episode is scored (FinQA-v0's ``analysis_score``):
             every episode carries them explicitly (the run's arguments win), so a run folder records the grading
             it was scored under and ``finenvs score`` replays it so even if a later release changes the default.
+        option: The reset option that names an item, per split (default ``"index"``): a split whose items are
+            generated on demand names them by generation seed (FinAudit-v0's train split: ``{"train": "seed"}``);
+            None: item ``i`` is the env's own draw at reset seed ``seed + i``, without options (FinQA-v0's train
+            split, whose draw also picks the section and topic).
     """
 
     def plan(selection: Selection) -> list[EpisodeSpec]:
@@ -127,7 +131,10 @@ def indexed_plan(env_id: str, split_sizes: dict[str, int], what: str,
             raise ValueError(f"--split {selection.split!r}: {env_id} runs the {', '.join(split_sizes)} {what}")
         kwargs = {**(recorded or {}), **selection.env_kwargs, "split": split}
         seed = one_seed(env_id, selection)
-        return finish_plan([(env_id, kwargs, seed, {"index": i}) for i in range(split_sizes[split])], selection)
+        key = (option or {}).get(split, "index")
+        items = [(env_id, kwargs, seed, {key: i}) if key is not None else (env_id, kwargs, seed + i, None)
+                 for i in range(split_sizes[split])]
+        return finish_plan(items, selection)
 
     return plan
 

@@ -20,11 +20,12 @@ from finenvs.tasks.spec import BenchSection, Column, EpisodeSpec, Selection, Tas
 from finenvs.tools.xbrl import AUDIT_TOOLS
 
 ENV_ID = "FinAudit-v0"
-#: Instances of each split (FinAudit-v0 generates 20 per error kind from the shipped filings).
+#: Instances of each split (FinAudit-v0 generates 20 per error kind from the shipped filings; the train split
+#: generates each from its seed, 0..99).
 SPLIT_SIZES = {"eval": 100, "train": 100}
 #: The grading every planned episode records (a run folder keeps the grading it was scored under).
 RECORDED = {"grading": "finenvs"}
-_generated_plan = indexed_plan(ENV_ID, SPLIT_SIZES, "instances", recorded=RECORDED)
+_generated_plan = indexed_plan(ENV_ID, SPLIT_SIZES, "instances", recorded=RECORDED, option={"train": "seed"})
 
 
 def plan(selection: Selection) -> list[EpisodeSpec]:

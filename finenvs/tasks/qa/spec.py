@@ -29,8 +29,11 @@ SECTION_SIZES = {
                  "published": SPLIT_SIZES["published"]},
 }
 _RECORDED = {"analysis_score": DEFAULT_ANALYSIS_SCORE}
-_PLANS = {"all": indexed_plan(ENV_ID, SPLIT_SIZES, "questions", recorded=_RECORDED),
-          **{section: indexed_plan(ENV_ID, sizes, f"{section} questions", recorded=_RECORDED)
+#: The train split has no fixed list: its question i is the env's own draw (section, topic, generation seed) at reset
+#: seed ``seed + i``.
+_TRAIN_DRAWS = {"train": None}
+_PLANS = {"all": indexed_plan(ENV_ID, SPLIT_SIZES, "questions", recorded=_RECORDED, option=_TRAIN_DRAWS),
+          **{section: indexed_plan(ENV_ID, sizes, f"{section} questions", recorded=_RECORDED, option=_TRAIN_DRAWS)
              for section, sizes in SECTION_SIZES.items()}}
 
 
