@@ -80,7 +80,7 @@ from finenvs.evaluation.tokens import DecisionTokens, EpisodeTokens, reply_text
 from finenvs.tasks import EpisodeSpec, Selection, TaskSpec, env_arguments, task_of
 from finenvs.tasks import tasks as _tasks
 from finenvs.text import safe_json
-from finenvs.text.chat import ChatAgent, ChatReply, ToolCall
+from finenvs.text.chat import ChatAgent, ChatReply, ToolCall, spec_name
 from finenvs.text.plural import counted
 from finenvs.text.protocol import MAX_PROMPT_CHARS, MAX_REPLY_CHARS, ParsedAction, TextProtocol
 from finenvs.tools.registry import COMMIT_TOOL
@@ -423,12 +423,6 @@ def _bounded_result(text: Any, limit: int) -> str:
     return json.dumps({"error": f"the tool result has {len(text):,} characters; the limit is {limit:,}"})
 
 
-def _spec_name(spec: Any) -> Any:
-    """The function name of an OpenAI tool spec (None for anything else)."""
-    function = spec.get("function") if isinstance(spec, dict) else None
-    return function.get("name") if isinstance(function, dict) else None
-
-
 #: The note of a tool answer that repeats an earlier call of the same decision (see :func:`_unless_repeated`).
 REPEAT_NOTE = "the same call earlier in this decision: its answer, unchanged"
 
@@ -467,7 +461,7 @@ async def decide(
         {"role": "user", "content": prompt},
     ]
     tools = port.tool_specs()
-    commit_only = [t for t in tools if _spec_name(t) == COMMIT_TOOL] or tools
+    commit_only = [t for t in tools if spec_name(t) == COMMIT_TOOL] or tools
     d = Decision(protocol.invalid("no reply"), None, messages, {"prompt_tokens": 0, "completion_tokens": 0})
     used = 0
     earlier: dict[tuple[str, str, str], str] = {}  # (tool, arguments, answer) -> the first such call's id

@@ -175,6 +175,23 @@ def prompt_state(prompt: str) -> dict[str, str]:
     return out
 
 
+def spec_name(spec: Any) -> Any:
+    """The function name of one OpenAI tool spec (``{"type": "function", "function": {"name": ...}}``); None for
+    anything else."""
+    function = spec.get("function") if isinstance(spec, dict) else None
+    return function.get("name") if isinstance(function, dict) else None
+
+
+def offered_parameters(tools: list[dict[str, Any]] | None, name: str) -> dict[str, Any] | None:
+    """The parameters schema of the offered tool ``name`` (the first spec of that name), or None when it is not
+    offered or its parameters are not an object."""
+    for spec in tools or []:
+        if spec_name(spec) == name:
+            parameters = spec["function"].get("parameters")
+            return parameters if isinstance(parameters, dict) else None
+    return None
+
+
 def call_key(name: str, arguments: dict[str, Any]) -> str:
     """One tool call as a string: its name and its arguments' canonical JSON."""
     return name + json.dumps(arguments, sort_keys=True)
@@ -237,4 +254,5 @@ class ScriptedChatAgent:
 
 
 __all__ = ["NO_USAGE", "REPLY_EXCERPT_CHARS", "ChatAgent", "ChatReply", "ScriptedChatAgent", "ToolCall", "call_key", "call_results",
-           "current_turn", "first_prompt", "json_quoted", "oversize_reason", "prompt_state", "tool_results"]
+           "current_turn", "first_prompt", "json_quoted", "offered_parameters", "oversize_reason", "prompt_state",
+           "spec_name", "tool_results"]

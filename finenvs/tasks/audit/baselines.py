@@ -31,6 +31,7 @@ from finenvs.text.chat import (
     call_key,
     call_results,
     first_prompt,
+    offered_parameters,
     prompt_state,
 )
 from finenvs.text.markdown import fmt_number, md_table, md_text
@@ -418,13 +419,8 @@ class ScriptedAuditAgent(ScriptedChatAgent):
 
 def _batches(tools: list[dict[str, Any]]) -> bool:
     """Whether the offered ``get_facts`` reads several concepts in one call (its schema has ``concepts``)."""
-    for tool in tools or []:
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and function.get("name") == "get_facts":
-            parameters = function.get("parameters")
-            properties = parameters.get("properties") if isinstance(parameters, dict) else None
-            return isinstance(properties, dict) and "concepts" in properties
-    return False
+    properties = (offered_parameters(tools, "get_facts") or {}).get("properties")
+    return isinstance(properties, dict) and "concepts" in properties
 
 
 def _batched(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
@@ -478,14 +474,12 @@ def _one_per_concept(asked: dict[str, Any]) -> dict[str, Any]:
 def _commit_schema(tools: list[dict[str, Any]], prompt: str) -> tuple[tuple[str, str], bool]:
     """``(answer keys, whether a reasoning field is offered)`` as the ``commit_action`` schema states them; without
     that tool, the keys the prompt names (HERCULEAN's when it names ``extracted_value``)."""
-    for tool in tools or []:
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and function.get("name") == "commit_action":
-            parameters = function.get("parameters") or {}
-            required = parameters.get("required") if isinstance(parameters, dict) else None
-            if isinstance(required, list) and len(required) == 2 and all(isinstance(k, str) for k in required):
-                properties = parameters.get("properties") or {}
-                return (required[0], required[1]), isinstance(properties, dict) and "reasoning" in properties
+    parameters = offered_parameters(tools, "commit_action")
+    if parameters is not None:
+        required = parameters.get("required")
+        if isinstance(required, list) and len(required) == 2 and all(isinstance(k, str) for k in required):
+            properties = parameters.get("properties") or {}
+            return (required[0], required[1]), isinstance(properties, dict) and "reasoning" in properties
     keys = ANSWER_KEYS["herculean"] if '"extracted_value"' in prompt else ANSWER_KEYS["finenvs"]
     return keys, True
 

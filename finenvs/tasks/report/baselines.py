@@ -134,8 +134,9 @@ class TemplateReportWriter:
     (:func:`vote_rating`), so rating and thesis agree by construction.
     Scenario targets are the close moved by +-1 and +-0.5 standard deviations
     of 4-week volatility (the displayed 20-day volatility, scaled; the base case
-    moves toward the rating), each with its move from the close. The week's high and low, the 52-week high and low and
-    the 50-day SMA are the metrics tool's ``levels``.
+    moves toward the rating), each with its move from the close. The week's high
+    and low, the 52-week high and low and the 50-day SMA are the metrics tool's
+    ``levels``.
     """
 
     name = "template_writer"
